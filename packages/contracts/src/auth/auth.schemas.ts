@@ -1,0 +1,14 @@
+import { z } from 'zod';
+import { Timestamp } from '../common/common.schemas.js';
+import { Role, User } from '../users/user.schemas.js';
+
+export const LoginBody = z.strictObject({ username: z.string().min(1).max(256), password: z.string().min(1).max(1024) });
+export type LoginBody = z.infer<typeof LoginBody>;
+
+export const LoginResponse = z
+  .object({ token: z.string().meta({ description: 'bearer token, shown once' }), expires_at: Timestamp, user: User })
+  .meta({ id: 'LoginResponse' });
+
+export const CheckResponse = z
+  .object({ valid: z.literal(true), user: User, role: Role, expires_at: Timestamp })
+  .meta({ id: 'TokenCheck' });

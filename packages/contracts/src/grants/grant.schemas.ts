@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { AnyId, ListQuery, Timestamp } from '../common/common.schemas.js';
+
+export const GRANT_LEVELS = ['use', 'manage'] as const;
+export const GrantLevel = z.enum(GRANT_LEVELS);
+export type GrantLevel = z.infer<typeof GrantLevel>;
+
+export const GrantCreateBody = z.strictObject({
+  subject: z.string().regex(/^(usr|team)_[0-9A-HJKMNP-TV-Z]{26}$/, 'must be a user (usr_…) or team (team_…) id'),
+  object: AnyId,
+  level: GrantLevel,
+});
+export const Grant = z
+  .object({ id: z.string(), subject: z.string(), object: z.string(), level: GrantLevel, created_at: Timestamp, created_by: z.string() })
+  .meta({ id: 'Grant' });
+export const GrantListQuery = ListQuery.extend({ subject: z.string().max(64).optional(), object: z.string().max(64).optional() });

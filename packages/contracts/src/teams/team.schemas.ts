@@ -1,0 +1,14 @@
+import { z } from 'zod';
+import { idOf, Timestamp } from '../common/common.schemas.js';
+import { Role } from '../users/user.schemas.js';
+
+export const TeamCreateBody = z.strictObject({
+  name: z.string().trim().min(1).max(100).regex(/^[^\u0000-\u001f]+$/, 'must not contain control characters'),
+});
+export const Team = z.object({ id: z.string(), name: z.string(), created_at: Timestamp, created_by: z.string() }).meta({ id: 'Team' });
+
+export const TeamMemberAddBody = z.strictObject({ user_id: idOf('usr') });
+export const TeamMember = z
+  .object({ user_id: z.string(), username: z.string(), role: Role, added_at: Timestamp })
+  .meta({ id: 'TeamMember' });
+export const TeamMemberParams = z.strictObject({ id: z.string().max(64), userID: z.string().max(64) });

@@ -1,0 +1,77 @@
+import crypto from 'node:crypto';
+import type { AuditEntry, AuditExport } from '@baton/contracts';
+import { type AuditFilter, type AuditRepo, GENESIS_HASH } from '@baton/db';
+import { type Clock, iso } from '../common/clock.js';
+import { ConflictError, ValidationError } from '../common/errors.js';
+import { decodeCursor, type Page, toPage } from '../common/paging.js';
+import type { SigningKeyStore } from '../keys/signing-key.js';
+import { entryHash } from './audit.chain.js';
+
+const BATCH = 1000;
+export const EXPORT_FORMAT = 'baton-audit-export/1';
+
+export type VerifyResult = { ok: true; entries: number; head: string } | { ok: false; first_bad_seq: number; entries: number };
+
+/** The exact text the export signs. The head hash commits to every entry before it. */
+export function exportSignedMessage(p: { exported_at: string; entries: number; head: { seq: number; hash: string } }): string {
+  return `${EXPORT_FORMAT}\nexported_at=${p.exported_at}\nentries=${p.entries}\nhead_seq=${p.head.seq}\nhead_hash=${p.head.hash}\n`;
+}
+
+export function createAuditService(deps: { audit: Pick<AuditRepo, 'list' | 'range' | 'head'>; signingKeys: SigningKeyStore; clock: Clock }) {
+  /** Walks the chain up to the head read at the start, so entries committed meanwhile do not confuse it. */
+  async function walk(onEntry?: (e: AuditEntry) => void): Promise<VerifyResult> {
+    const head = await deps.audit.head();
+    let prev = GENESIS_HASH;
+    let expected = 1;
+    while (expected <= head.seq) {
+      const batch = await deps.audit.range(expected - 1, Math.min(BATCH, head.seq - expected + 1));
+      if (batch.length === 0) break;
+      for (const e of batch) {
+        if (e.seq !== expected || e.prev_hash !== prev || entryHash(prev, e) !== e.hash) {
+          return { ok: false, first_bad_seq: expected, entries: head.seq };
+        }
+        onEntry?.(e);
+        prev = e.hash;
+        expected++;
+      }
+    }
+    // Entries cut off the end, or a head that no longer matches the last entry.
+    if (expected <= head.seq || head.hash !== prev) return { ok: false, first_bad_seq: Math.min(expected, head.seq), entries: head.seq };
+    return { ok: true, entries: head.seq, head: head.hash };
+  }
+
+  return {
+    async list(filter: AuditFilter, page: { limit: number; cursor?: string | undefined }): Promise<Page<AuditEntry>> {
+      const before = decodeCursor(page.cursor);
+      if (before !== undefined && !/^\d+$/.test(before)) throw new ValidationError('invalid cursor', [{ path: 'cursor', message: 'not a cursor this server issued' }]);
+      const rows = await deps.audit.list(filter, { limit: page.limit + 1, beforeSeq: before === undefined ? undefined : Number(before) });
+      return toPage(rows, page.limit, (r) => r.seq);
+    },
+
+    verify(): Promise<VerifyResult> {
+      return walk();
+    },
+
+    /** A snapshot that verifies offline: the entries, the signed head and the public key. */
+    async export(): Promise<AuditExport> {
+      const entries: AuditEntry[] = [];
+      const result = await walk((e) => entries.push(e));
+      if (!result.ok) throw new ConflictError(`the audit chain is broken at seq ${result.first_bad_seq}; nothing was exported`);
+      const key = await deps.signingKeys.auditKey();
+      const base = { exported_at: iso(deps.clock()), entries: entries.length, head: { seq: result.entries, hash: result.head } };
+      const signed_message = exportSignedMessage(base);
+      const signature = crypto.sign(null, Buffer.from(signed_message, 'utf8'), key.privateKey).toString('base64');
+      return {
+        format: EXPORT_FORMAT,
+        exported_at: base.exported_at,
+        head: base.head,
+        entries,
+        key_id: key.keyId,
+        public_key: key.publicKeyPem,
+        signed_message,
+        signature,
+      };
+    },
+  };
+}
+export type AuditService = ReturnType<typeof createAuditService>;

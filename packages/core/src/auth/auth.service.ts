@@ -1,0 +1,83 @@
+import type { LoginBody, User } from '@baton/contracts';
+import type { AuditRepo, TokenRepo, UserRepo } from '@baton/db';
+import { recordAudit } from '../audit/audit.chain.js';
+import type { Principal } from '../authz/authorize.js';
+import { type Clock, iso } from '../common/clock.js';
+import { RateLimitedError, UnauthenticatedError } from '../common/errors.js';
+import { newId } from '../common/ids.js';
+import { decoyHash, verifyPassword } from '../crypto/password.js';
+import { newToken, sha256Hex } from '../crypto/tokens.js';
+import { toUser } from '../users/user.view.js';
+import type { LoginThrottle } from './login-throttle.js';
+
+export interface Session {
+  principal: Principal;
+  user: User;
+  expires_at: string;
+}
+
+export function createAuthService(deps: {
+  users: Pick<UserRepo, 'findByUsername'>;
+  tokens: Pick<TokenRepo, 'findLive'>;
+  transaction: <T>(fn: (r: { tokens: Pick<TokenRepo, 'insert' | 'revoke'>; audit: Pick<AuditRepo, 'append'> }) => Promise<T>) => Promise<T>;
+  throttle: LoginThrottle;
+  clock: Clock;
+  tokenTtlSeconds: number;
+}) {
+  const BAD_CREDENTIALS = 'wrong username or password';
+
+  /** Issues a token for a user that has already proven who they are (password now, OIDC/SAML later). */
+  async function issueToken(userId: string, how: string, address: string) {
+    const token = newToken();
+    const now = deps.clock();
+    const expires_at = iso(new Date(now.getTime() + deps.tokenTtlSeconds * 1000));
+    await deps.transaction(async (r) => {
+      await r.tokens.insert({ id: newId('tok', now.getTime()), user_id: userId, token_hash: sha256Hex(token), created_at: iso(now), expires_at, revoked_at: null });
+      await recordAudit(r.audit, { actor: userId, action: 'auth.login', object: userId, summary: `signed in with ${how} from ${address}` }, deps.clock);
+    });
+    return { token, expires_at };
+  }
+
+  return {
+    issueToken,
+
+    async login(body: LoginBody, address: string): Promise<{ token: string; expires_at: string; user: User }> {
+      const wait = deps.throttle.retryAfter(body.username, address);
+      if (wait > 0) throw new RateLimitedError('too many failed sign-ins; try again later', wait);
+      const user = await deps.users.findByUsername(body.username);
+      // Same work whether or not the user exists, and the same answer.
+      const ok = await verifyPassword(body.password, user?.password_hash ?? (await decoyHash()));
+      if (!user || !ok) {
+        deps.throttle.recordFailure(body.username, address);
+        if (user) {
+          // Recorded only for real accounts: a mistyped username may be someone's password.
+          await deps.transaction((r) =>
+            recordAudit(r.audit, { actor: 'anonymous', action: 'auth.login_failed', object: user.id, summary: `failed sign-in for ${user.username} from ${address}` }, deps.clock),
+          );
+        }
+        throw new UnauthenticatedError(BAD_CREDENTIALS);
+      }
+      deps.throttle.recordSuccess(body.username);
+      const issued = await issueToken(user.id, 'password', address);
+      return { ...issued, user: toUser(user) };
+    },
+
+    /** Resolves a bearer token; bad, expired and revoked tokens and deleted users all fail the same way. */
+    async authenticate(token: string): Promise<Session> {
+      const found = await deps.tokens.findLive(sha256Hex(token), iso(deps.clock()));
+      if (!found) throw new UnauthenticatedError('invalid or expired token');
+      const user = toUser(found.user);
+      return { principal: { id: user.id, username: user.username, role: user.role, tokenId: found.token.id }, user, expires_at: found.token.expires_at };
+    },
+
+    async logout(p: Principal): Promise<void> {
+      if (!p.tokenId) return;
+      const tokenId = p.tokenId;
+      await deps.transaction(async (r) => {
+        await r.tokens.revoke(tokenId, iso(deps.clock()));
+        await recordAudit(r.audit, { actor: p.id, action: 'auth.logout', object: p.id, summary: `signed out ${p.username}` }, deps.clock);
+      });
+    },
+  };
+}
+export type AuthService = ReturnType<typeof createAuthService>;

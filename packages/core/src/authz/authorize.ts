@@ -1,0 +1,72 @@
+import type { GrantLevel, Role } from '@baton/contracts';
+import type { GrantRepo, TeamRepo } from '@baton/db';
+import { ForbiddenError, NotFoundError } from '../common/errors.js';
+
+/** Who is calling: resolved from a bearer token by the auth service. */
+export interface Principal {
+  id: string;
+  username: string;
+  role: Role;
+  /** the token this request came with, when it came with one */
+  tokenId?: string | undefined;
+}
+
+/**
+ * THE AUTHORIZATION RULE — every domain asks this module, nothing else decides access.
+ *
+ * 1. Admins may do anything.
+ * 2. Viewers never create or change anything, whatever grants they hold.
+ * 3. Operators may create objects; creating one gives the creator a `manage` grant on it (the creating
+ *    service writes that grant in the same transaction), so "operators manage what they create" is an
+ *    ordinary, visible, revocable grant.
+ * 4. Otherwise the strongest grant held on the object by the user or by any team the user belongs to
+ *    decides; `manage` implies `use`.
+ * 5. An object the caller cannot see (no grant at all) answers 404, exactly like an unknown one, so ids
+ *    cannot be probed. Objects every signed-in user may list (teams, users) answer 403 instead.
+ */
+export function createAuthorizer(deps: { grants: Pick<GrantRepo, 'levelsOn' | 'objectsHeldBy'>; teams: Pick<TeamRepo, 'teamIdsOf'> }) {
+  async function subjectsOf(p: Principal): Promise<string[]> {
+    return [p.id, ...(await deps.teams.teamIdsOf(p.id))];
+  }
+
+  async function levelOn(p: Principal, objectId: string): Promise<GrantLevel | null> {
+    if (p.role === 'admin') return 'manage';
+    const levels = await deps.grants.levelsOn(await subjectsOf(p), objectId);
+    if (levels.includes('manage')) return 'manage';
+    return levels.includes('use') ? 'use' : null;
+  }
+
+  return {
+    levelOn,
+    subjectsOf,
+
+    requireAdmin(p: Principal): void {
+      if (p.role !== 'admin') throw new ForbiddenError('this needs the admin role');
+    },
+
+    /** Rules 1–3: may this caller create objects (or change anything at all)? */
+    requireCreator(p: Principal): void {
+      if (p.role === 'viewer') throw new ForbiddenError('viewers cannot create or change anything');
+    },
+
+    /** Rules 1–5 for one object. `listable`: the object is visible to all, so refuse with 403, not 404. */
+    async require(p: Principal, objectId: string, need: GrantLevel, opts: { listable?: boolean } = {}): Promise<void> {
+      const level = await levelOn(p, objectId);
+      const visible = level !== null || opts.listable === true;
+      if (!visible) throw new NotFoundError(`${objectId} not found`);
+      if (need === 'use') {
+        if (level === null) throw new ForbiddenError(`no grant on ${objectId}`);
+        return;
+      }
+      if (p.role === 'viewer') throw new ForbiddenError('viewers cannot create or change anything');
+      if (level !== 'manage') throw new ForbiddenError(`changing ${objectId} needs a manage grant`);
+    },
+
+    /** For list filtering: 'all' for admins, else the ids (with this prefix) the caller holds any grant on. */
+    async visibleIds(p: Principal, prefix: string): Promise<'all' | string[]> {
+      if (p.role === 'admin') return 'all';
+      return deps.grants.objectsHeldBy(await subjectsOf(p), `${prefix}_`);
+    },
+  };
+}
+export type Authorizer = ReturnType<typeof createAuthorizer>;

@@ -1,0 +1,33 @@
+// Named domain errors. The HTTP layer maps each class to one status in one place (apps/api/src/http/problem.ts).
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export abstract class BatonError extends Error {
+  override readonly name: string = this.constructor.name;
+}
+
+/** The request is well-formed but its content breaks a rule (400). */
+export class ValidationError extends BatonError {
+  constructor(message: string, readonly errors: FieldError[] = []) {
+    super(message);
+  }
+}
+/** No credentials, or bad, expired or revoked ones (401). */
+export class UnauthenticatedError extends BatonError {}
+/** The caller may see the object but not do this to it (403). */
+export class ForbiddenError extends BatonError {}
+/** Unknown, or not visible to the caller (404). */
+export class NotFoundError extends BatonError {}
+/** State conflict or object in use (409). */
+export class ConflictError extends BatonError {}
+/** Too many attempts (429). */
+export class RateLimitedError extends BatonError {
+  constructor(message: string, readonly retryAfterSeconds: number) {
+    super(message);
+  }
+}
+/** A dependency is down (503). */
+export class UnavailableError extends BatonError {}

@@ -1,0 +1,33 @@
+import crypto from 'node:crypto';
+import { promisify } from 'node:util';
+
+const scrypt = promisify(crypto.scrypt) as (pw: string, salt: Buffer, len: number, opts: crypto.ScryptOptions) => Promise<Buffer>;
+
+// scrypt with N=2^15, r=8, p=1 (32 MiB, ~50-100 ms): OWASP's recommended floor.
+const PARAMS = { N: 2 ** 15, r: 8, p: 1 };
+const KEY_LEN = 32;
+const MAXMEM = 64 * 1024 * 1024;
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = crypto.randomBytes(16);
+  const key = await scrypt(password.normalize('NFKC'), salt, KEY_LEN, { ...PARAMS, maxmem: MAXMEM });
+  return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64'), key.toString('base64')].join('$');
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, n, r, p, salt, key] = stored.split('$');
+  if (scheme !== 'scrypt' || !n || !r || !p || !salt || !key) return false;
+  const expected = Buffer.from(key, 'base64');
+  const actual = await scrypt(password.normalize('NFKC'), Buffer.from(salt, 'base64'), expected.length, {
+    N: Number(n), r: Number(r), p: Number(p), maxmem: MAXMEM,
+  });
+  return crypto.timingSafeEqual(actual, expected);
+}
+
+// A real hash of a random password: verifying against it costs what a real check costs, so a login for an
+// unknown user takes as long as one with a wrong password and does not reveal that the user is unknown.
+let decoy: Promise<string> | undefined;
+export function decoyHash(): Promise<string> {
+  decoy ??= hashPassword(crypto.randomBytes(16).toString('hex'));
+  return decoy;
+}

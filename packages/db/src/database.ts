@@ -1,0 +1,62 @@
+import { type Kysely, Migrator, sql } from 'kysely';
+import { createAuditRepo } from './audit/audit.repo.js';
+import { createTokenRepo } from './auth/token.repo.js';
+import { type DatabaseTarget, type DialectName, openKysely, parseDatabaseUrl } from './dialect.js';
+import { createGrantRepo } from './grants/grant.repo.js';
+import { createSecretColumnRepo } from './keys/secret-columns.js';
+import { createServerKeyRepo } from './keys/server-key.repo.js';
+import { migrationProvider } from './migrations/index.js';
+import type { Schema } from './schema.js';
+import { createTeamRepo } from './teams/team.repo.js';
+import { createUserRepo } from './users/user.repo.js';
+
+/** All repositories, bound either to the database or to one transaction. */
+export function createRepositories(db: Kysely<Schema>) {
+  return {
+    users: createUserRepo(db),
+    tokens: createTokenRepo(db),
+    teams: createTeamRepo(db),
+    grants: createGrantRepo(db),
+    audit: createAuditRepo(db),
+    serverKeys: createServerKeyRepo(db),
+    secretColumns: createSecretColumnRepo(db),
+  };
+}
+export type Repositories = ReturnType<typeof createRepositories>;
+
+/** Runs `fn` in one transaction with repositories bound to it; commits when it resolves. */
+export type TransactionRunner = <T>(fn: (repos: Repositories) => Promise<T>) => Promise<T>;
+
+export interface Database {
+  readonly dialect: DialectName;
+  readonly repos: Repositories;
+  readonly transaction: TransactionRunner;
+  migrate(): Promise<string[]>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+  /** Escape hatch for tests and tooling inside packages/db's own helpers. */
+  readonly kysely: Kysely<Schema>;
+}
+
+export function openDatabase(target: DatabaseTarget | string, opts: { poolSize?: number } = {}): Database {
+  const resolved = typeof target === 'string' ? parseDatabaseUrl(target) : target;
+  const kysely = openKysely(resolved, opts);
+  return {
+    dialect: resolved.dialect,
+    kysely,
+    repos: createRepositories(kysely),
+    transaction: (fn) => kysely.transaction().execute((trx) => fn(createRepositories(trx))),
+    async migrate() {
+      const migrator = new Migrator({ db: kysely, provider: migrationProvider });
+      const { error, results } = await migrator.migrateToLatest();
+      if (error) throw error instanceof Error ? error : new Error(String(error));
+      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    },
+    async ping() {
+      await sql`select 1`.execute(kysely);
+    },
+    async close() {
+      await kysely.destroy();
+    },
+  };
+}

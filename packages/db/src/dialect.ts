@@ -1,0 +1,87 @@
+// The only place that knows which database is underneath. Everything else speaks Kysely.
+import fs from 'node:fs';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+} from 'kysely';
+import pg from 'pg';
+import type { Schema } from './schema.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface DatabaseTarget {
+  dialect: DialectName;
+  /** file path for SQLite, connection string for PostgreSQL */
+  location: string;
+}
+
+/** `postgres://…` / `postgresql://…` → PostgreSQL; `sqlite:<path>` or a bare path → SQLite. */
+export function parseDatabaseUrl(url: string): DatabaseTarget {
+  if (/^postgres(ql)?:\/\//.test(url)) return { dialect: 'postgres', location: url };
+  if (url.startsWith('sqlite://')) return { dialect: 'sqlite', location: url.slice('sqlite://'.length) };
+  if (url.startsWith('sqlite:')) return { dialect: 'sqlite', location: url.slice('sqlite:'.length) };
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) {
+    throw new Error(`unsupported database URL scheme in "${url.replace(/\/\/[^@/]*@/, '//***@')}": use postgres:// or sqlite:<path>`);
+  }
+  return { dialect: 'sqlite', location: url };
+}
+
+// SQLite's deferred BEGIN can fail with SQLITE_BUSY when a reader upgrades to a writer while another
+// process (say `baton user create` beside a running server) writes. BEGIN IMMEDIATE takes the write lock
+// up front, so busy_timeout applies and writers simply queue.
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class BatonSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}
+
+function openSqlite(file: string): Kysely<Schema> {
+  fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const handle = new SqliteDatabase(file);
+  handle.pragma('journal_mode = WAL');
+  handle.pragma('busy_timeout = 10000');
+  handle.pragma('foreign_keys = ON');
+  handle.pragma('synchronous = NORMAL');
+  return new Kysely<Schema>({ dialect: new BatonSqliteDialect({ database: handle }) });
+}
+
+function openPostgres(url: string, poolSize: number): Kysely<Schema> {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // An idle client losing its server (restart, failover) must not crash the process.
+  pool.on('error', () => {});
+  return new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+}
+
+export function openKysely(target: DatabaseTarget, opts: { poolSize?: number } = {}): Kysely<Schema> {
+  return target.dialect === 'sqlite' ? openSqlite(target.location) : openPostgres(target.location, opts.poolSize ?? 10);
+}
+
+/** `count(*)` and bigint columns arrive as strings from pg and numbers from SQLite. */
+export function toNumber(value: string | number | bigint | null | undefined): number {
+  return value === null || value === undefined ? 0 : Number(value);
+}
+
+/** Unique-constraint violations look different per driver; services map them to 409. */
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string } | null;
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

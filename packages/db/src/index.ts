@@ -1,0 +1,14 @@
+export { openDatabase, createRepositories } from './database.js';
+export type { Database, Repositories, TransactionRunner } from './database.js';
+export { parseDatabaseUrl, isUniqueViolation, toNumber } from './dialect.js';
+export type { DatabaseTarget, DialectName } from './dialect.js';
+export type { PageQuery } from './page.js';
+export type { UserRow, UserRepo, UserPatch } from './users/user.repo.js';
+export type { TokenRow, TokenRepo } from './auth/token.repo.js';
+export type { TeamRow, TeamRepo, TeamMemberView } from './teams/team.repo.js';
+export type { GrantRow, GrantRepo, GrantFilter } from './grants/grant.repo.js';
+export type { AuditEntryRow, AuditEntryDraft, AuditRepo, AuditFilter } from './audit/audit.repo.js';
+export type { ServerKeyRow, ServerKeyRepo } from './keys/server-key.repo.js';
+export { ENCRYPTED_COLUMNS } from './keys/secret-columns.js';
+export type { SecretColumnRepo } from './keys/secret-columns.js';
+export { GENESIS_HASH } from './migrations/0001_foundation.js';

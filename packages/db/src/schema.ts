@@ -1,0 +1,78 @@
+// Table shapes shared by both dialects. Timestamps are RFC 3339 UTC strings (they sort and compare the same
+// on SQLite and PostgreSQL); JSON is stored as text; counters are plain integers.
+export interface UserTable {
+  id: string;
+  username: string;
+  email: string | null;
+  role: string;
+  password_hash: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ApiTokenTable {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+export interface TeamTable {
+  id: string;
+  name: string;
+  created_at: string;
+  created_by: string;
+}
+
+export interface TeamMemberTable {
+  team_id: string;
+  user_id: string;
+  added_at: string;
+}
+
+export interface GrantTable {
+  id: string;
+  subject_id: string;
+  object_id: string;
+  level: string;
+  created_at: string;
+  created_by: string;
+}
+
+export interface AuditEntryTable {
+  seq: number;
+  at: string;
+  actor: string;
+  action: string;
+  object: string | null;
+  summary: string;
+  prev_hash: string;
+  hash: string;
+}
+
+/** One row (id = 1): the chain's head. Appenders lock it, so concurrent writers queue instead of forking. */
+export interface AuditHeadTable {
+  id: number;
+  seq: number;
+  hash: string;
+}
+
+export interface ServerKeyTable {
+  purpose: string;
+  public_key: string;
+  private_key_enc: string;
+  created_at: string;
+}
+
+export interface Schema {
+  users: UserTable;
+  api_tokens: ApiTokenTable;
+  teams: TeamTable;
+  team_members: TeamMemberTable;
+  grants: GrantTable;
+  audit_entries: AuditEntryTable;
+  audit_head: AuditHeadTable;
+  server_keys: ServerKeyTable;
+}

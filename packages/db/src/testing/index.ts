@@ -1,0 +1,63 @@
+// Test support: every repository and API test runs once per dialect, each file on a fresh database.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { type Database, openDatabase } from '../database.js';
+import type { DialectName } from '../dialect.js';
+
+export const DIALECTS: DialectName[] = ['sqlite', 'postgres'];
+
+/** Admin connection used to create throwaway PostgreSQL databases. */
+export const TEST_PG_URL = process.env.BATON_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface TestDatabase {
+  url: string;
+  db: Database;
+  /** Closes the connection and removes the database. */
+  drop(): Promise<void>;
+}
+
+function withDatabaseName(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/** A fresh, migrated database of the given dialect. */
+export async function createTestDatabase(dialect: DialectName): Promise<TestDatabase> {
+  if (dialect === 'sqlite') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-db-'));
+    const url = `sqlite:${path.join(dir, 'baton.db')}`;
+    const db = openDatabase(url);
+    await db.migrate();
+    return {
+      url,
+      db,
+      async drop() {
+        await db.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const name = `baton_t_${crypto.randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: TEST_PG_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = withDatabaseName(TEST_PG_URL, name);
+  const db = openDatabase(url);
+  await db.migrate();
+  return {
+    url,
+    db,
+    async drop() {
+      await db.close();
+      const c = new pg.Client({ connectionString: TEST_PG_URL });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}

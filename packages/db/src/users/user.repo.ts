@@ -1,0 +1,38 @@
+import type { Kysely, Selectable } from 'kysely';
+import { toNumber } from '../dialect.js';
+import type { PageQuery } from '../page.js';
+import type { Schema, UserTable } from '../schema.js';
+
+export type UserRow = Selectable<UserTable>;
+export type UserPatch = Partial<Pick<UserRow, 'role' | 'password_hash' | 'email' | 'updated_at'>>;
+
+export function createUserRepo(db: Kysely<Schema>) {
+  return {
+    async insert(row: UserRow): Promise<void> {
+      await db.insertInto('users').values(row).execute();
+    },
+    async findById(id: string): Promise<UserRow | undefined> {
+      return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+    async findByUsername(username: string): Promise<UserRow | undefined> {
+      return db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+    },
+    async list(page: PageQuery): Promise<UserRow[]> {
+      let q = db.selectFrom('users').selectAll().orderBy('id', 'desc').limit(page.limit);
+      if (page.before) q = q.where('id', '<', page.before);
+      return q.execute();
+    },
+    async update(id: string, patch: UserPatch): Promise<void> {
+      await db.updateTable('users').set(patch).where('id', '=', id).execute();
+    },
+    async delete(id: string): Promise<boolean> {
+      const r = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+      return toNumber(r.numDeletedRows) > 0;
+    },
+    async countByRole(): Promise<Record<string, number>> {
+      const rows = await db.selectFrom('users').select(['role', db.fn.countAll().as('n')]).groupBy('role').execute();
+      return Object.fromEntries(rows.map((r) => [r.role, toNumber(r.n as string | number)]));
+    },
+  };
+}
+export type UserRepo = ReturnType<typeof createUserRepo>;
