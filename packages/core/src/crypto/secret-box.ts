@@ -16,6 +16,11 @@ export class Keyring {
     for (const k of [current, ...older]) this.#byId.set(k.kid, k.key);
   }
 
+  /** Every key this ring can open values with, current first. */
+  keys(): MasterKey[] {
+    return [...this.#byId].map(([kid, key]) => ({ kid, key }));
+  }
+
   encrypt(plaintext: string | Buffer): string {
     const iv = crypto.randomBytes(12);
     const cipher = crypto.createCipheriv('aes-256-gcm', this.current.key, iv);

@@ -36,6 +36,15 @@ export function createGrantService(deps: {
     return idPrefix(id) === 'usr' ? Boolean(await deps.users.findById(id)) : Boolean(await deps.teams.findById(id));
   }
 
+  /** A grant is visible to admins, to its subject (or the subject's team members) and to managers of its object. */
+  async function visibleGrant(p: Principal, id: string): Promise<GrantRow> {
+    const grant = await deps.grants.findById(id);
+    if (!grant) throw new NotFoundError(`grant ${id} not found`);
+    if ((await deps.authz.levelOn(p, grant.object_id)) === 'manage') return grant;
+    if ((await deps.authz.subjectsOf(p)).includes(grant.subject_id)) return grant;
+    throw new NotFoundError(`grant ${id} not found`);
+  }
+
   return {
     /** Needs `manage` on the object (admins have it on everything); viewers never grant. */
     async create(p: Principal, body: { subject: string; object: string; level: GrantLevel }): Promise<GrantView> {
@@ -75,13 +84,13 @@ export function createGrantService(deps: {
       return toPage(rows.map(toView), q.limit, (g) => g.id);
     },
 
+    async get(p: Principal, id: string): Promise<GrantView> {
+      return toView(await visibleGrant(p, id));
+    },
+
     async remove(p: Principal, id: string): Promise<void> {
       deps.authz.requireCreator(p);
-      const grant = await deps.grants.findById(id);
-      if (!grant) throw new NotFoundError(`grant ${id} not found`);
-      const level = await deps.authz.levelOn(p, grant.object_id);
-      const own = (await deps.authz.subjectsOf(p)).includes(grant.subject_id);
-      if (level === null && !own) throw new NotFoundError(`grant ${id} not found`);
+      const grant = await visibleGrant(p, id);
       await deps.authz.require(p, grant.object_id, 'manage', { listable: true });
       await deps.transaction(async (r) => {
         if (!(await r.grants.delete(id))) throw new NotFoundError(`grant ${id} not found`);

@@ -50,6 +50,10 @@ export function createTeamService(deps: {
       return toPage(rows, page.limit, (t) => t.id);
     },
 
+    get(_p: Principal, id: string): Promise<TeamRow> {
+      return existing(id);
+    },
+
     async remove(p: Principal, id: string): Promise<void> {
       const team = await existing(id);
       await deps.authz.require(p, id, 'manage', { listable: true });

@@ -94,6 +94,13 @@ export function createUserService(deps: {
       return toPage(users, page.limit, (u) => u.id);
     },
 
+    async get(p: Principal, id: string): Promise<User> {
+      const row = await deps.users.findById(id);
+      if (!row) throw new NotFoundError(`user ${id} not found`);
+      const user = toUser(row);
+      return p.role === 'admin' ? user : { ...user, email: null };
+    },
+
     update(p: Principal, id: string, body: UserUpdateBody): Promise<User> {
       deps.authz.requireAdmin(p);
       return updateAs(p.id, p.tokenId, id, body);

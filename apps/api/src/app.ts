@@ -1,0 +1,57 @@
+import express, { type Express } from 'express';
+import type { Logger } from 'winston';
+import { auditRoutes } from './audit/audit.routes.js';
+import { authRoutes } from './auth/auth.routes.js';
+import { grantRoutes } from './grants/grant.routes.js';
+import { accessLog, requestId } from './http/middleware.js';
+import { buildOpenApi } from './http/openapi.js';
+import { errorHandler, notFoundHandler } from './http/problem.js';
+import { mountOperations, type Operation } from './http/registry.js';
+import { createMetrics } from './system/metrics.js';
+import { DEFAULT_UI_DIR, mountDocs, mountUi } from './system/static.js';
+import { systemRoutes } from './system/system.routes.js';
+import { teamRoutes } from './teams/team.routes.js';
+import { userRoutes } from './users/user.routes.js';
+import type { Services } from './wiring.js';
+
+export const VERSION = '0.1.0';
+
+export interface AppDeps {
+  services: Services;
+  ping(): Promise<void>;
+  gauges: { usersByRole(): Promise<Record<string, number>>; auditEntries(): Promise<number> };
+  logger: Logger;
+  bodyLimitBytes: number;
+  trustProxy: boolean;
+  uiDir?: string | undefined;
+}
+
+/** The Express app: every operation comes from the registry; everything else is problem+json. */
+export function createApp(deps: AppDeps): { app: Express; operations: Operation[] } {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', deps.trustProxy);
+  app.set('query parser', 'simple');
+  const metrics = createMetrics(deps.gauges);
+  const s = deps.services;
+
+  let openapi: Record<string, unknown> | undefined;
+  const operations: Operation[] = [
+    ...systemRoutes({ ping: deps.ping, metrics, openapi: () => (openapi ??= buildOpenApi(operations, { version: VERSION })) }),
+    ...authRoutes(s),
+    ...userRoutes(s),
+    ...teamRoutes(s),
+    ...grantRoutes(s),
+    ...auditRoutes(s),
+  ];
+
+  app.use(requestId);
+  app.use(accessLog(deps.logger, metrics.http));
+  app.use(express.json({ limit: deps.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
+  mountOperations(app, operations, { authenticate: (t) => s.auth.authenticate(t) });
+  mountDocs(app);
+  mountUi(app, deps.uiDir ?? DEFAULT_UI_DIR);
+  app.use(notFoundHandler);
+  app.use(errorHandler(deps.logger));
+  return { app, operations };
+}

@@ -1,0 +1,197 @@
+#!/usr/bin/env node
+// `bin/baton` hands every subcommand except `worker` to this file.
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { generateMasterKey, Keyring, parseMasterKey, resealAllSecrets, systemClock, ValidationError } from '@baton/core';
+import { Password, Role, Username } from '@baton/contracts';
+import { type Config, ConfigError, loadConfig } from './config/config.js';
+import { loadKeyring, MASTER_KEY_FILE, NEXT_MASTER_KEY_FILE, writeKeyFile } from './config/master-key.js';
+import { openRuntime } from './runtime.js';
+import { serve } from './server.js';
+
+const HELP: Record<string, string> = {
+  main: `Usage: baton <command> [options]
+
+Commands:
+  serve                     start the API, UI and (embedded mode) executors
+  worker                    start a worker daemon (queue mode)
+  migrate                   apply database migrations and exit
+  user create               create a user
+  user set-password         set a user's password
+  user list                 list users
+  key rotate                re-encrypt every stored secret under a new master key
+
+Run "baton <command> --help" for a command's options. Configuration comes from BATON_* environment
+variables (see the README).`,
+  serve: `Usage: baton serve
+
+Starts Baton: migrates the database, creates user "admin" on first start (password from
+BATON_ADMIN_PASSWORD, else printed once), then listens on BATON_HOST:BATON_PORT (127.0.0.1:8080).
+SIGTERM or SIGINT stops it gracefully.`,
+  migrate: `Usage: baton migrate
+
+Applies pending migrations to BATON_DATABASE_URL (default: SQLite in BATON_DATA_DIR) and exits.`,
+  'user create': `Usage: baton user create --username NAME --role admin|operator|viewer [--email ADDR] [--password-stdin]
+
+Creates a user. The password is read from the first line of standard input with --password-stdin
+(never pass it as an argument: other users can see arguments); without it one is generated and printed once.`,
+  'user set-password': `Usage: baton user set-password --username NAME [--password-stdin]
+
+Sets a user's password (read from standard input, or generated and printed once) and ends their sessions.`,
+  'user list': `Usage: baton user list
+
+Prints id, username and role of every user.`,
+  'key rotate': `Usage: baton key rotate [--new-key-stdin]
+
+Generates a new master key (or reads one, 64 hex digits or base64, from standard input with
+--new-key-stdin) and re-encrypts every stored secret under it in one transaction. Stop every
+"baton serve" first. With <data>/master.key the file is replaced; with BATON_MASTER_KEY the new key is
+printed and must be set as BATON_MASTER_KEY before the next start.`,
+};
+
+class UsageError extends Error {}
+
+async function readStdinLine(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0] ?? '';
+}
+
+function check<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { message: string }[] } } }, value: unknown, name: string): T {
+  const r = schema.safeParse(value);
+  if (!r.success) throw new UsageError(`${name}: ${r.error.issues.map((i) => i.message).join('; ')}`);
+  return r.data;
+}
+
+async function passwordFrom(stdin: boolean | undefined): Promise<{ password: string; generated: boolean }> {
+  if (stdin) return { password: check(Password, await readStdinLine(), 'password'), generated: false };
+  const { randomBytes } = await import('node:crypto');
+  return { password: randomBytes(18).toString('base64url'), generated: true };
+}
+
+async function withRuntime<T>(config: Config, fn: (rt: Awaited<ReturnType<typeof openRuntime>>) => Promise<T>): Promise<T> {
+  const rt = await openRuntime(config, { createKey: true });
+  try {
+    return await fn(rt);
+  } finally {
+    await rt.db.close();
+  }
+}
+
+async function keyRotate(config: Config, newKeyFromStdin: boolean): Promise<void> {
+  const nextFile = path.join(config.dataDir, NEXT_MASTER_KEY_FILE);
+  const fileMode = config.masterKey === undefined;
+  const old = loadKeyring({ masterKey: config.masterKey, dataDir: config.dataDir, create: false });
+  let next = newKeyFromStdin ? parseMasterKey(await readStdinLine()) : undefined;
+  if (fileMode) {
+    // Resume a rotation that stopped half-way, or record the new key before anything is sealed under it.
+    if (!next && fs.existsSync(nextFile)) next = parseMasterKey(fs.readFileSync(nextFile, 'utf8'));
+    next ??= generateMasterKey();
+    if (!fs.existsSync(nextFile)) writeKeyFile(nextFile, next);
+  }
+  next ??= generateMasterKey();
+  const ring = new Keyring(next, old.keys());
+  const rt = await openRuntime(config, { createKey: false });
+  try {
+    const changed = await resealAllSecrets({ transaction: rt.db.transaction, ring, clock: systemClock, actor: 'cli' });
+    if (fileMode) fs.renameSync(nextFile, path.join(config.dataDir, MASTER_KEY_FILE));
+    console.log(`Re-encrypted ${changed} secret value(s) under master key ${next.kid}.`);
+    if (!fileMode) {
+      console.log(`Set BATON_MASTER_KEY to the new key before the next start:\n${next.key.toString('base64')}`);
+    }
+  } finally {
+    await rt.db.close();
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [cmd, sub] = argv;
+  const topic = cmd === 'user' || cmd === 'key' ? `${cmd} ${sub ?? ''}`.trim() : (cmd ?? 'main');
+  const rest = argv.slice(cmd === 'user' || cmd === 'key' ? 2 : 1);
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      help: { type: 'boolean', short: 'h' }, username: { type: 'string' }, role: { type: 'string' }, email: { type: 'string' },
+      'password-stdin': { type: 'boolean' }, 'new-key-stdin': { type: 'boolean' },
+    },
+    strict: true,
+  });
+  if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {
+    console.log(HELP.main);
+    return 0;
+  }
+  if (!HELP[topic]) throw new UsageError(`unknown command "${topic}"\n\n${HELP.main}`);
+  if (values.help) {
+    console.log(HELP[topic]);
+    return 0;
+  }
+  const config = loadConfig();
+
+  switch (topic) {
+    case 'serve': {
+      const running = await serve(config);
+      await new Promise<void>((resolve) => {
+        const onSignal = () => void running.stop().then(resolve);
+        process.once('SIGTERM', onSignal);
+        process.once('SIGINT', onSignal);
+      });
+      return 0;
+    }
+    case 'migrate':
+      return withRuntime(config, async (rt) => {
+        console.log(`Database (${rt.db.dialect}) is at the latest migration.`);
+        return 0;
+      });
+    case 'user create': {
+      const username = check(Username, values.username, '--username');
+      const role = check(Role, values.role, '--role');
+      const { password, generated } = await passwordFrom(values['password-stdin']);
+      return withRuntime(config, async (rt) => {
+        const user = await rt.services.users.createAs('cli', { username, role, password, ...(values.email ? { email: values.email } : {}) });
+        console.log(`Created ${user.username} (${user.id}, role ${user.role}).`);
+        if (generated) console.log(`Password, shown this once: ${password}`);
+        return 0;
+      });
+    }
+    case 'user set-password': {
+      const username = check(Username, values.username, '--username');
+      const { password, generated } = await passwordFrom(values['password-stdin']);
+      return withRuntime(config, async (rt) => {
+        const user = await rt.db.repos.users.findByUsername(username);
+        if (!user) throw new UsageError(`no user named ${username}`);
+        await rt.services.users.updateAs('cli', undefined, user.id, { password });
+        console.log(`Password of ${username} changed; their sessions have ended.`);
+        if (generated) console.log(`Password, shown this once: ${password}`);
+        return 0;
+      });
+    }
+    case 'user list':
+      return withRuntime(config, async (rt) => {
+        let cursor: string | undefined;
+        do {
+          const page = await rt.services.users.list({ id: 'cli', username: 'cli', role: 'admin' }, { limit: 500, cursor });
+          for (const u of page.items) console.log(`${u.id}\t${u.username}\t${u.role}`);
+          cursor = page.next;
+        } while (cursor);
+        return 0;
+      });
+    case 'key rotate':
+      await keyRotate(config, values['new-key-stdin'] === true);
+      return 0;
+    default:
+      throw new UsageError(`"${topic}" is handled by bin/baton`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    if (err instanceof UsageError || err instanceof ConfigError || err instanceof ValidationError || (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      console.error(`baton: ${(err as Error).message}`);
+      process.exit(2);
+    }
+    console.error(`baton: ${(err as Error)?.stack ?? String(err)}`);
+    process.exit(1);
+  },
+);

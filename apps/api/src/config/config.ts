@@ -1,0 +1,76 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+
+/** Every environment variable Baton reads, with its default. */
+const Env = z.object({
+  BATON_PORT: port.default(8080),
+  BATON_HOST: z.string().min(1).default('127.0.0.1'),
+  BATON_DATA_DIR: z.string().min(1).default('./data'),
+  BATON_DATABASE_URL: z
+    .string()
+    .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must start with postgres://, postgresql:// or sqlite:')
+    .optional(),
+  BATON_REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
+  BATON_MASTER_KEY: z.string().min(1).optional(),
+  BATON_WORKER_KEY: z.string().min(1).optional(),
+  BATON_ADMIN_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),
+  BATON_TOKEN_TTL_SECONDS: positiveInt.default(12 * 3600),
+  BATON_BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
+  BATON_LOG_LEVEL: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
+  BATON_TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  BATON_AUDIT_SIGNING_KEY_FILE: z.string().min(1).optional(),
+  BATON_UI_DIR: z.string().min(1).optional(),
+  BATON_SHUTDOWN_GRACE_SECONDS: positiveInt.default(10),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string;
+  redisUrl?: string | undefined;
+  masterKey?: string | undefined;
+  workerKey?: string | undefined;
+  adminPassword?: string | undefined;
+  tokenTtlSeconds: number;
+  bodyLimitBytes: number;
+  logLevel: 'error' | 'warn' | 'info' | 'debug';
+  trustProxy: boolean;
+  auditSigningKeyFile?: string | undefined;
+  uiDir?: string | undefined;
+  shutdownGraceSeconds: number;
+}
+
+export class ConfigError extends Error {}
+
+/** Reads and checks the environment; a bad value stops the start with a message naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('BATON_') && v !== ''));
+  const parsed = Env.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.BATON_DATA_DIR);
+  return {
+    port: e.BATON_PORT,
+    host: e.BATON_HOST,
+    dataDir,
+    databaseUrl: e.BATON_DATABASE_URL ?? `sqlite:${path.join(dataDir, 'baton.db')}`,
+    redisUrl: e.BATON_REDIS_URL,
+    masterKey: e.BATON_MASTER_KEY,
+    workerKey: e.BATON_WORKER_KEY,
+    adminPassword: e.BATON_ADMIN_PASSWORD,
+    tokenTtlSeconds: e.BATON_TOKEN_TTL_SECONDS,
+    bodyLimitBytes: e.BATON_BODY_LIMIT_BYTES,
+    logLevel: e.BATON_LOG_LEVEL,
+    trustProxy: e.BATON_TRUST_PROXY === 'true',
+    auditSigningKeyFile: e.BATON_AUDIT_SIGNING_KEY_FILE,
+    uiDir: e.BATON_UI_DIR,
+    shutdownGraceSeconds: e.BATON_SHUTDOWN_GRACE_SECONDS,
+  };
+}

@@ -1,0 +1,39 @@
+import crypto from 'node:crypto';
+import type { RequestHandler } from 'express';
+import type { Logger } from 'winston';
+import type { HttpMetrics } from '../system/metrics.js';
+
+const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** Every request gets an id (the caller's X-Request-Id when sane), echoed back and put in logs and problems. */
+export const requestId: RequestHandler = (req, res, next) => {
+  const given = req.header('x-request-id');
+  const id = given && CLIENT_REQUEST_ID.test(given) ? given : crypto.randomUUID();
+  res.locals.requestId = id;
+  res.setHeader('X-Request-Id', id);
+  next();
+};
+
+/**
+ * One log line per request. Only method, path (no query string: it may carry cursors or tokens), status,
+ * duration, request id and user id: never headers or bodies.
+ */
+export function accessLog(logger: Logger, metrics: HttpMetrics): RequestHandler {
+  return (req, res, next) => {
+    const start = process.hrtime.bigint();
+    res.on('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+      const route = (req.route as { path?: string } | undefined)?.path ?? 'unmatched';
+      metrics.observe(req.method, route, res.statusCode, seconds);
+      logger.info('request', {
+        request_id: res.locals.requestId,
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
+        ms: Math.round(seconds * 1000),
+        ...(res.locals.userId ? { user: res.locals.userId } : {}),
+      });
+    });
+    next();
+  };
+}

@@ -1,0 +1,88 @@
+import {
+  BatonError, ConflictError, ForbiddenError, NotFoundError, RateLimitedError, UnauthenticatedError, UnavailableError, ValidationError,
+} from '@baton/core';
+import type { ProblemDetails } from '@baton/contracts';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import type { Logger } from 'winston';
+
+/** Failures that only exist at the HTTP layer. */
+export class HttpError extends Error {
+  constructor(readonly status: number, readonly slug: string, message: string, readonly headers: Record<string, string> = {}) {
+    super(message);
+  }
+}
+
+// The one map from error class to HTTP status.
+const DOMAIN_STATUS: Array<[abstract new (...a: never[]) => BatonError, number, string]> = [
+  [ValidationError, 400, 'validation-error'],
+  [UnauthenticatedError, 401, 'unauthenticated'],
+  [ForbiddenError, 403, 'forbidden'],
+  [NotFoundError, 404, 'not-found'],
+  [ConflictError, 409, 'conflict'],
+  [RateLimitedError, 429, 'rate-limited'],
+  [UnavailableError, 503, 'unavailable'],
+];
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict',
+  413: 'Content Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
+};
+
+// body-parser marks its errors with a `type`; these are the client's fault, never a 500.
+const BODY_PARSER: Record<string, [number, string, string]> = {
+  'entity.too.large': [413, 'body-too-large', 'request body is too large'],
+  'entity.parse.failed': [400, 'malformed-json', 'request body is not valid JSON'],
+  'entity.verify.failed': [400, 'malformed-body', 'request body failed verification'],
+  'request.aborted': [400, 'request-aborted', 'request was aborted'],
+  'request.size.invalid': [400, 'malformed-body', 'request size did not match Content-Length'],
+  'charset.unsupported': [415, 'unsupported-charset', 'unsupported charset'],
+  'encoding.unsupported': [415, 'unsupported-encoding', 'unsupported content encoding'],
+  'stream.encoding.set': [500, 'internal', 'internal error'],
+};
+
+export function sendProblem(res: Response, status: number, slug: string, detail: string, extra: Partial<ProblemDetails> = {}): void {
+  const body: ProblemDetails = {
+    type: `urn:baton:problem:${slug}`,
+    title: TITLES[status] ?? 'Error',
+    status,
+    detail,
+    ...(res.locals.requestId ? { request_id: String(res.locals.requestId) } : {}),
+    ...extra,
+  };
+  res.status(status).type('application/problem+json').send(JSON.stringify(body));
+}
+
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    for (const [cls, status, slug] of DOMAIN_STATUS) {
+      if (err instanceof cls) {
+        if (err instanceof RateLimitedError) res.setHeader('Retry-After', String(err.retryAfterSeconds));
+        if (err instanceof UnauthenticatedError) res.setHeader('WWW-Authenticate', 'Bearer');
+        const extra = err instanceof ValidationError && err.errors.length ? { errors: err.errors } : {};
+        sendProblem(res, status, slug, err.message, extra);
+        return;
+      }
+    }
+    if (err instanceof HttpError) {
+      for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
+      sendProblem(res, err.status, err.slug, err.message);
+      return;
+    }
+    const parserType = (err as { type?: string } | null)?.type;
+    const known = parserType ? BODY_PARSER[parserType] : undefined;
+    if (known && known[0] < 500) {
+      sendProblem(res, known[0], known[1], known[2]);
+      return;
+    }
+    logger.error('unhandled error', { request_id: res.locals.requestId, path: req.path, error: err instanceof Error ? err.stack : String(err) });
+    sendProblem(res, 500, 'internal', 'internal error; the request id is in the server log');
+  };
+}
+
+export const notFoundHandler: RequestHandler = (req, res) => {
+  sendProblem(res, 404, 'no-such-route', `no route for ${req.method} ${req.path}`);
+};

@@ -1,0 +1,155 @@
+import type { Principal } from '@baton/core';
+import { UnauthenticatedError, ValidationError } from '@baton/core';
+import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import type { z } from 'zod';
+import { HttpError } from './problem.js';
+
+export type Method = 'get' | 'post' | 'put' | 'delete';
+
+export interface ResponseSpec {
+  description: string;
+  schema?: z.ZodType;
+  /** defaults to application/json when a schema is given */
+  contentType?: string;
+}
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface Ctx<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  /** The signed-in caller; for public operations, an anonymous viewer with no grants. */
+  principal: Principal;
+  req: Request;
+  res: Response;
+}
+
+export interface Operation<PS extends z.ZodType = z.ZodType, QS extends z.ZodType = z.ZodType, BS extends z.ZodType = z.ZodType> {
+  operationId: string;
+  method: Method;
+  /** OpenAPI-style path; under /v1 unless `unversioned` */
+  path: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  auth: 'public' | 'user';
+  params?: PS;
+  query?: QS;
+  body?: BS;
+  responses: Record<number, ResponseSpec>;
+  /** Listed for earlier editions in the spec's Versioning section: also served without /v1, deprecated. */
+  legacy?: boolean;
+  /** Served at `path` as is (e.g. /healthz): no /v1 prefix. */
+  unversioned?: boolean;
+  handle(ctx: Ctx<z.output<PS>, z.output<QS>, z.output<BS>>): Promise<Reply | undefined> | Reply | undefined;
+}
+
+/** Identity function that makes TypeScript infer the handler's types from the schemas. */
+export function defineOperation<PS extends z.ZodType = z.ZodType<Record<string, string>>, QS extends z.ZodType = z.ZodType<unknown>, BS extends z.ZodType = z.ZodType<unknown>>(
+  op: Operation<PS, QS, BS>,
+): Operation {
+  return op as unknown as Operation;
+}
+
+export const API_PREFIX = '/v1';
+/** RFC 9745 Deprecation date of the unprefixed editions: 2026-01-01T00:00:00Z. */
+export const LEGACY_DEPRECATED_AT = 1767225600;
+
+export function fullPath(op: Operation): string {
+  return op.unversioned ? op.path : `${API_PREFIX}${op.path}`;
+}
+
+const ANONYMOUS: Principal = { id: 'anonymous', username: 'anonymous', role: 'viewer' };
+
+function toExpressPath(openapiPath: string): string {
+  return openapiPath.replace(/\{(\w+)\}/g, ':$1');
+}
+
+function issues(where: string, error: z.ZodError): ValidationError {
+  const errors = error.issues.map((i) => ({ path: [where, ...i.path.map(String)].join('.'), message: i.message }));
+  return new ValidationError(`invalid ${where}`, errors);
+}
+
+function hasBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+export interface MountDeps {
+  authenticate(token: string): Promise<{ principal: Principal }>;
+}
+
+function handlerFor(op: Operation, deps: MountDeps): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      let body: unknown;
+      if (op.body) {
+        if (hasBody(req) && !req.is(['application/json', 'application/*+json'])) {
+          throw new HttpError(415, 'unsupported-media-type', 'send the body as application/json');
+        }
+        body = hasBody(req) ? req.body : undefined;
+      }
+
+      let principal = ANONYMOUS;
+      if (op.auth === 'user') {
+        const header = req.headers.authorization ?? '';
+        const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(header);
+        if (!match) throw new UnauthenticatedError(header ? 'malformed Authorization header; use "Bearer <token>"' : 'sign in first: no bearer token');
+        principal = (await deps.authenticate(match[1]!)).principal;
+        res.locals.userId = principal.id;
+      }
+
+      const parse = <S extends z.ZodType | undefined>(schema: S, value: unknown, where: string) => {
+        if (!schema) return value;
+        const r = schema.safeParse(value);
+        if (!r.success) throw issues(where, r.error);
+        return r.data;
+      };
+      const params = parse(op.params, req.params, 'path');
+      const query = parse(op.query, req.query, 'query');
+      const parsedBody = op.body ? parse(op.body, body, 'body') : undefined;
+
+      const reply = await op.handle({ params, query, body: parsedBody, principal, req, res });
+      if (!reply || res.headersSent) return;
+      for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
+      if (reply.body === undefined) res.status(reply.status).end();
+      else res.status(reply.status).json(reply.body);
+    } catch (err) {
+      next(err);
+    }
+  };
+}
+
+/** Marks a response from an unprefixed path as deprecated, pointing at the same resource under /v1. */
+const deprecated: RequestHandler = (req, res, next) => {
+  const url = new URL(req.originalUrl, 'http://x');
+  res.setHeader('Deprecation', `@${LEGACY_DEPRECATED_AT}`);
+  res.setHeader('Link', `<${API_PREFIX}${url.pathname}${url.search}>; rel="successor-version"`);
+  next();
+};
+
+export function mountOperations(app: Express, ops: Operation[], deps: MountDeps): void {
+  const methodsByPath = new Map<string, Set<string>>();
+  for (const op of ops) {
+    const paths = [toExpressPath(fullPath(op))];
+    if (op.legacy) paths.push(toExpressPath(op.path));
+    for (const [i, p] of paths.entries()) {
+      const chain: RequestHandler[] = i === 1 ? [deprecated, handlerFor(op, deps)] : [handlerFor(op, deps)];
+      app[op.method](p, ...chain);
+      const set = methodsByPath.get(p) ?? new Set<string>();
+      set.add(op.method.toUpperCase());
+      methodsByPath.set(p, set);
+    }
+  }
+  // A known path with a method it does not have: 405 with Allow, not a misleading 404.
+  for (const [p, methods] of methodsByPath) {
+    if (methods.has('GET')) methods.add('HEAD');
+    const allow = [...methods].sort().join(', ');
+    app.all(p, (req, _res, next) => next(new HttpError(405, 'method-not-allowed', `${req.method} is not allowed here; allowed: ${allow}`, { Allow: allow })));
+  }
+}

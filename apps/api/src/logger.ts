@@ -1,0 +1,19 @@
+import winston from 'winston';
+
+const SECRET_KEYS = /pass(word)?|secret|token|authorization|private|key$/i;
+
+/** Drops fields whose names suggest secrets, in case one is ever passed to a log call by mistake. */
+const redact = winston.format((info) => {
+  for (const k of Object.keys(info)) if (SECRET_KEYS.test(k) && k !== 'request_id') info[k] = '[redacted]';
+  return info;
+});
+
+/** Structured JSON lines on stdout. */
+export function createLogger(level: string, opts: { silent?: boolean; stream?: NodeJS.WritableStream } = {}): winston.Logger {
+  return winston.createLogger({
+    level,
+    silent: opts.silent ?? false,
+    format: winston.format.combine(redact(), winston.format.timestamp(), winston.format.json()),
+    transports: [opts.stream ? new winston.transports.Stream({ stream: opts.stream }) : new winston.transports.Console()],
+  });
+}

@@ -1,0 +1,43 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { type Clock, systemClock, type ThrottleLimits } from '@baton/core';
+import { type Database, openDatabase } from '@baton/db';
+import type { Config } from './config/config.js';
+import { ConfigError } from './config/config.js';
+import { loadKeyring } from './config/master-key.js';
+import { createServices, type Services } from './wiring.js';
+
+export interface Runtime {
+  config: Config;
+  db: Database;
+  services: Services;
+}
+
+function readSigningKey(file: string | undefined): crypto.KeyObject | undefined {
+  if (!file) return undefined;
+  try {
+    const key = crypto.createPrivateKey(fs.readFileSync(file));
+    if (key.asymmetricKeyType !== 'ed25519') throw new Error('not an Ed25519 private key');
+    return key;
+  } catch (err) {
+    throw new ConfigError(`BATON_AUDIT_SIGNING_KEY_FILE (${file}): ${(err as Error).message}`);
+  }
+}
+
+/** Opens what every command needs: data dir, master keyring, database (migrated) and services. */
+export async function openRuntime(config: Config, opts: { createKey: boolean; clock?: Clock; throttle?: ThrottleLimits }): Promise<Runtime> {
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const keyring = loadKeyring({ masterKey: config.masterKey, dataDir: config.dataDir, create: opts.createKey });
+  const auditSigningKey = readSigningKey(config.auditSigningKeyFile);
+  const db = openDatabase(config.databaseUrl);
+  try {
+    await db.migrate();
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+  const services = createServices(db, {
+    keyring, clock: opts.clock ?? systemClock, tokenTtlSeconds: config.tokenTtlSeconds, throttle: opts.throttle, auditSigningKey,
+  });
+  return { config, db, services };
+}

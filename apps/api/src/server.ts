@@ -1,0 +1,58 @@
+import type http from 'node:http';
+import { ensureInitialAdmin } from '@baton/core';
+import type { Logger } from 'winston';
+import { createApp } from './app.js';
+import type { Config } from './config/config.js';
+import { ConfigError } from './config/config.js';
+import { createLogger } from './logger.js';
+import { openRuntime } from './runtime.js';
+
+/** `baton serve`: migrate, make sure an admin exists, listen, and stop gracefully on SIGTERM/SIGINT. */
+export async function serve(config: Config, out: { print(line: string): void } = { print: (l) => console.log(l) }): Promise<{ server: http.Server; stop(): Promise<void>; logger: Logger }> {
+  if (config.redisUrl) {
+    throw new ConfigError('BATON_REDIS_URL is set, but queue mode is not part of this build yet; unset it to run embedded');
+  }
+  const logger = createLogger(config.logLevel);
+  const rt = await openRuntime(config, { createKey: true });
+  const admin = await ensureInitialAdmin({ users: rt.db.repos.users, userService: rt.services.users, password: config.adminPassword });
+  if (admin.created) {
+    out.print(
+      admin.generatedPassword
+        ? `Created user "admin" (role admin). Its password, shown this once: ${admin.generatedPassword}`
+        : 'Created user "admin" (role admin) with the password from BATON_ADMIN_PASSWORD.',
+    );
+  }
+
+  const { app } = createApp({
+    services: rt.services,
+    ping: () => rt.db.ping(),
+    gauges: { usersByRole: () => rt.db.repos.users.countByRole(), auditEntries: async () => (await rt.db.repos.audit.head()).seq },
+    logger,
+    bodyLimitBytes: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    uiDir: config.uiDir,
+  });
+
+  const server = await new Promise<http.Server>((resolve, reject) => {
+    const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
+    s.once('error', reject);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  logger.info('listening', { url: `http://${config.host}:${port}/`, database: rt.db.dialect, data_dir: config.dataDir });
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      logger.info('shutting down');
+      // Stop accepting, let in-flight requests finish, then cut whatever is left after the grace period.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const grace = setTimeout(() => server.closeAllConnections(), config.shutdownGraceSeconds * 1000);
+      await closed;
+      clearTimeout(grace);
+      await rt.db.close();
+      logger.info('stopped');
+    })());
+  return { server, stop, logger };
+}

@@ -1,0 +1,44 @@
+import { UnavailableError } from '@baton/core';
+import { z } from 'zod';
+import { defineOperation, type Operation } from '../http/registry.js';
+import type { Metrics } from './metrics.js';
+
+export function systemRoutes(deps: { ping(): Promise<void>; metrics: Metrics; openapi: () => Record<string, unknown> }): Operation[] {
+  return [
+    defineOperation({
+      operationId: 'healthz', method: 'get', path: '/healthz', unversioned: true, tag: 'operations', auth: 'public',
+      summary: 'Liveness: the process is up and serving.',
+      responses: { 200: { description: 'Alive', schema: z.object({ status: z.literal('ok') }) } },
+      handle: () => ({ status: 200, body: { status: 'ok' } }),
+    }),
+    defineOperation({
+      operationId: 'readyz', method: 'get', path: '/readyz', unversioned: true, tag: 'operations', auth: 'public',
+      summary: 'Readiness: the database answers (503 when it does not).',
+      responses: { 200: { description: 'Ready', schema: z.object({ status: z.literal('ready') }) } },
+      async handle() {
+        try {
+          await deps.ping();
+        } catch {
+          throw new UnavailableError('database unreachable');
+        }
+        return { status: 200, body: { status: 'ready' } };
+      },
+    }),
+    defineOperation({
+      operationId: 'metrics', method: 'get', path: '/metrics', unversioned: true, tag: 'operations', auth: 'public',
+      summary: 'Prometheus metrics (text exposition format).',
+      responses: { 200: { description: 'Metrics', contentType: 'text/plain', schema: z.string() } },
+      async handle({ res }) {
+        res.setHeader('Content-Type', deps.metrics.registry.contentType);
+        res.status(200).send(await deps.metrics.registry.metrics());
+        return undefined;
+      },
+    }),
+    defineOperation({
+      operationId: 'openapi', method: 'get', path: '/openapi.json', tag: 'operations', auth: 'public',
+      summary: 'This OpenAPI 3.1 document.',
+      responses: { 200: { description: 'The document', schema: z.record(z.string(), z.unknown()) } },
+      handle: () => ({ status: 200, body: deps.openapi() }),
+    }),
+  ];
+}

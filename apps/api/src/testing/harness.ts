@@ -1,0 +1,53 @@
+// Test harness: the real app on a real database of the given dialect, with helpers to sign in as each role.
+import type { Role } from '@baton/contracts';
+import { type Clock, DEFAULT_THROTTLE, Keyring, generateMasterKey, systemClock, type ThrottleLimits } from '@baton/core';
+import { createTestDatabase, type TestDatabase } from '@baton/db/testing';
+import type { DialectName } from '@baton/db';
+import supertest from 'supertest';
+import { createApp } from '../app.js';
+import { createLogger } from '../logger.js';
+import { createServices, type Services } from '../wiring.js';
+
+export interface Harness {
+  http: ReturnType<typeof supertest>;
+  tdb: TestDatabase;
+  services: Services;
+  keyring: Keyring;
+  /** Creates a user with this role and signs them in. */
+  user(role: Role, username?: string): Promise<{ id: string; username: string; password: string; token: string }>;
+  admin: { id: string; token: string };
+  close(): Promise<void>;
+}
+
+let counter = 0;
+export const PASSWORD = 'correct horse battery staple';
+
+export async function createHarness(dialect: DialectName, opts: { throttle?: ThrottleLimits; clock?: Clock; bodyLimitBytes?: number; uiDir?: string } = {}): Promise<Harness> {
+  const tdb = await createTestDatabase(dialect);
+  const keyring = new Keyring(generateMasterKey());
+  const services = createServices(tdb.db, {
+    keyring, clock: opts.clock ?? systemClock, tokenTtlSeconds: 3600, throttle: opts.throttle ?? { ...DEFAULT_THROTTLE, perAddress: 1000 },
+  });
+  const { app } = createApp({
+    services,
+    ping: () => tdb.db.ping(),
+    gauges: { usersByRole: () => tdb.db.repos.users.countByRole(), auditEntries: async () => (await tdb.db.repos.audit.head()).seq },
+    logger: createLogger('error', { silent: true }),
+    bodyLimitBytes: opts.bodyLimitBytes ?? 1024 * 1024,
+    trustProxy: false,
+    uiDir: opts.uiDir,
+  });
+  const http = supertest(app);
+
+  async function user(role: Role, username = `${role}${++counter}_${Date.now().toString(36)}`) {
+    const created = await services.users.createAs('system', { username, password: PASSWORD, role });
+    const res = await http.post('/v1/auth/login').send({ username, password: PASSWORD });
+    if (res.status !== 200) throw new Error(`login of ${username} failed: ${res.status} ${res.text}`);
+    return { id: created.id, username, password: PASSWORD, token: res.body.token as string };
+  }
+
+  const admin = await user('admin', 'root');
+  return { http, tdb, services, keyring, user, admin, close: () => tdb.drop() };
+}
+
+export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });

@@ -1,0 +1,19 @@
+/** One Jest run over every package's tests (beside the code) and the cross-process tests in test/. */
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  roots: ['<rootDir>/apps', '<rootDir>/packages', '<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  moduleNameMapper: {
+    '^@baton/db/testing$': '<rootDir>/packages/db/src/testing/index.ts',
+    '^@baton/(contracts|core|db|queue|executor)$': '<rootDir>/packages/$1/src/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  transform: {
+    // Transpile only: `pnpm typecheck` (tsc) is the type check.
+    '^.+\\.tsx?$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.json', diagnostics: false }],
+  },
+  testTimeout: 60_000,
+  maxWorkers: 2,
+};
