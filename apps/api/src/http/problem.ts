@@ -1,5 +1,5 @@
 import {
-  BatonError, ConflictError, ForbiddenError, NotFoundError, RateLimitedError, UnauthenticatedError, UnavailableError, ValidationError,
+  type BatonError, ConflictError, ForbiddenError, NotFoundError, RateLimitedError, UnauthenticatedError, UnavailableError, ValidationError,
 } from '@baton/core';
 import type { ProblemDetails } from '@baton/contracts';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';

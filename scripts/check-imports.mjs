@@ -1,0 +1,143 @@
+#!/usr/bin/env node
+// Enforces ARCHITECTURE.md's import rules and fails on circular imports (file level, value imports).
+// Dependency-free on purpose: it reads import statements with a small scanner instead of a bundler.
+import fs from 'node:fs';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const SCAN = ['apps/api/src', 'apps/worker/src', 'apps/web/src', 'packages/contracts/src', 'packages/core/src', 'packages/db/src', 'packages/queue/src', 'packages/executor/src', 'test', 'bench'];
+
+/** What each unit may import from @baton/* (value or type) and whether type-only imports are demanded. */
+const RULES = {
+  'packages/contracts': { allow: [] },
+  'packages/db': { allow: ['contracts'] },
+  // core gets repositories as factory arguments: from db it takes types, plus these pure helpers only.
+  'packages/core': { allow: ['contracts', 'db'], typeOnly: { db: ['isUniqueViolation', 'GENESIS_HASH', 'toNumber'] }, forbidModules: ['express'] },
+  'packages/queue': { allow: ['contracts'] },
+  'packages/executor': { allow: ['contracts'] },
+  'apps/worker': { allow: ['contracts', 'queue', 'executor'] },
+  'apps/api': { allow: ['contracts', 'core', 'db', 'queue', 'executor'] },
+  'apps/web': { allow: ['contracts'] },
+  test: { allow: ['contracts', 'core', 'db', 'queue', 'executor'] },
+  bench: { allow: ['contracts', 'core', 'db', 'queue', 'executor'] },
+};
+
+function walk(dir, out = []) {
+  if (!fs.existsSync(dir)) return out;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (e.name === 'node_modules' || e.name === 'dist') continue;
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) walk(p, out);
+    else if (/\.(ts|tsx|mts)$/.test(e.name) && !e.name.endsWith('.d.ts')) out.push(p);
+  }
+  return out;
+}
+
+const unitOf = (file) => {
+  const rel = path.relative(root, file);
+  const [a, b] = rel.split(path.sep);
+  return a === 'apps' || a === 'packages' ? `${a}/${b}` : a;
+};
+
+// import x from '…' | import type … from '…' | export … from '…' | import '…' | import('…')
+const STATIC = /(^|[\n;])\s*(import|export)\s+(type\s+)?([^'";]*?\s+from\s+)?['"]([^'"]+)['"]/g;
+const DYNAMIC = /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function importsOf(file) {
+  const src = fs.readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const found = [];
+  for (const m of src.matchAll(STATIC)) {
+    const clause = m[4] ?? '';
+    // `import { type A, type B } from` is type-only too.
+    const braces = /^\s*\{([^}]*)\}\s+from\s+$/.exec(clause);
+    const names = braces ? braces[1].split(',').map((s) => s.trim()).filter(Boolean) : [];
+    const valueNames = Boolean(m[3]) ? [] : braces ? names.filter((s) => !s.startsWith('type ')).map((s) => s.split(/\s+as\s+/)[0]) : ['*'];
+    found.push({ spec: m[5], typeOnly: valueNames.length === 0, valueNames });
+  }
+  for (const m of src.matchAll(DYNAMIC)) found.push({ spec: m[1], typeOnly: false, valueNames: ['*'] });
+  return found;
+}
+
+function resolveRelative(from, spec) {
+  const base = path.resolve(path.dirname(from), spec);
+  const candidates = [base.replace(/\.js$/, '.ts'), base.replace(/\.js$/, '.tsx'), base, `${base}.ts`, `${base}.tsx`, path.join(base, 'index.ts')];
+  return candidates.find((c) => fs.existsSync(c) && fs.statSync(c).isFile());
+}
+
+const files = SCAN.flatMap((d) => walk(path.join(root, d)));
+const problems = [];
+const graph = new Map();
+
+for (const file of files) {
+  const unit = unitOf(file);
+  const rule = RULES[unit];
+  const edges = [];
+  for (const { spec, typeOnly, valueNames } of importsOf(file)) {
+    const where = path.relative(root, file);
+    if (spec.startsWith('.')) {
+      const target = resolveRelative(file, spec);
+      if (!target) continue;
+      if (unitOf(target) !== unit) problems.push(`${where}: relative import "${spec}" reaches into ${unitOf(target)}; import its package instead`);
+      if (!typeOnly) edges.push(target);
+      continue;
+    }
+    const internal = /^@baton\/([\w-]+)/.exec(spec);
+    if (internal) {
+      const pkg = internal[1];
+      if (['api', 'worker', 'web'].includes(pkg)) {
+        problems.push(`${where}: imports app @baton/${pkg}; apps never import each other`);
+      } else if (rule && !rule.allow.includes(pkg)) {
+        problems.push(`${where}: ${unit} may not import @baton/${pkg}`);
+      } else if (rule?.typeOnly?.[pkg]) {
+        const extra = valueNames.filter((n) => !rule.typeOnly[pkg].includes(n));
+        if (extra.length) problems.push(`${where}: ${unit} may import only types from @baton/${pkg} (it receives implementations as factory arguments), not ${extra.join(', ')}`);
+      }
+      const entry = path.join(root, 'packages', pkg, 'src', spec.includes('/testing') ? 'testing/index.ts' : 'index.ts');
+      if (!typeOnly && fs.existsSync(entry)) edges.push(entry);
+      continue;
+    }
+    const bare = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
+    if (rule?.forbidModules?.includes(bare)) problems.push(`${where}: ${unit} may not import ${bare}`);
+  }
+  graph.set(file, edges);
+}
+
+// Cycles: iterative DFS with colours over value imports.
+const state = new Map();
+const cycles = [];
+for (const start of graph.keys()) {
+  if (state.get(start)) continue;
+  const stack = [[start, 0]];
+  const pathStack = [start];
+  state.set(start, 1);
+  while (stack.length) {
+    const top = stack[stack.length - 1];
+    const [node, i] = top;
+    const edges = graph.get(node) ?? [];
+    if (i >= edges.length) {
+      state.set(node, 2);
+      stack.pop();
+      pathStack.pop();
+      continue;
+    }
+    top[1]++;
+    const next = edges[i];
+    const s = state.get(next) ?? 0;
+    if (s === 1) {
+      const cyc = pathStack.slice(pathStack.indexOf(next)).concat(next).map((f) => path.relative(root, f));
+      cycles.push(cyc.join(' → '));
+    } else if (s === 0 && graph.has(next)) {
+      state.set(next, 1);
+      stack.push([next, 0]);
+      pathStack.push(next);
+    }
+  }
+}
+
+for (const c of cycles) problems.push(`import cycle: ${c}`);
+if (problems.length) {
+  console.error(problems.join('\n'));
+  console.error(`\n${problems.length} import problem(s) in ${files.length} files`);
+  process.exit(1);
+}
+console.log(`imports ok: ${files.length} files, no cycles, layer rules respected`);

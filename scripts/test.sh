@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone on a fresh machine: system packages and services, install, build,
+# type checks, lint, import rules, then every test (SQLite and PostgreSQL, real processes, real browser).
+# Ends with one line "N passed, N failed" (the three checks count as one test each).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/ensure-system.sh || { echo "0 passed, 1 failed"; exit 1; }
+echo "== install"; pnpm install --frozen-lockfile || { echo "0 passed, 1 failed"; exit 1; }
+echo "== build"; pnpm build || { echo "0 passed, 1 failed"; exit 1; }
+
+checks_passed=0; checks_failed=0
+for check in typecheck lint cycles; do
+  echo "== $check"
+  if pnpm -s "$check"; then checks_passed=$((checks_passed + 1)); else checks_failed=$((checks_failed + 1)); echo "!! $check failed"; fi
+done
+
+echo "== tests"
+results=$(mktemp)
+NODE_OPTIONS=--experimental-vm-modules pnpm exec jest --ci --json --outputFile="$results" "$@"
+jest_rc=$?
+
+node -e '
+  const fs = require("fs");
+  let r = { numPassedTests: 0, numFailedTests: 0, numTotalTests: 0 };
+  try { r = JSON.parse(fs.readFileSync(process.argv[1], "utf8")); } catch {}
+  const passed = r.numPassedTests + Number(process.argv[2]);
+  // A suite that failed to load has no failed tests but must still count as a failure.
+  const broken = (r.testResults || []).filter((t) => t.status === "failed" && t.assertionResults.every((a) => a.status !== "failed")).length;
+  const failed = r.numFailedTests + broken + Number(process.argv[3]) + (r.numTotalTests === 0 ? 1 : 0);
+  console.log(`${passed} passed, ${failed} failed`);
+' "$results" "$checks_passed" "$checks_failed"
+rm -f "$results"
+[ "$jest_rc" -eq 0 ] && [ "$checks_failed" -eq 0 ]
