@@ -54,6 +54,9 @@ class BatonSqliteDialect extends SqliteDialect {
   }
 }
 
+// One handle per file per process: better-sqlite3 waits for a lock synchronously (busy_timeout), which
+// blocks the event loop, so a second handle in the same process can never let the first one finish.
+// Separate processes (the CLI beside a running server) queue on the file lock as they should.
 function openSqlite(file: string): Kysely<Schema> {
   fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const handle = new SqliteDatabase(file);

@@ -14,8 +14,8 @@ export function auditRoutes(s: Pick<Services, 'audit' | 'authz'>): Operation[] {
       async handle({ principal, query, req }) {
         s.authz.requireAdmin(principal);
         const { limit, cursor, ...filter } = query;
-        const norm = (t: string | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
-        return pageReply(req, await s.audit.list({ ...filter, since: norm(filter.since), until: norm(filter.until) }, { limit, cursor }));
+        // since/until go on as given: the service turns any offset and precision into exact bounds.
+        return pageReply(req, await s.audit.list(filter, { limit, cursor }));
       },
     }),
     defineOperation({

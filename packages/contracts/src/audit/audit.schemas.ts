@@ -18,9 +18,9 @@ export type AuditEntry = z.infer<typeof AuditEntry>;
 export const AuditListQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(500).default(50),
   cursor: z.string().max(200).optional(),
-  actor: z.string().max(64).optional(),
-  object: z.string().max(64).optional(),
-  action: z.string().max(64).optional(),
+  actor: z.string().min(1).max(64).optional(),
+  object: z.string().min(1).max(64).optional(),
+  action: z.string().min(1).max(64).optional(),
   since: z.iso.datetime({ offset: true }).optional().meta({ description: 'entries at or after this time' }),
   until: z.iso.datetime({ offset: true }).optional().meta({ description: 'entries before this time' }),
 });

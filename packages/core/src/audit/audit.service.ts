@@ -17,6 +17,42 @@ export function exportSignedMessage(p: { exported_at: string; entries: number; h
   return `${EXPORT_FORMAT}\nexported_at=${p.exported_at}\nentries=${p.entries}\nhead_seq=${p.head.seq}\nhead_hash=${p.head.hash}\n`;
 }
 
+const MAX_SEQ = 2 ** 31 - 1;
+// Stored `at` values are `YYYY-MM-DDTHH:MM:SS.sssZ` (years 0000–9999) and are compared as text.
+const FIRST_AT_MS = Date.parse('0000-01-01T00:00:00.000Z');
+const LAST_AT_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** Milliseconds since the epoch, rounded up when the time has digits finer than a millisecond. */
+function ceilMillis(t: string, path: string): number {
+  const m = /^([^.]*)(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/i.exec(t);
+  const whole = m ? Date.parse(`${m[1]!}${m[3]!}`) : NaN;
+  if (!m || Number.isNaN(whole)) throw new ValidationError(`invalid ${path}`, [{ path, message: 'not an RFC 3339 date-time' }]);
+  const fraction = m[2] ?? '';
+  const millis = Number(fraction.slice(0, 3).padEnd(3, '0'));
+  return whole + millis + (/[1-9]/.test(fraction.slice(3)) ? 1 : 0);
+}
+
+/**
+ * Turns `since` (inclusive) and `until` (exclusive), given with any offset and precision, into the text bounds
+ * that select exactly the entries in that window: `at >= since` and `at < until` hold for a millisecond `at`
+ * exactly when they hold against the bound rounded up to the next millisecond. Bounds beyond the years 0000–9999
+ * (where ISO text stops sorting like time) either drop out or leave nothing to find.
+ */
+export function auditTimeWindow(since: string | undefined, until: string | undefined): { since?: string; until?: string } | 'empty' {
+  const out: { since?: string; until?: string } = {};
+  if (since !== undefined) {
+    const ms = ceilMillis(since, 'since');
+    if (ms > LAST_AT_MS) return 'empty';
+    if (ms > FIRST_AT_MS) out.since = new Date(ms).toISOString();
+  }
+  if (until !== undefined) {
+    const ms = ceilMillis(until, 'until');
+    if (ms <= FIRST_AT_MS) return 'empty';
+    if (ms <= LAST_AT_MS) out.until = new Date(ms).toISOString();
+  }
+  return out;
+}
+
 export function createAuditService(deps: { audit: Pick<AuditRepo, 'list' | 'range' | 'head'>; signingKeys: SigningKeyStore; clock: Clock }) {
   /** Walks the chain up to the head read at the start, so entries committed meanwhile do not confuse it. */
   async function walk(onEntry?: (e: AuditEntry) => void): Promise<VerifyResult> {
@@ -41,10 +77,16 @@ export function createAuditService(deps: { audit: Pick<AuditRepo, 'list' | 'rang
   }
 
   return {
+    /** `since` and `until` are RFC 3339 times with any offset and precision; see {@link auditTimeWindow}. */
     async list(filter: AuditFilter, page: { limit: number; cursor?: string | undefined }): Promise<Page<AuditEntry>> {
       const before = decodeCursor(page.cursor);
-      if (before !== undefined && !/^\d+$/.test(before)) throw new ValidationError('invalid cursor', [{ path: 'cursor', message: 'not a cursor this server issued' }]);
-      const rows = await deps.audit.list(filter, { limit: page.limit + 1, beforeSeq: before === undefined ? undefined : Number(before) });
+      // seq is an INTEGER column: a larger number is no cursor of ours and would make PostgreSQL fail the query.
+      if (before !== undefined && (!/^\d{1,10}$/.test(before) || Number(before) > MAX_SEQ)) {
+        throw new ValidationError('invalid cursor', [{ path: 'cursor', message: 'not a cursor this server issued' }]);
+      }
+      const window = auditTimeWindow(filter.since, filter.until);
+      if (window === 'empty') return { items: [] };
+      const rows = await deps.audit.list({ ...filter, since: window.since, until: window.until }, { limit: page.limit + 1, beforeSeq: before === undefined ? undefined : Number(before) });
       return toPage(rows, page.limit, (r) => r.seq);
     },
 
