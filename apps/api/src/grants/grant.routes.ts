@@ -1,4 +1,4 @@
-import { Grant, GrantCreateBody, GrantListQuery, IdParams } from '@baton/contracts';
+import { Grant, GrantCreateBody, GrantIdParams, GrantListQuery } from '@baton/contracts';
 import { z } from 'zod';
 import { pageReply } from '../http/paging.js';
 import { defineOperation, type Operation } from '../http/registry.js';
@@ -28,7 +28,7 @@ export function grantRoutes(s: Pick<Services, 'grants'>): Operation[] {
     defineOperation({
       operationId: 'getGrant', method: 'get', path: '/grants/{id}', tag: 'grants', auth: 'user', legacy: true,
       summary: 'One grant.',
-      params: IdParams,
+      params: GrantIdParams,
       responses: { 200: { description: 'The grant', schema: Grant } },
       async handle({ principal, params }) {
         return { status: 200, body: await s.grants.get(principal, params.id) };
@@ -37,7 +37,7 @@ export function grantRoutes(s: Pick<Services, 'grants'>): Operation[] {
     defineOperation({
       operationId: 'deleteGrant', method: 'delete', path: '/grants/{id}', tag: 'grants', auth: 'user', legacy: true,
       summary: 'Delete a grant (needs manage on its object).',
-      params: IdParams,
+      params: GrantIdParams,
       responses: { 204: { description: 'Deleted' } },
       async handle({ principal, params }) {
         await s.grants.remove(principal, params.id);

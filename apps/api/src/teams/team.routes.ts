@@ -1,4 +1,4 @@
-import { IdParams, ListQuery, Team, TeamCreateBody, TeamMember, TeamMemberAddBody, TeamMemberParams } from '@baton/contracts';
+import { ListQuery, Team, TeamCreateBody, TeamIdParams, TeamMember, TeamMemberAddBody, TeamMemberParams } from '@baton/contracts';
 import { z } from 'zod';
 import { pageReply } from '../http/paging.js';
 import { defineOperation, type Operation } from '../http/registry.js';
@@ -28,7 +28,7 @@ export function teamRoutes(s: Pick<Services, 'teams'>): Operation[] {
     defineOperation({
       operationId: 'getTeam', method: 'get', path: '/teams/{id}', tag: 'teams', auth: 'user', legacy: true,
       summary: 'One team.',
-      params: IdParams,
+      params: TeamIdParams,
       responses: { 200: { description: 'The team', schema: Team } },
       async handle({ principal, params }) {
         return { status: 200, body: await s.teams.get(principal, params.id) };
@@ -37,7 +37,7 @@ export function teamRoutes(s: Pick<Services, 'teams'>): Operation[] {
     defineOperation({
       operationId: 'deleteTeam', method: 'delete', path: '/teams/{id}', tag: 'teams', auth: 'user', legacy: true,
       summary: 'Delete a team, its memberships and the grants it holds (needs manage on the team).',
-      params: IdParams,
+      params: TeamIdParams,
       responses: { 204: { description: 'Deleted' } },
       async handle({ principal, params }) {
         await s.teams.remove(principal, params.id);
@@ -47,7 +47,7 @@ export function teamRoutes(s: Pick<Services, 'teams'>): Operation[] {
     defineOperation({
       operationId: 'addTeamMember', method: 'post', path: '/teams/{id}/members', tag: 'teams', auth: 'user', legacy: true,
       summary: 'Add a user to a team (needs manage on the team).',
-      params: IdParams,
+      params: TeamIdParams,
       body: TeamMemberAddBody,
       responses: { 201: { description: 'Added', schema: TeamMember } },
       async handle({ principal, params, body }) {
@@ -58,7 +58,7 @@ export function teamRoutes(s: Pick<Services, 'teams'>): Operation[] {
     defineOperation({
       operationId: 'listTeamMembers', method: 'get', path: '/teams/{id}/members', tag: 'teams', auth: 'user', legacy: true,
       summary: "List a team's members.",
-      params: IdParams,
+      params: TeamIdParams,
       query: ListQuery,
       responses: { 200: { description: 'Members', schema: z.array(TeamMember) } },
       async handle({ principal, params, query, req }) {

@@ -1,4 +1,4 @@
-import { IdParams, ListQuery, User, UserCreateBody, UserUpdateBody } from '@baton/contracts';
+import { ListQuery, User, UserCreateBody, UserIdParams, UserUpdateBody } from '@baton/contracts';
 import { z } from 'zod';
 import { pageReply } from '../http/paging.js';
 import { defineOperation, type Operation } from '../http/registry.js';
@@ -28,7 +28,7 @@ export function userRoutes(s: Pick<Services, 'users'>): Operation[] {
     defineOperation({
       operationId: 'getUser', method: 'get', path: '/users/{id}', tag: 'users', auth: 'user', legacy: true,
       summary: 'One account.',
-      params: IdParams,
+      params: UserIdParams,
       responses: { 200: { description: 'The user', schema: User } },
       async handle({ principal, params }) {
         return { status: 200, body: await s.users.get(principal, params.id) };
@@ -37,7 +37,7 @@ export function userRoutes(s: Pick<Services, 'users'>): Operation[] {
     defineOperation({
       operationId: 'updateUser', method: 'put', path: '/users/{id}', tag: 'users', auth: 'user', legacy: true,
       summary: "Change an account's role, password or e-mail (admin only). A new password ends the user's other sessions.",
-      params: IdParams,
+      params: UserIdParams,
       body: UserUpdateBody,
       responses: { 200: { description: 'Updated', schema: User } },
       async handle({ principal, params, body }) {
@@ -47,7 +47,7 @@ export function userRoutes(s: Pick<Services, 'users'>): Operation[] {
     defineOperation({
       operationId: 'deleteUser', method: 'delete', path: '/users/{id}', tag: 'users', auth: 'user', legacy: true,
       summary: 'Delete an account (admin only). Its tokens stop working at once; the last admin cannot be deleted.',
-      params: IdParams,
+      params: UserIdParams,
       responses: { 204: { description: 'Deleted' } },
       async handle({ principal, params }) {
         await s.users.remove(principal, params.id);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AnyId, ListQuery, Timestamp } from '../common/common.schemas.js';
+import { AnyId, idOf, ListQuery, Timestamp } from '../common/common.schemas.js';
 
 export const GRANT_LEVELS = ['use', 'manage'] as const;
 export const GrantLevel = z.enum(GRANT_LEVELS);
@@ -13,4 +13,7 @@ export const GrantCreateBody = z.strictObject({
 export const Grant = z
   .object({ id: z.string(), subject: z.string(), object: z.string(), level: GrantLevel, created_at: Timestamp, created_by: z.string() })
   .meta({ id: 'Grant' });
-export const GrantListQuery = ListQuery.extend({ subject: z.string().max(64).optional(), object: z.string().max(64).optional() });
+/** Path parameter of /grants/{id}: a well-formed grant id. */
+export const GrantIdParams = z.strictObject({ id: idOf('grant') });
+/** Filters are ids too: anything else (a NUL byte, say) is a 400, never a database error. */
+export const GrantListQuery = ListQuery.extend({ subject: AnyId.optional(), object: AnyId.optional() });

@@ -12,4 +12,6 @@ export const TeamMemberAddBody = z.strictObject({ user_id: idOf('usr') });
 export const TeamMember = z
   .object({ user_id: z.string(), username: z.string(), role: Role, added_at: Timestamp })
   .meta({ id: 'TeamMember' });
-export const TeamMemberParams = z.strictObject({ id: z.string().max(64), userID: z.string().max(64) });
+/** Path parameters are well-formed ids: a malformed one is a 400 naming the parameter, never a database error. */
+export const TeamIdParams = z.strictObject({ id: idOf('team') });
+export const TeamMemberParams = z.strictObject({ id: idOf('team'), userID: idOf('usr') });

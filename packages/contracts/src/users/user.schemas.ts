@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Timestamp } from '../common/common.schemas.js';
+import { idOf, Timestamp } from '../common/common.schemas.js';
 
 export const ROLES = ['admin', 'operator', 'viewer'] as const;
 export const Role = z.enum(ROLES);
@@ -27,6 +27,9 @@ export const UserUpdateBody = z
     message: 'give at least one of role, password, email',
   });
 export type UserUpdateBody = z.infer<typeof UserUpdateBody>;
+
+/** `{id}` of /users/{id}: a well-formed user id, so a malformed one is a 400 naming `path.id`, never a database error. */
+export const UserIdParams = z.strictObject({ id: idOf('usr') });
 
 export const User = z
   .object({ id: z.string(), username: z.string(), role: Role, email: z.string().nullable(), created_at: Timestamp, updated_at: Timestamp })

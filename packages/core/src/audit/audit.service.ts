@@ -82,7 +82,7 @@ export function createAuditService(deps: { audit: Pick<AuditRepo, 'list' | 'rang
       const before = decodeCursor(page.cursor);
       // seq is an INTEGER column: a larger number is no cursor of ours and would make PostgreSQL fail the query.
       if (before !== undefined && (!/^\d{1,10}$/.test(before) || Number(before) > MAX_SEQ)) {
-        throw new ValidationError('invalid cursor', [{ path: 'cursor', message: 'not a cursor this server issued' }]);
+        throw new ValidationError('invalid cursor', [{ path: 'query.cursor', message: 'not a cursor this server issued' }]);
       }
       const window = auditTimeWindow(filter.since, filter.until);
       if (window === 'empty') return { items: [] };

@@ -1,6 +1,7 @@
 import type { GrantLevel, Role } from '@baton/contracts';
 import type { GrantRepo, TeamRepo } from '@baton/db';
 import { ForbiddenError, NotFoundError } from '../common/errors.js';
+import { idPrefix } from '../common/ids.js';
 
 /** Who is calling: resolved from a bearer token by the auth service. */
 export interface Principal {
@@ -10,6 +11,9 @@ export interface Principal {
   /** the token this request came with, when it came with one */
   tokenId?: string | undefined;
 }
+
+/** Id prefixes of the objects every signed-in user may list (rule 5): refusals on them are 403, never 404. */
+export const LISTABLE_PREFIXES: ReadonlySet<string> = new Set(['team', 'usr']);
 
 /**
  * THE AUTHORIZATION RULE — every domain asks this module, nothing else decides access.
@@ -49,10 +53,13 @@ export function createAuthorizer(deps: { grants: Pick<GrantRepo, 'levelsOn' | 'o
       if (p.role === 'viewer') throw new ForbiddenError('viewers cannot create or change anything');
     },
 
-    /** Rules 1–5 for one object. `listable`: the object is visible to all, so refuse with 403, not 404. */
+    /**
+     * Rules 1–5 for one object. `listable`: the object is visible to all, so refuse with 403, not 404;
+     * by default, whether its id prefix is one of LISTABLE_PREFIXES.
+     */
     async require(p: Principal, objectId: string, need: GrantLevel, opts: { listable?: boolean } = {}): Promise<void> {
       const level = await levelOn(p, objectId);
-      const visible = level !== null || opts.listable === true;
+      const visible = level !== null || (opts.listable ?? LISTABLE_PREFIXES.has(idPrefix(objectId)));
       if (!visible) throw new NotFoundError(`${objectId} not found`);
       if (need === 'use') {
         if (level === null) throw new ForbiddenError(`no grant on ${objectId}`);

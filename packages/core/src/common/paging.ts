@@ -8,7 +8,7 @@ export function encodeCursor(key: string | number): string {
 export function decodeCursor(cursor: string | undefined): string | undefined {
   if (cursor === undefined) return undefined;
   const key = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!key || !/^[\w-]+$/.test(key)) throw new ValidationError('invalid cursor', [{ path: 'cursor', message: 'not a cursor this server issued' }]);
+  if (!key || !/^[\w-]+$/.test(key)) throw new ValidationError('invalid cursor', [{ path: 'query.cursor', message: 'not a cursor this server issued' }]);
   return key;
 }
 

@@ -49,10 +49,12 @@ export function createGrantService(deps: {
     /** Needs `manage` on the object (admins have it on everything); viewers never grant. */
     async create(p: Principal, body: { subject: string; object: string; level: GrantLevel }): Promise<GrantView> {
       deps.authz.requireCreator(p);
-      const exists = deps.grantable[idPrefix(body.object)];
+      // Own keys only: `constructor_…` must not find Object.prototype.constructor.
+      const kind = idPrefix(body.object);
+      const exists = Object.hasOwn(deps.grantable, kind) ? deps.grantable[kind] : undefined;
       if (!exists) {
         const kinds = Object.keys(deps.grantable).map((k) => `${k}_…`).join(', ');
-        throw new ValidationError('this kind of object cannot be granted', [{ path: 'object', message: `grantable objects: ${kinds}` }]);
+        throw new ValidationError('this kind of object cannot be granted', [{ path: 'body.object', message: `grantable objects: ${kinds}` }]);
       }
       if (!(await exists(body.object))) throw new NotFoundError(`object ${body.object} not found`);
       await deps.authz.require(p, body.object, 'manage');

@@ -10,7 +10,7 @@ import { hashPassword } from '../crypto/password.js';
 import { toUser } from './user.view.js';
 
 type TxRepos = {
-  users: Pick<UserRepo, 'insert' | 'findById' | 'update' | 'delete' | 'countByRole'>;
+  users: Pick<UserRepo, 'insert' | 'findById' | 'update' | 'delete' | 'lockAdmins'>;
   tokens: Pick<TokenRepo, 'revokeAllForUser'>;
   grants: Pick<GrantRepo, 'deleteMentioning'>;
   audit: Pick<AuditRepo, 'append'>;
@@ -42,19 +42,22 @@ export function createUserService(deps: {
     return toUser(row);
   }
 
-  /** The last admin can be neither demoted nor deleted: someone must always be able to administer. */
-  async function guardLastAdmin(r: TxRepos, userId: string, role: string): Promise<void> {
-    if (role !== 'admin') return;
-    const admins = (await r.users.countByRole()).admin ?? 0;
-    if (admins <= 1) throw new ConflictError(`${userId} is the last admin`);
+  /**
+   * The last admin can be neither demoted nor deleted: someone must always be able to administer.
+   * `admins` comes from `lockAdmins()`, taken before the user was read, so concurrent changes queue up.
+   */
+  function guardLastAdmin(admins: string[], userId: string): void {
+    if (admins.includes(userId) && admins.length <= 1) throw new ConflictError(`${userId} is the last admin`);
   }
 
   async function updateAs(actor: string, exceptTokenId: string | undefined, id: string, body: UserUpdateBody): Promise<User> {
     const password_hash = body.password === undefined ? undefined : await hashPassword(body.password);
     return deps.transaction(async (r) => {
+      // Lock the admins before reading the user, so the role read below is current (see guardLastAdmin).
+      const admins = body.role !== undefined && body.role !== 'admin' ? await r.users.lockAdmins() : undefined;
       const current = await r.users.findById(id);
       if (!current) throw new NotFoundError(`user ${id} not found`);
-      if (body.role !== undefined && body.role !== current.role) await guardLastAdmin(r, id, current.role);
+      if (admins && current.role === 'admin') guardLastAdmin(admins, id);
       const patch: UserPatch = { updated_at: iso(deps.clock()) };
       const changed: string[] = [];
       if (body.role !== undefined && body.role !== current.role) {
@@ -111,9 +114,10 @@ export function createUserService(deps: {
     async remove(p: Principal, id: string): Promise<void> {
       deps.authz.requireAdmin(p);
       await deps.transaction(async (r) => {
+        const admins = await r.users.lockAdmins();
         const current = await r.users.findById(id);
         if (!current) throw new NotFoundError(`user ${id} not found`);
-        await guardLastAdmin(r, id, current.role);
+        guardLastAdmin(admins, id);
         // Tokens and team memberships go with the row (foreign keys cascade); grants name the user loosely.
         await r.grants.deleteMentioning(id);
         await r.users.delete(id);

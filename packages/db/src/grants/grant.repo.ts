@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { toNumber } from '../dialect.js';
 import type { PageQuery } from '../page.js';
 import type { GrantTable, Schema } from '../schema.js';
@@ -52,7 +52,8 @@ export function createGrantRepo(db: Kysely<Schema>) {
     async objectsHeldBy(subjectIds: string[], prefix?: string): Promise<string[]> {
       if (subjectIds.length === 0) return [];
       let q = db.selectFrom('grants').select('object_id').distinct().where('subject_id', 'in', subjectIds);
-      if (prefix) q = q.where('object_id', 'like', `${prefix}%`);
+      // Not LIKE: `_` in a prefix such as `team_` is a wildcard there, and SQLite's LIKE ignores case.
+      if (prefix) q = q.where(sql<string>`substr(object_id, 1, ${sql.lit(prefix.length)})`, '=', prefix);
       return (await q.execute()).map((r) => r.object_id);
     },
     async delete(id: string): Promise<boolean> {

@@ -29,6 +29,16 @@ export function createUserRepo(db: Kysely<Schema>) {
       const r = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
       return toNumber(r.numDeletedRows) > 0;
     },
+    /**
+     * Ids of every admin, each row locked until the transaction ends, so that two concurrent demotions or
+     * deletions cannot both see "another admin remains". Call it inside a transaction before reading the
+     * user being changed. A no-op UPDATE takes the row locks on PostgreSQL (SQLite has no SELECT … FOR UPDATE;
+     * there BEGIN IMMEDIATE already serializes writers).
+     */
+    async lockAdmins(): Promise<string[]> {
+      const rows = await db.updateTable('users').set((eb) => ({ role: eb.ref('role') })).where('role', '=', 'admin').returning('id').execute();
+      return rows.map((r) => r.id);
+    },
     async countByRole(): Promise<Record<string, number>> {
       const rows = await db.selectFrom('users').select(['role', db.fn.countAll().as('n')]).groupBy('role').execute();
       return Object.fromEntries(rows.map((r) => [r.role, toNumber(r.n as string | number)]));
