@@ -30,7 +30,9 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): { app: Express; operations: Operation[] } {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', deps.trustProxy);
+  // Behind a reverse proxy, trust exactly that one hop: the address it appended to X-Forwarded-For. `true`
+  // would take the left-most entry, which the client writes itself (and so dodges sign-in rate limits).
+  app.set('trust proxy', deps.trustProxy ? 1 : false);
   app.set('query parser', 'simple');
   const metrics = createMetrics(deps.gauges);
   const s = deps.services;

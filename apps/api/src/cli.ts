@@ -3,8 +3,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { generateMasterKey, Keyring, parseMasterKey, resealAllSecrets, systemClock, ValidationError } from '@baton/core';
-import { Password, Role, Username } from '@baton/contracts';
+import { BatonError, generateMasterKey, Keyring, type MasterKey, parseMasterKey, resealAllSecrets, systemClock, ValidationError } from '@baton/core';
+import { Password, Role, UserCreateBody, Username } from '@baton/contracts';
 import { type Config, ConfigError, loadConfig } from './config/config.js';
 import { loadKeyring, MASTER_KEY_FILE, NEXT_MASTER_KEY_FILE, writeKeyFile } from './config/master-key.js';
 import { openRuntime } from './runtime.js';
@@ -42,6 +42,18 @@ Sets a user's password (read from standard input, or generated and printed once)
   'user list': `Usage: baton user list
 
 Prints id, username and role of every user.`,
+  user: `Usage: baton user <create|set-password|list> [options]
+
+  user create               create a user
+  user set-password         set a user's password
+  user list                 list users
+
+Run "baton user <command> --help" for a command's options.`,
+  key: `Usage: baton key rotate [--new-key-stdin]
+
+  key rotate                re-encrypt every stored secret under a new master key
+
+Run "baton key rotate --help" for details.`,
   'key rotate': `Usage: baton key rotate [--new-key-stdin]
 
 Generates a new master key (or reads one, 64 hex digits or base64, from standard input with
@@ -83,10 +95,27 @@ async function keyRotate(config: Config, newKeyFromStdin: boolean): Promise<void
   const nextFile = path.join(config.dataDir, NEXT_MASTER_KEY_FILE);
   const fileMode = config.masterKey === undefined;
   const old = loadKeyring({ masterKey: config.masterKey, dataDir: config.dataDir, create: false });
-  let next = newKeyFromStdin ? parseMasterKey(await readStdinLine()) : undefined;
+  let next: MasterKey | undefined;
+  if (newKeyFromStdin) {
+    try {
+      next = parseMasterKey(await readStdinLine());
+    } catch (err) {
+      throw new UsageError(`new key (standard input): ${(err as Error).message}`);
+    }
+  }
   if (fileMode) {
     // Resume a rotation that stopped half-way, or record the new key before anything is sealed under it.
-    if (!next && fs.existsSync(nextFile)) next = parseMasterKey(fs.readFileSync(nextFile, 'utf8'));
+    if (fs.existsSync(nextFile)) {
+      const pending = parseMasterKey(fs.readFileSync(nextFile, 'utf8'));
+      // Values may already be sealed under the pending key, and only it becomes master.key: sealing under
+      // another key here would leave them under a key that is written nowhere.
+      if (next && next.kid !== pending.kid) {
+        throw new UsageError(
+          `a rotation to master key ${pending.kid} is pending (${nextFile}); run "baton key rotate" without --new-key-stdin to finish it first`,
+        );
+      }
+      next = pending;
+    }
     next ??= generateMasterKey();
     if (!fs.existsSync(nextFile)) writeKeyFile(nextFile, next);
   }
@@ -107,8 +136,10 @@ async function keyRotate(config: Config, newKeyFromStdin: boolean): Promise<void
 
 export async function main(argv: string[]): Promise<number> {
   const [cmd, sub] = argv;
-  const topic = cmd === 'user' || cmd === 'key' ? `${cmd} ${sub ?? ''}`.trim() : (cmd ?? 'main');
-  const rest = argv.slice(cmd === 'user' || cmd === 'key' ? 2 : 1);
+  // `baton user create …`, but `baton user --help` asks about the group.
+  const grouped = (cmd === 'user' || cmd === 'key') && sub !== undefined && !sub.startsWith('-');
+  const topic = grouped ? `${cmd} ${sub}` : (cmd ?? 'main');
+  const rest = argv.slice(grouped ? 2 : 1);
   const { values } = parseArgs({
     args: rest,
     options: {
@@ -126,6 +157,7 @@ export async function main(argv: string[]): Promise<number> {
     console.log(HELP[topic]);
     return 0;
   }
+  if (topic === 'user' || topic === 'key') throw new UsageError(`"${topic}" needs a subcommand\n\n${HELP[topic]}`);
   const config = loadConfig();
 
   switch (topic) {
@@ -146,9 +178,12 @@ export async function main(argv: string[]): Promise<number> {
     case 'user create': {
       const username = check(Username, values.username, '--username');
       const role = check(Role, values.role, '--role');
+      if (values.email !== undefined) check(UserCreateBody.shape.email, values.email, '--email');
       const { password, generated } = await passwordFrom(values['password-stdin']);
+      // The same rules as POST /v1/users: the CLI is no back door around validation.
+      const body = check(UserCreateBody, { username, role, password, ...(values.email !== undefined ? { email: values.email } : {}) }, 'user');
       return withRuntime(config, async (rt) => {
-        const user = await rt.services.users.createAs('cli', { username, role, password, ...(values.email ? { email: values.email } : {}) });
+        const user = await rt.services.users.createAs('cli', body);
         console.log(`Created ${user.username} (${user.id}, role ${user.role}).`);
         if (generated) console.log(`Password, shown this once: ${password}`);
         return 0;
@@ -187,9 +222,16 @@ export async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    if (err instanceof UsageError || err instanceof ConfigError || err instanceof ValidationError || (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    // Every parseArgs complaint (unknown option, missing value, stray argument) is a usage error.
+    const code = (err as { code?: unknown } | null)?.code;
+    if (err instanceof UsageError || err instanceof ConfigError || err instanceof ValidationError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_'))) {
       console.error(`baton: ${(err as Error).message}`);
       process.exit(2);
+    }
+    // A refusal from the domain (a user that already exists…) is a message, not a stack trace.
+    if (err instanceof BatonError) {
+      console.error(`baton: ${err.message}`);
+      process.exit(1);
     }
     console.error(`baton: ${(err as Error)?.stack ?? String(err)}`);
     process.exit(1);

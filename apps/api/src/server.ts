@@ -33,10 +33,18 @@ export async function serve(config: Config, out: { print(line: string): void } =
     uiDir: config.uiDir,
   });
 
-  const server = await new Promise<http.Server>((resolve, reject) => {
-    const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
-    s.once('error', reject);
-  });
+  let server: http.Server;
+  try {
+    server = await new Promise<http.Server>((resolve, reject) => {
+      const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
+      s.once('error', reject);
+    });
+  } catch (err) {
+    await rt.db.close().catch(() => {});
+    // Port taken, address not on this host, no permission: the operator fixes it in the configuration.
+    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    throw new ConfigError(`cannot listen on ${config.host}:${config.port} (BATON_HOST, BATON_PORT): ${code}`);
+  }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   logger.info('listening', { url: `http://${config.host}:${port}/`, database: rt.db.dialect, data_dir: config.dataDir });

@@ -1,8 +1,14 @@
 import path from 'node:path';
 import { z } from 'zod';
 
-const port = z.coerce.number().int().min(0).max(65535);
-const positiveInt = z.coerce.number().int().positive();
+/**
+ * A whole number written in decimal digits. Not `z.coerce.number()`: Number() reads " " as 0 (a random
+ * port), "0x1F90" as 8080 and "1e3" as 1000, so a typo would start Baton somewhere unexpected.
+ */
+const wholeNumber = (min: number, max: number) =>
+  z.string().trim().regex(/^[0-9]+$/, 'must be a whole number in decimal digits').transform(Number).pipe(z.number().int().min(min).max(max));
+const port = wholeNumber(0, 65535);
+const positiveInt = wholeNumber(1, Number.MAX_SAFE_INTEGER);
 
 /** Every environment variable Baton reads, with its default. */
 const Env = z.object({
@@ -12,6 +18,8 @@ const Env = z.object({
   BATON_DATABASE_URL: z
     .string()
     .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must start with postgres://, postgresql:// or sqlite:')
+    // "sqlite:" alone would open an anonymous temporary database: everything lost at exit.
+    .refine((u) => !/^sqlite:(\/\/)?\s*$/.test(u), 'sqlite: needs a file path, e.g. sqlite:/var/lib/baton/baton.db')
     .optional(),
   BATON_REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
   BATON_MASTER_KEY: z.string().min(1).optional(),

@@ -52,6 +52,13 @@ export function sendProblem(res: Response, status: number, slug: string, detail:
   res.status(status).type('application/problem+json').send(JSON.stringify(body));
 }
 
+function clientErrorStatus(err: unknown): number | undefined {
+  if (!err || typeof err !== 'object') return undefined;
+  const { status, statusCode } = err as { status?: unknown; statusCode?: unknown };
+  const code = typeof status === 'number' ? status : statusCode;
+  return typeof code === 'number' && Number.isInteger(code) && code >= 400 && code < 500 ? code : undefined;
+}
+
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, next) => {
     if (res.headersSent) {
@@ -76,6 +83,17 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     const known = parserType ? BODY_PARSER[parserType] : undefined;
     if (known && known[0] < 500) {
       sendProblem(res, known[0], known[1], known[2]);
+      return;
+    }
+    // Other client errors raised by Express itself (a path parameter that is not valid percent-encoding,
+    // http-errors from static files…) carry a 4xx status: the client's fault, never a 500.
+    const clientStatus = clientErrorStatus(err);
+    if (clientStatus !== undefined) {
+      if (err instanceof URIError) sendProblem(res, clientStatus, 'malformed-path', 'the request path is not valid percent-encoding');
+      else {
+        const expose = (err as { expose?: boolean }).expose === true && err instanceof Error && err.message;
+        sendProblem(res, clientStatus, 'bad-request', expose ? err.message : (TITLES[clientStatus] ?? 'bad request'));
+      }
       return;
     }
     logger.error('unhandled error', { request_id: res.locals.requestId, path: req.path, error: err instanceof Error ? err.stack : String(err) });

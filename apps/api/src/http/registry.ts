@@ -116,7 +116,11 @@ function handlerFor(op: Operation, deps: MountDeps): RequestHandler {
 
       const reply = await op.handle({ params, query, body: parsedBody, principal, req, res });
       if (!reply || res.headersSent) return;
-      for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
+      // Link may already carry the successor of a legacy path: a page's rel="next" joins it, never replaces it.
+      for (const [k, v] of Object.entries(reply.headers ?? {})) {
+        if (k.toLowerCase() === 'link') res.append('Link', v);
+        else res.setHeader(k, v);
+      }
       if (reply.body === undefined) res.status(reply.status).end();
       else res.status(reply.status).json(reply.body);
     } catch (err) {

@@ -15,6 +15,13 @@ export function mountUi(app: Express, uiDir: string): void {
   // Express matches `/ui` and `/ui/` alike (non-strict routing): redirect only the slash-less form.
   app.get('/ui', (req, res, next) => (req.path === '/ui' ? res.redirect(301, '/ui/') : next()));
   app.use('/ui', express.static(uiDir, { index: 'index.html', fallthrough: true, maxAge: '1h' }));
+  // Browsers ask for /favicon.ico on their own: the UI's icon when it ships one, else an empty answer
+  // rather than a 404 in every page's console.
+  app.get('/favicon.ico', (_req, res) => {
+    const icon = path.join(uiDir, 'favicon.ico');
+    if (fs.existsSync(icon)) res.sendFile(icon, { maxAge: '1d' });
+    else res.status(204).set('Cache-Control', 'public, max-age=86400').end();
+  });
   app.get('/ui/{*rest}', (_req, res) => {
     const index = path.join(uiDir, 'index.html');
     if (fs.existsSync(index)) res.sendFile(index);

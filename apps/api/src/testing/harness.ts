@@ -3,13 +3,19 @@ import type { Role } from '@baton/contracts';
 import { type Clock, DEFAULT_THROTTLE, Keyring, generateMasterKey, systemClock, type ThrottleLimits } from '@baton/core';
 import { createTestDatabase, type TestDatabase } from '@baton/db/testing';
 import type { DialectName } from '@baton/db';
+import type { Express } from 'express';
 import supertest from 'supertest';
 import { createApp } from '../app.js';
+import type { Operation } from '../http/registry.js';
 import { createLogger } from '../logger.js';
 import { createServices, type Services } from '../wiring.js';
 
 export interface Harness {
   http: ReturnType<typeof supertest>;
+  /** The Express app itself, e.g. to listen on a real port. */
+  app: Express;
+  /** Every operation the app registered (the source of the OpenAPI document). */
+  operations: Operation[];
   tdb: TestDatabase;
   services: Services;
   keyring: Keyring;
@@ -22,19 +28,19 @@ export interface Harness {
 let counter = 0;
 export const PASSWORD = 'correct horse battery staple';
 
-export async function createHarness(dialect: DialectName, opts: { throttle?: ThrottleLimits; clock?: Clock; bodyLimitBytes?: number; uiDir?: string } = {}): Promise<Harness> {
+export async function createHarness(dialect: DialectName, opts: { throttle?: ThrottleLimits; clock?: Clock; bodyLimitBytes?: number; uiDir?: string; trustProxy?: boolean } = {}): Promise<Harness> {
   const tdb = await createTestDatabase(dialect);
   const keyring = new Keyring(generateMasterKey());
   const services = createServices(tdb.db, {
     keyring, clock: opts.clock ?? systemClock, tokenTtlSeconds: 3600, throttle: opts.throttle ?? { ...DEFAULT_THROTTLE, perAddress: 1000 },
   });
-  const { app } = createApp({
+  const { app, operations } = createApp({
     services,
     ping: () => tdb.db.ping(),
     gauges: { usersByRole: () => tdb.db.repos.users.countByRole(), auditEntries: async () => (await tdb.db.repos.audit.head()).seq },
     logger: createLogger('error', { silent: true }),
     bodyLimitBytes: opts.bodyLimitBytes ?? 1024 * 1024,
-    trustProxy: false,
+    trustProxy: opts.trustProxy ?? false,
     uiDir: opts.uiDir,
   });
   const http = supertest(app);
@@ -47,7 +53,7 @@ export async function createHarness(dialect: DialectName, opts: { throttle?: Thr
   }
 
   const admin = await user('admin', 'root');
-  return { http, tdb, services, keyring, user, admin, close: () => tdb.drop() };
+  return { http, app, operations, tdb, services, keyring, user, admin, close: () => tdb.drop() };
 }
 
 export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });

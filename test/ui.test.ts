@@ -1,0 +1,125 @@
+// The web UI in a real browser (Debian's chromium driven by playwright-core) against the real app on a real port.
+import fs from 'node:fs';
+import type http from 'node:http';
+import type net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DIALECTS } from '@baton/db/testing';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { createHarness, type Harness } from '../apps/api/src/testing/harness.js';
+
+const CHROMIUM = process.env.BATON_TEST_CHROMIUM ?? '/usr/bin/chromium';
+const WAIT_MS = 20_000;
+
+let browser: Browser | undefined;
+
+beforeAll(async () => {
+  // No silent skip: without a browser this test fails and says why.
+  if (!fs.existsSync(CHROMIUM)) {
+    throw new Error(`chromium is missing at ${CHROMIUM}: install it (apt-get install -y chromium) or set BATON_TEST_CHROMIUM`);
+  }
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    timeout: WAIT_MS,
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** A fresh page that records uncaught errors, console errors and failed responses. */
+async function openPage(): Promise<{ page: Page; problems: string[] }> {
+  if (!browser) throw new Error('the browser did not start');
+  const page = await browser.newPage();
+  page.setDefaultTimeout(WAIT_MS);
+  const problems: string[] = [];
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') problems.push(`console error: ${msg.text()} (${msg.location().url})`);
+  });
+  page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} ${req.failure()?.errorText ?? ''}`));
+  page.on('response', (res) => {
+    if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`);
+  });
+  return { page, problems };
+}
+
+describe.each(DIALECTS)('web UI in chromium on %s', (dialect) => {
+  let h: Harness;
+  let server: http.Server;
+  let base: string;
+
+  beforeAll(async () => {
+    h = await createHarness(dialect);
+    server = await new Promise<http.Server>((resolve, reject) => {
+      const s = h.app.listen(0, '127.0.0.1', (err?: Error) => (err ? reject(err) : resolve(s)));
+    });
+    base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    if (server) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+    await h?.close();
+  });
+
+  it('opens / on /ui/, shows "Baton" and a health indicator that turns ok', async () => {
+    const { page, problems } = await openPage();
+    try {
+      const response = await page.goto(`${base}/`);
+      expect(response?.status()).toBe(200);
+      expect(new URL(page.url()).pathname).toBe('/ui/');
+      await expect(page.title()).resolves.toBe('Baton');
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Baton');
+      const health = page.getByTestId('health');
+      await page.getByTestId('health').filter({ hasNotText: 'checking' }).waitFor();
+      expect(await health.textContent()).toBe('ok');
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('shows the health indicator as down when /healthz fails', async () => {
+    const { page } = await openPage();
+    try {
+      await page.route('**/healthz', (route) => route.fulfill({ status: 503, contentType: 'application/problem+json', body: '{}' }));
+      await page.goto(`${base}/ui/`);
+      await page.getByTestId('health').filter({ hasNotText: 'checking' }).waitFor();
+      expect(await page.getByTestId('health').textContent()).toBe('down');
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('renders a client-side route from the index.html fallback', async () => {
+    const { page, problems } = await openPage();
+    try {
+      const response = await page.goto(`${base}/ui/runs/some-run`);
+      expect(response?.status()).toBe(200);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Baton');
+      await page.getByTestId('health').filter({ hasText: /^ok$/ }).waitFor();
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('renders the API docs at /v1/docs from /v1/openapi.json, with no resolver errors', async () => {
+    const { page, problems } = await openPage();
+    try {
+      const response = await page.goto(`${base}/v1/docs`);
+      expect(response?.status()).toBe(200);
+      await page.waitForSelector('.opblock-summary-path');
+      const paths = await page.locator('.opblock-summary-path').allTextContents();
+      expect(paths.map((p) => p.replace(/\u200b/g, ''))).toEqual(expect.arrayContaining(['/v1/users', '/v1/auth/login', '/healthz']));
+      expect(await page.locator('.errors-wrapper').count()).toBe(0);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+});
