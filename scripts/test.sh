@@ -15,6 +15,10 @@ for check in typecheck lint cycles; do
   if pnpm -s "$check"; then checks_passed=$((checks_passed + 1)); else checks_failed=$((checks_failed + 1)); echo "!! $check failed"; fi
 done
 
+# Databases left by an earlier run that was killed before its clean-up (each test file makes its own).
+psql -h 127.0.0.1 -U postgres -d test -Atc "select datname from pg_database where datname like 'baton\_t\_%'" 2>/dev/null |
+  while read -r stale; do psql -h 127.0.0.1 -U postgres -d test -qc "drop database if exists \"$stale\" with (force)" >/dev/null 2>&1; done
+
 echo "== tests"
 results=$(mktemp)
 NODE_OPTIONS=--experimental-vm-modules pnpm exec jest --ci --json --outputFile="$results" "$@"

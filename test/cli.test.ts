@@ -217,6 +217,14 @@ describe('bin/baton without a database', () => {
     expect(fs.existsSync(data)).toBe(false);
   });
 
+  it('exits 2 with a one-line message naming BATON_DATABASE_URL when the database cannot be reached', async () => {
+    // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+    const r = await run(['migrate'], { BATON_DATA_DIR: path.join(tempDir('baton-cli-'), 'data'), BATON_DATABASE_URL: 'postgres://postgres@127.0.0.1:1/baton' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^baton: BATON_DATABASE_URL: cannot open and migrate the postgres database: .*ECONNREFUSED/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('exits 2 naming BATON_DATABASE_URL when it is bad', async () => {
     const r = await run(['migrate'], { BATON_DATA_DIR: path.join(tempDir('baton-cli-'), 'data'), BATON_DATABASE_URL: 'mysql://localhost/baton' });
     expect(r.code).toBe(2);
@@ -393,16 +401,12 @@ describe.each(DIALECTS)('bin/baton on %s', (dialect) => {
       expect(log.body.map((e) => e.actor)).toEqual(['cli']);
     });
 
-    // The old key no longer opens the secret: it is sealed under the new one.
+    // The old key no longer opens the secret: it is sealed under the new one, and serve refuses to start
+    // with a key that cannot open what is stored (instead of failing later, at the first export).
     fs.writeFileSync(keyFile, oldKey, { mode: 0o600 });
-    await withServer(env, async (s) => {
-      const { token } = await login(s.base, 'admin', ADMIN_PASSWORD);
-      const res = await fetch(`${s.base}/v1/audit/export`, { headers: { Authorization: `Bearer ${token}` } });
-      expect(res.status).toBeGreaterThanOrEqual(500);
-      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-      const body = (await res.json()) as Record<string, unknown>;
-      expect(body.key_id).toBeUndefined();
-    });
+    const refused = await run(['serve'], env);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/master key cannot open stored secrets \(server_keys\.private_key_enc: .*does not hold/);
     fs.writeFileSync(keyFile, newKey, { mode: 0o600 });
   }, 240_000);
 

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { type Clock, systemClock, type ThrottleLimits } from '@baton/core';
+import { assertKeyringOpensSecrets, type Clock, systemClock, type ThrottleLimits } from '@baton/core';
 import { type Database, openDatabase } from '@baton/db';
 import type { Config } from './config/config.js';
 import { ConfigError } from './config/config.js';
@@ -34,7 +34,13 @@ export async function openRuntime(config: Config, opts: { createKey: boolean; cl
     await db.migrate();
   } catch (err) {
     await db.close().catch(() => {});
-    throw err;
+    throw new ConfigError(`BATON_DATABASE_URL: cannot open and migrate the ${db.dialect} database: ${(err as Error).message}`);
+  }
+  try {
+    await assertKeyringOpensSecrets(db.repos.secretColumns, keyring);
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw new ConfigError((err as Error).message);
   }
   const services = createServices(db, {
     keyring, clock: opts.clock ?? systemClock, tokenTtlSeconds: config.tokenTtlSeconds, throttle: opts.throttle, auditSigningKey,

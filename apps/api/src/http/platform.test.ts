@@ -157,6 +157,16 @@ describe.each(DIALECTS)('HTTP platform on %s', (dialect) => {
       }
     });
 
+    it('answers a NUL character anywhere in the input with 400 naming where, not a database error', async () => {
+      const login = problem(await h.http.post('/v1/auth/login').send({ username: 'a\u0000b', password: 'whatever-password' }), 400);
+      expect(login.errors).toEqual([{ path: 'body.username', message: 'must not contain NUL characters' }]);
+      const filter = problem(await h.http.get('/v1/audit?actor=%00').set(bearer(h.admin.token)), 400);
+      expect(filter.errors).toEqual([{ path: 'query.actor', message: 'must not contain NUL characters' }]);
+      const team = problem(await h.http.post('/v1/teams').set(bearer(h.admin.token)).send({ name: 'ok\u0000team' }), 400);
+      expect(team.errors).toEqual([{ path: 'body.name', message: 'must not contain NUL characters' }]);
+      problem(await h.http.delete('/v1/users/usr_%00').set(bearer(h.admin.token)), 400);
+    });
+
     it('answers a path that cannot be percent-decoded with 400, not 500', async () => {
       problem(await h.http.get('/v1/users/%E0%A4%A').set(bearer(h.admin.token)), 400);
       problem(await h.http.get('/users/%ZZ').set(bearer(h.admin.token)), 400);

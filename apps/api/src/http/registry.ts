@@ -75,6 +75,28 @@ function issues(where: string, error: z.ZodError): ValidationError {
   return new ValidationError(`invalid ${where}`, errors);
 }
 
+/**
+ * No input may carry a NUL character: PostgreSQL refuses it in text (a 500 if it got that far) and it has
+ * no legitimate use in names, ids or filters. Checked once here, for every operation and every location.
+ */
+function rejectNulBytes(value: unknown, where: string): void {
+  const bad: string[] = [];
+  const visit = (v: unknown, at: string) => {
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) bad.push(at);
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => visit(item, `${at}.${i}`));
+    } else if (v && typeof v === 'object') {
+      for (const [k, item] of Object.entries(v)) {
+        if (k.includes('\u0000')) bad.push(at);
+        else visit(item, `${at}.${k}`);
+      }
+    }
+  };
+  visit(value, where);
+  if (bad.length) throw new ValidationError(`invalid ${where}`, bad.map((path) => ({ path, message: 'must not contain NUL characters' })));
+}
+
 function hasBody(req: Request): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
@@ -106,6 +128,7 @@ function handlerFor(op: Operation, deps: MountDeps): RequestHandler {
 
       const parse = <S extends z.ZodType | undefined>(schema: S, value: unknown, where: string) => {
         if (!schema) return value;
+        rejectNulBytes(value, where);
         const r = schema.safeParse(value);
         if (!r.success) throw issues(where, r.error);
         return r.data;

@@ -1,8 +1,23 @@
 import type { SecretColumnRepo } from '@baton/db';
 import type { Keyring } from '../crypto/secret-box.js';
+import { ValidationError } from '../common/errors.js';
 import { recordAudit } from '../audit/audit.chain.js';
 import type { Clock } from '../common/clock.js';
 import type { AuditRepo } from '@baton/db';
+
+/**
+ * Start-up check: the keyring must open what is stored. Starting with the wrong master key would otherwise
+ * surface much later, as a failure of whatever first needs a secret.
+ */
+export async function assertKeyringOpensSecrets(secretColumns: Pick<SecretColumnRepo, 'samples'>, ring: Keyring): Promise<void> {
+  for (const s of await secretColumns.samples()) {
+    try {
+      ring.decrypt(s.value);
+    } catch (err) {
+      throw new ValidationError(`the master key cannot open stored secrets (${s.table}.${s.column}: ${(err as Error).message}); start with the key they were sealed under`);
+    }
+  }
+}
 
 /**
  * Re-seals every encrypted value under `ring.current` in one transaction: either all values move to the

@@ -11,6 +11,15 @@ export const ENCRYPTED_COLUMNS: ReadonlyArray<{ table: string; key: string; colu
 
 export function createSecretColumnRepo(db: Kysely<Schema>) {
   return {
+    /** One stored value per encrypted column (where there is any): enough to check a key opens them. */
+    async samples(): Promise<Array<{ table: string; column: string; value: string }>> {
+      const out: Array<{ table: string; column: string; value: string }> = [];
+      for (const { table, column } of ENCRYPTED_COLUMNS) {
+        const r = await sql<{ v: string }>`select ${sql.ref(column)} as v from ${sql.table(table)} where ${sql.ref(column)} is not null limit 1`.execute(db);
+        if (r.rows[0]) out.push({ table, column, value: r.rows[0].v });
+      }
+      return out;
+    },
     /** Rewrites every encrypted value with `reencrypt`; returns how many values changed. */
     async reencryptAll(reencrypt: (ciphertext: string) => string): Promise<number> {
       let changed = 0;
