@@ -54,7 +54,7 @@ function importsOf(file) {
     // `import { type A, type B } from` is type-only too.
     const braces = /^\s*\{([^}]*)\}\s+from\s+$/.exec(clause);
     const names = braces ? braces[1].split(',').map((s) => s.trim()).filter(Boolean) : [];
-    const valueNames = Boolean(m[3]) ? [] : braces ? names.filter((s) => !s.startsWith('type ')).map((s) => s.split(/\s+as\s+/)[0]) : ['*'];
+    const valueNames = m[3] ? [] : braces ? names.filter((s) => !s.startsWith('type ')).map((s) => s.split(/\s+as\s+/)[0]) : ['*'];
     found.push({ spec: m[5], typeOnly: valueNames.length === 0, valueNames });
   }
   for (const m of src.matchAll(DYNAMIC)) found.push({ spec: m[1], typeOnly: false, valueNames: ['*'] });
