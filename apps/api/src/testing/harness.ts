@@ -28,7 +28,7 @@ export interface Harness {
 let counter = 0;
 export const PASSWORD = 'correct horse battery staple';
 
-export async function createHarness(dialect: DialectName, opts: { throttle?: ThrottleLimits; clock?: Clock; bodyLimitBytes?: number; uiDir?: string; trustProxy?: boolean } = {}): Promise<Harness> {
+export async function createHarness(dialect: DialectName, opts: { throttle?: ThrottleLimits; clock?: Clock; bodyLimitBytes?: number; uiDir?: string; trustProxy?: boolean; logStream?: NodeJS.WritableStream } = {}): Promise<Harness> {
   const tdb = await createTestDatabase(dialect);
   const keyring = new Keyring(generateMasterKey());
   const services = createServices(tdb.db, {
@@ -38,7 +38,7 @@ export async function createHarness(dialect: DialectName, opts: { throttle?: Thr
     services,
     ping: () => tdb.db.ping(),
     gauges: { usersByRole: () => tdb.db.repos.users.countByRole(), auditEntries: async () => (await tdb.db.repos.audit.head()).seq },
-    logger: createLogger('error', { silent: true }),
+    logger: opts.logStream ? createLogger('debug', { stream: opts.logStream }) : createLogger('error', { silent: true }),
     bodyLimitBytes: opts.bodyLimitBytes ?? 1024 * 1024,
     trustProxy: opts.trustProxy ?? false,
     uiDir: opts.uiDir,
