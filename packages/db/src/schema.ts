@@ -66,6 +66,67 @@ export interface ServerKeyTable {
   created_at: string;
 }
 
+export interface CredentialTable {
+  id: string;
+  name: string;
+  type: string;
+  description: string | null;
+  public_inputs: string;
+  secret_inputs_enc: string;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ProjectTable {
+  id: string;
+  name: string;
+  git_url: string;
+  branch: string;
+  credential_id: string | null;
+  last_commit: string | null;
+  synced_at: string | null;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface InventoryTable {
+  id: string;
+  name: string;
+  format: string;
+  content: string;
+  groups: string;
+  host_count: number;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface InventoryHostTable {
+  inventory_id: string;
+  host: string;
+  groups: string;
+}
+
+export interface InventorySourceTable {
+  id: string;
+  name: string;
+  kind: string;
+  inventory_id: string;
+  project_id: string | null;
+  path: string | null;
+  url: string | null;
+  credential_id: string | null;
+  refresh_interval_s: number | null;
+  refreshed_at: string | null;
+  host_count: number | null;
+  last_error: string | null;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Schema {
   users: UserTable;
   api_tokens: ApiTokenTable;
@@ -75,4 +136,9 @@ export interface Schema {
   audit_entries: AuditEntryTable;
   audit_head: AuditHeadTable;
   server_keys: ServerKeyTable;
+  credentials: CredentialTable;
+  projects: ProjectTable;
+  inventories: InventoryTable;
+  inventory_hosts: InventoryHostTable;
+  inventory_sources: InventorySourceTable;
 }

@@ -7,6 +7,7 @@ import type { Schema } from '../schema.js';
  */
 export const ENCRYPTED_COLUMNS: ReadonlyArray<{ table: string; key: string; column: string }> = [
   { table: 'server_keys', key: 'purpose', column: 'private_key_enc' },
+  { table: 'credentials', key: 'id', column: 'secret_inputs_enc' },
 ];
 
 export function createSecretColumnRepo(db: Kysely<Schema>) {

@@ -1,9 +1,11 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as m0001 from './0001_foundation.js';
+import * as m0002 from './0002_inputs.js';
 
 /** The one migration set, shared by SQLite and PostgreSQL. Append only; never edit a released migration. */
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
+  '0002_inputs': m0002,
 };
 
 export const migrationProvider: MigrationProvider = {
