@@ -7,6 +7,7 @@ export default {
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   moduleNameMapper: {
     '^@baton/db/testing$': '<rootDir>/packages/db/src/testing/index.ts',
+    '^@baton/executor/testing$': '<rootDir>/packages/executor/src/testing/index.ts',
     '^@baton/(contracts|core|db|queue|executor)$': '<rootDir>/packages/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

@@ -2,11 +2,15 @@ import express, { type Express } from 'express';
 import type { Logger } from 'winston';
 import { auditRoutes } from './audit/audit.routes.js';
 import { authRoutes } from './auth/auth.routes.js';
+import { credentialRoutes } from './credentials/credential.routes.js';
 import { grantRoutes } from './grants/grant.routes.js';
+import { inventoryRoutes } from './inventories/inventory.routes.js';
+import { inventorySourceRoutes } from './inventory-sources/inventory-source.routes.js';
 import { accessLog, requestId } from './http/middleware.js';
 import { buildOpenApi } from './http/openapi.js';
 import { errorHandler, notFoundHandler } from './http/problem.js';
 import { mountOperations, type Operation } from './http/registry.js';
+import { projectRoutes } from './projects/project.routes.js';
 import { createMetrics } from './system/metrics.js';
 import { DEFAULT_UI_DIR, mountDocs, mountUi } from './system/static.js';
 import { systemRoutes } from './system/system.routes.js';
@@ -45,6 +49,10 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
     ...teamRoutes(s),
     ...grantRoutes(s),
     ...auditRoutes(s),
+    ...credentialRoutes(s),
+    ...projectRoutes(s),
+    ...inventoryRoutes(s),
+    ...inventorySourceRoutes(s),
   ];
 
   app.use(requestId);

@@ -1,9 +1,11 @@
 import type crypto from 'node:crypto';
 import {
-  createAuditService, createAuthService, createAuthorizer, createGrantService, createLoginThrottle, createSigningKeyStore,
-  createTeamService, createUserService, type Clock, DEFAULT_THROTTLE, type Keyring, type ThrottleLimits,
+  createAuditService, createAuthService, createAuthorizer, createCredentialService, createGrantService, createLoginThrottle, createSigningKeyStore,
+  createProjectService, createTeamService, createUserService, type Clock, DEFAULT_THROTTLE, type Keyring, type ThrottleLimits,
 } from '@baton/core';
 import type { Database } from '@baton/db';
+import { checkoutCommit, resolveBranchHead } from '@baton/executor';
+import { createInventoryServices } from './inventories/inventory.wiring.js';
 
 export interface ServiceOptions {
   keyring: Keyring;
@@ -11,6 +13,8 @@ export interface ServiceOptions {
   tokenTtlSeconds: number;
   throttle?: ThrottleLimits | undefined;
   auditSigningKey?: crypto.KeyObject | undefined;
+  /** extra CA certificates (PEM) trusted when fetching url inventory sources (tests); production uses the system store */
+  inventoryUrlCa?: string | undefined;
 }
 
 /** The composition root of the domain layer: every service gets exactly the repositories it uses. */
@@ -20,6 +24,20 @@ export function createServices(db: Database, opts: ServiceOptions) {
   const authz = createAuthorizer({ grants: repos.grants, teams: repos.teams });
   const signingKeys = createSigningKeyStore({ serverKeys: repos.serverKeys, keyring: opts.keyring, clock, configured: opts.auditSigningKey });
   const users = createUserService({ users: repos.users, transaction, authz, clock });
+  // "What still references this?" for the 409 on delete. Each referencing domain adds its lookup here
+  // (templates, schedules and triggers will join when they exist).
+  const tagged = (kind: string, rows: Array<{ id: string; name: string }>) => rows.map((r) => ({ kind, ...r }));
+  const credentials = createCredentialService({
+    credentials: repos.credentials, transaction, authz, keyring: opts.keyring, clock,
+    usedBy: async (id) => [
+      ...tagged('project', await repos.projects.usingCredential(id)),
+      ...tagged('inventory source', await repos.inventorySources.usingCredential(id)),
+    ],
+  });
+  const projects = createProjectService({
+    projects: repos.projects, transaction, authz, clock, credentials, git: { resolveBranchHead },
+    usedBy: async (id) => tagged('inventory source', await repos.inventorySources.usingProject(id)),
+  });
   return {
     authz,
     users,
@@ -31,9 +49,22 @@ export function createServices(db: Database, opts: ServiceOptions) {
     grants: createGrantService({
       grants: repos.grants, users: repos.users, teams: repos.teams, transaction, authz, clock,
       // Each domain that owns grantable objects adds its prefix here.
-      grantable: { team: async (id) => Boolean(await repos.teams.findById(id)) },
+      grantable: {
+        team: async (id) => Boolean(await repos.teams.findById(id)),
+        cred: async (id) => Boolean(await repos.credentials.findById(id)),
+        prj: async (id) => Boolean(await repos.projects.findById(id)),
+        inv: async (id) => Boolean(await repos.inventories.findSummary(id)),
+        src: async (id) => Boolean(await repos.inventorySources.findById(id)),
+      },
     }),
     audit: createAuditService({ audit: repos.audit, signingKeys, clock }),
+    credentials,
+    projects,
+    ...createInventoryServices(db, {
+      authz, clock, credentials, urlCa: opts.inventoryUrlCa,
+      // A script or plugin source runs inside a fresh checkout of its project's last synced commit.
+      checkout: async (p, projectId, dir) => checkoutCommit({ ...(await projects.checkoutSpec(p, projectId)), dir }),
+    }),
     signingKeys,
   };
 }

@@ -4,3 +4,7 @@ export * from './users/user.schemas.js';
 export * from './teams/team.schemas.js';
 export * from './grants/grant.schemas.js';
 export * from './audit/audit.schemas.js';
+export * from './credentials/credential.schemas.js';
+export * from './projects/project.schemas.js';
+export * from './inventories/inventory.schemas.js';
+export * from './inventory-sources/inventory-source.schemas.js';

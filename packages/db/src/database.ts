@@ -1,5 +1,6 @@
 import { type Kysely, Migrator, sql } from 'kysely';
 import { createAuditRepo } from './audit/audit.repo.js';
+import { createCredentialRepo } from './credentials/credential.repo.js';
 import { createTokenRepo } from './auth/token.repo.js';
 import { type DatabaseTarget, type DialectName, openKysely, parseDatabaseUrl } from './dialect.js';
 import { createGrantRepo } from './grants/grant.repo.js';
@@ -9,6 +10,9 @@ import { migrationProvider } from './migrations/index.js';
 import type { Schema } from './schema.js';
 import { createTeamRepo } from './teams/team.repo.js';
 import { createUserRepo } from './users/user.repo.js';
+import { createProjectRepo } from './projects/project.repo.js';
+import { createInventoryRepo } from './inventories/inventory.repo.js';
+import { createInventorySourceRepo } from './inventory-sources/inventory-source.repo.js';
 
 /** All repositories, bound either to the database or to one transaction. */
 export function createRepositories(db: Kysely<Schema>) {
@@ -20,6 +24,10 @@ export function createRepositories(db: Kysely<Schema>) {
     audit: createAuditRepo(db),
     serverKeys: createServerKeyRepo(db),
     secretColumns: createSecretColumnRepo(db),
+    projects: createProjectRepo(db),
+    credentials: createCredentialRepo(db),
+    inventories: createInventoryRepo(db),
+    inventorySources: createInventorySourceRepo(db),
   };
 }
 export type Repositories = ReturnType<typeof createRepositories>;

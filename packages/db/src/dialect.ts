@@ -83,6 +83,12 @@ export function toNumber(value: string | number | bigint | null | undefined): nu
   return value === null || value === undefined ? 0 : Number(value);
 }
 
+/** A row elsewhere still references the one being deleted (per driver); repositories report it as "in use". */
+export function isForeignKeyViolation(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}
+
 /** Unique-constraint violations look different per driver; services map them to 409. */
 export function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: string } | null;

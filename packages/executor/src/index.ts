@@ -1,1 +1,6 @@
-export {};
+export { checkoutCommit, DEFAULT_GIT_TIMEOUT_MS, GitError, type GitErrorCode, resolveBranchHead } from './git/git.js';
+export {
+  DEFAULT_MAX_LIST_BYTES, DEFAULT_PARSE_TIMEOUT_MS, detectInventoryFormat, InventoryParseError, InventorySourceError, parseInventory, runInventorySource,
+  scriptJsonToYamlInventory, type SourceInventory, sourceInventoryFromList, summarizeInventoryList,
+} from './inventory/ansible-inventory.js';
+export { fetchInventoryUrl, type FetchInventoryUrlOptions, isRefusedAddress, loadUrlInventory } from './inventory/inventory-url.js';

@@ -112,7 +112,7 @@ describe.each(DIALECTS)('grants on %s', (dialect) => {
 
   it.each<[string, (ids: { user: string; team: string }) => unknown, string]>([
     ['a user as the object', ({ user }) => ({ subject: user, object: user, level: 'use' }), 'body.object'],
-    ['an object of a kind that cannot be granted', ({ user }) => ({ subject: user, object: 'prj_01ARZ3NDEKTSV4RRFFQ69G5FAV', level: 'use' }), 'body.object'],
+    ['an object of a kind that cannot be granted', ({ user }) => ({ subject: user, object: 'wrk_01ARZ3NDEKTSV4RRFFQ69G5FAV', level: 'use' }), 'body.object'],
     ['an object named like a property of every JS object', ({ user }) => ({ subject: user, object: 'constructor_01ARZ3NDEKTSV4RRFFQ69G5FAV', level: 'use' }), 'body.object'],
     ['a made-up kind of object', ({ user }) => ({ subject: user, object: 'zzz_01ARZ3NDEKTSV4RRFFQ69G5FAV', level: 'use' }), 'body.object'],
     ['an object that is not an id', ({ user }) => ({ subject: user, object: 'everything', level: 'use' }), 'body.object'],

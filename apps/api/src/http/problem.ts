@@ -1,5 +1,5 @@
 import {
-  type BatonError, ConflictError, ForbiddenError, NotFoundError, RateLimitedError, UnauthenticatedError, UnavailableError, ValidationError,
+  type BatonError, ConflictError, UnprocessableError, ForbiddenError, NotFoundError, RateLimitedError, UnauthenticatedError, UnavailableError, ValidationError,
 } from '@baton/core';
 import type { ProblemDetails } from '@baton/contracts';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
@@ -19,12 +19,13 @@ const DOMAIN_STATUS: Array<[abstract new (...a: never[]) => BatonError, number, 
   [ForbiddenError, 403, 'forbidden'],
   [NotFoundError, 404, 'not-found'],
   [ConflictError, 409, 'conflict'],
+  [UnprocessableError, 422, 'unprocessable'],
   [RateLimitedError, 429, 'rate-limited'],
   [UnavailableError, 503, 'unavailable'],
 ];
 
 const TITLES: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict',
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 422: 'Unprocessable Content',
   413: 'Content Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
 };
 
@@ -69,7 +70,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       if (err instanceof cls) {
         if (err instanceof RateLimitedError) res.setHeader('Retry-After', String(err.retryAfterSeconds));
         if (err instanceof UnauthenticatedError) res.setHeader('WWW-Authenticate', 'Bearer');
-        const extra = err instanceof ValidationError && err.errors.length ? { errors: err.errors } : {};
+        const extra = (err instanceof ValidationError || err instanceof UnprocessableError) && err.errors.length ? { errors: err.errors } : {};
         sendProblem(res, status, slug, err.message, extra);
         return;
       }

@@ -28,11 +28,11 @@ export interface Harness {
 let counter = 0;
 export const PASSWORD = 'correct horse battery staple';
 
-export async function createHarness(dialect: DialectName, opts: { throttle?: ThrottleLimits; clock?: Clock; bodyLimitBytes?: number; uiDir?: string; trustProxy?: boolean; logStream?: NodeJS.WritableStream } = {}): Promise<Harness> {
+export async function createHarness(dialect: DialectName, opts: { throttle?: ThrottleLimits; clock?: Clock; bodyLimitBytes?: number; uiDir?: string; trustProxy?: boolean; logStream?: NodeJS.WritableStream; inventoryUrlCa?: string } = {}): Promise<Harness> {
   const tdb = await createTestDatabase(dialect);
   const keyring = new Keyring(generateMasterKey());
   const services = createServices(tdb.db, {
-    keyring, clock: opts.clock ?? systemClock, tokenTtlSeconds: 3600, throttle: opts.throttle ?? { ...DEFAULT_THROTTLE, perAddress: 1000 },
+    keyring, clock: opts.clock ?? systemClock, tokenTtlSeconds: 3600, inventoryUrlCa: opts.inventoryUrlCa, throttle: opts.throttle ?? { ...DEFAULT_THROTTLE, perAddress: 1000 },
   });
   const { app, operations } = createApp({
     services,

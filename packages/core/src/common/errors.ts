@@ -17,6 +17,12 @@ export class ValidationError extends BatonError {
 }
 /** No credentials, or bad, expired or revoked ones (401). */
 export class UnauthenticatedError extends BatonError {}
+/** Well-formed and allowed, but the world says no: e.g. git cannot reach the repository (422, with the reason). */
+export class UnprocessableError extends BatonError {
+  constructor(message: string, readonly errors: FieldError[] = []) {
+    super(message);
+  }
+}
 /** The caller may see the object but not do this to it (403). */
 export class ForbiddenError extends BatonError {}
 /** Unknown, or not visible to the caller (404). */

@@ -1,0 +1,36 @@
+// Composes the inventory and inventory-source services with the executor's real ansible-inventory runners.
+import { type Authorizer, type Clock, type CredentialGate, createInventoryService, createInventorySourceService, type InventorySourceRunners } from '@baton/core';
+import type { Database } from '@baton/db';
+import { loadUrlInventory, parseInventory, runInventorySource } from '@baton/executor';
+
+/** Bounds of one ansible-inventory run or URL fetch: a refresh answers synchronously, so these bound the request. */
+export const INVENTORY_LIMITS = { timeoutMs: 60_000, maxOutputBytes: 16 * 1024 * 1024 } as const;
+
+export interface InventoryWiringOptions {
+  authz: Authorizer;
+  clock: Clock;
+  credentials: CredentialGate;
+  /** how a script or plugin source gets its project's files; the projects domain provides it */
+  checkout: InventorySourceRunners['checkout'];
+  /** extra CA certificates (PEM) trusted for url sources; production uses the system store only */
+  urlCa?: string | undefined;
+}
+
+export function createInventoryServices(db: Database, opts: InventoryWiringOptions) {
+  const { repos, transaction } = db;
+  const runners: InventorySourceRunners = {
+    runSource: (o) => runInventorySource({ ...o, ...INVENTORY_LIMITS }),
+    loadUrl: (o) => loadUrlInventory({ ...o, ca: opts.urlCa, timeoutMs: INVENTORY_LIMITS.timeoutMs, maxBytes: INVENTORY_LIMITS.maxOutputBytes }),
+    checkout: opts.checkout,
+  };
+  return {
+    inventories: createInventoryService({
+      inventories: repos.inventories, inventorySources: repos.inventorySources, transaction, authz: opts.authz, clock: opts.clock,
+      parse: (content) => parseInventory({ content, timeoutMs: INVENTORY_LIMITS.timeoutMs, maxOutputBytes: INVENTORY_LIMITS.maxOutputBytes }),
+    }),
+    inventorySources: createInventorySourceService({
+      inventorySources: repos.inventorySources, inventories: repos.inventories, transaction, authz: opts.authz, clock: opts.clock,
+      credentials: opts.credentials, runners,
+    }),
+  };
+}

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { idOf, Timestamp } from '../common/common.schemas.js';
+
+export const InventoryFormat = z.enum(['ini', 'yaml', 'json']);
+export type InventoryFormat = z.infer<typeof InventoryFormat>;
+
+/** A group as ansible-inventory --list reports it: its direct hosts and child groups. */
+export const InventoryGroup = z
+  .object({ name: z.string(), hosts: z.array(z.string()), children: z.array(z.string()) })
+  .meta({ id: 'InventoryGroup' });
+export type InventoryGroup = z.infer<typeof InventoryGroup>;
+
+/** A host with every group it belongs to, directly or through child groups (`all` left out: every host is in it). */
+export const InventoryHost = z.object({ name: z.string(), groups: z.array(z.string()) }).meta({ id: 'InventoryHost' });
+export type InventoryHost = z.infer<typeof InventoryHost>;
+
+/** What parsing an inventory yields: the executor produces it, core stores it. */
+export interface ParsedInventory {
+  format: InventoryFormat;
+  hosts: InventoryHost[];
+  groups: InventoryGroup[];
+  /** the raw `ansible-inventory --list` JSON */
+  list: Record<string, unknown>;
+}
+
+/** Largest stored inventory: the parsed host list is kept beside it, and the JSON body limit applies first anyway. */
+export const MAX_INVENTORY_CONTENT_CHARS = 512 * 1024;
+
+// eslint-disable-next-line no-control-regex -- rejecting control characters is the point
+const Name = z.string().trim().min(1).max(100).regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
+
+export const InventoryBody = z
+  .strictObject({
+    name: Name,
+    content: z.string().max(MAX_INVENTORY_CONTENT_CHARS).meta({ description: 'INI, YAML or JSON (the YAML inventory shape); checked with ansible-inventory --list' }),
+  })
+  .meta({ id: 'InventoryBody' });
+
+const inventoryFields = {
+  id: z.string(),
+  name: z.string(),
+  format: InventoryFormat,
+  host_count: z.number().int(),
+  groups: z.array(InventoryGroup),
+  created_by: z.string(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+};
+/** An inventory in lists: without its content, which can be large. */
+export const InventorySummary = z.object(inventoryFields).meta({ id: 'InventorySummary' });
+export const Inventory = z.object({ ...inventoryFields, content: z.string() }).meta({ id: 'Inventory' });
+
+export const InventoryIdParams = z.strictObject({ id: idOf('inv') });

@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { idOf, Timestamp } from '../common/common.schemas.js';
+
+export const InventorySourceKind = z.enum(['script', 'plugin', 'url']);
+export type InventorySourceKind = z.infer<typeof InventorySourceKind>;
+
+/** Scheduling refreshes is the scheduler's job; the interval is only stored until then. */
+export const MIN_REFRESH_INTERVAL_S = 60;
+
+// eslint-disable-next-line no-control-regex -- rejecting control characters is the point
+const Name = z.string().trim().min(1).max(100).regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
+
+/** A path inside a project checkout: relative, no `..` segment, so it can never leave the checkout. */
+export const ProjectRelativePath = z
+  .string()
+  .min(1)
+  .max(1024)
+  // eslint-disable-next-line no-control-regex -- rejecting control characters is the point
+  .regex(/^[^\u0000-\u001f\u007f\\]+$/, 'must not contain control characters or backslashes')
+  .refine((p) => !p.startsWith('/'), 'must be relative to the project root')
+  .refine((p) => !p.split('/').includes('..'), "must not contain a '..' segment");
+
+/** Hosts that are cloud metadata services or never routable targets; checked again after DNS at fetch time. */
+const REFUSED_URL_HOST = /^(metadata\.google\.internal|metadata|169\.254\.\d+\.\d+|0\.0\.0\.0|\[(::|fe[89ab][0-9a-f]?:[^\]]*|fd00:ec2::254)\])\.?$/i;
+
+export const InventoryUrl = z
+  .url({ protocol: /^https$/, hostname: /.+/ })
+  .max(2048)
+  .refine((u) => !REFUSED_URL_HOST.test(new URL(u).hostname), 'link-local, unspecified and cloud metadata addresses are refused')
+  .refine((u) => { const x = new URL(u); return !x.username && !x.password; }, 'put no credentials in the URL; use credential_id')
+  .meta({ description: 'https only; returns inventory-script JSON' });
+
+const sourceFields = {
+  name: Name,
+  kind: InventorySourceKind,
+  inventory_id: idOf('inv'),
+  project_id: idOf('prj').nullish(),
+  path: ProjectRelativePath.nullish(),
+  url: InventoryUrl.nullish(),
+  credential_id: idOf('cred').nullish(),
+  refresh_interval_s: z.number().int().min(MIN_REFRESH_INTERVAL_S).max(30 * 24 * 3600).nullish()
+    .meta({ description: `stored for the scheduler (which arrives later); at least ${MIN_REFRESH_INTERVAL_S}` }),
+};
+
+/** Which fields each kind needs and which it must not carry. */
+const KIND_FIELDS: Record<InventorySourceKind, { required: Array<keyof typeof sourceFields>; forbidden: Array<keyof typeof sourceFields> }> = {
+  script: { required: ['project_id', 'path'], forbidden: ['url', 'credential_id'] },
+  plugin: { required: ['project_id', 'path'], forbidden: ['url', 'credential_id'] },
+  url: { required: ['url'], forbidden: ['project_id', 'path'] },
+};
+
+export const InventorySourceBody = z
+  .strictObject(sourceFields)
+  .superRefine((body, ctx) => {
+    const rule = KIND_FIELDS[body.kind];
+    for (const f of rule.required) {
+      if (body[f] === undefined || body[f] === null) ctx.addIssue({ code: 'custom', path: [f], message: `required when kind is ${body.kind}` });
+    }
+    for (const f of rule.forbidden) {
+      if (body[f] !== undefined && body[f] !== null) ctx.addIssue({ code: 'custom', path: [f], message: `not used when kind is ${body.kind}` });
+    }
+  })
+  .meta({ id: 'InventorySourceBody' });
+export type InventorySourceBody = z.infer<typeof InventorySourceBody>;
+
+export const InventorySource = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    kind: InventorySourceKind,
+    inventory_id: z.string(),
+    project_id: z.string().nullable(),
+    path: z.string().nullable(),
+    url: z.string().nullable(),
+    credential_id: z.string().nullable(),
+    refresh_interval_s: z.number().int().nullable(),
+    refreshed_at: Timestamp.nullable(),
+    host_count: z.number().int().nullable(),
+    last_error: z.string().nullable(),
+    created_by: z.string(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ id: 'InventorySource' });
+
+export const InventorySourceIdParams = z.strictObject({ id: idOf('src') });

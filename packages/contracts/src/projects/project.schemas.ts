@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { idOf, Timestamp } from '../common/common.schemas.js';
+
+/**
+ * Why a git URL is refused, or undefined when git may be pointed at it. Shared by request validation and the
+ * executor, so both refuse the same URLs: only https, ssh (also scp-like `user@host:path`), git and file
+ * transports; never a remote helper (`ext::…`, `fd::…`), a bare local path, or a password inside the URL.
+ */
+export function gitUrlProblem(url: string): string | undefined {
+  if (url.length === 0 || url.length > 2048) return 'must be 1 to 2048 characters';
+  // eslint-disable-next-line no-control-regex -- control characters and spaces have no place in a URL git will parse
+  if (/[\s\u0000-\u001f\u007f]/.test(url)) return 'must not contain spaces or control characters';
+  if (url.startsWith('-')) return 'must not start with "-"';
+  if (url.includes('::')) return 'remote helpers such as ext:: and fd:: are not allowed; use an https, ssh, git or file URL';
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url)?.[1];
+  if (scheme === undefined) {
+    // git reads `[user@]host:path` (a colon before any slash) as ssh.
+    const scp = /^(?:([A-Za-z0-9._~-]+)@)?([A-Za-z0-9][A-Za-z0-9.-]*|\[[0-9A-Fa-f:.]+\]):(.+)$/.exec(url);
+    if (!scp) return 'must be an https://, ssh://, git:// or file:/// URL or scp-like user@host:path (local paths need file://)';
+    return undefined;
+  }
+  if (!['https', 'ssh', 'git', 'file'].includes(scheme)) return `the ${scheme}:// protocol is not allowed; use https, ssh, git or file`;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'is not a valid URL';
+  }
+  if (parsed.password) return 'must not carry a password; attach a credential instead';
+  if (scheme === 'file') return parsed.host === '' && parsed.pathname.length > 1 ? undefined : 'a file URL must be file:///absolute/path';
+  if (parsed.hostname === '' || parsed.hostname.startsWith('-') || parsed.username.startsWith('-')) return 'must name a host';
+  return undefined;
+}
+
+/** A branch name git accepts (the rules of git check-ref-format, for one branch). */
+export function branchNameProblem(name: string): string | undefined {
+  if (name.length === 0 || name.length > 255) return 'must be 1 to 255 characters';
+  if (name.startsWith('-')) return 'must not start with "-"';
+  // eslint-disable-next-line no-control-regex -- git refuses control characters, spaces and these in ref names
+  if (/[\s\u0000-\u001f\u007f~^:?*[\\]/.test(name)) return 'must not contain spaces, control characters or any of ~ ^ : ? * [ \\';
+  if (name.includes('..') || name.includes('@{') || name === '@') return 'must not contain "..", "@{" or be "@"';
+  if (name.startsWith('/') || name.endsWith('/') || name.includes('//')) return 'must not start or end with "/" or contain "//"';
+  if (name.endsWith('.') || name.split('/').some((part) => part.startsWith('.') || part.endsWith('.lock'))) {
+    return 'no part may start with "." or end with ".lock", and the name must not end with "."';
+  }
+  return undefined;
+}
+
+function checkedBy(problem: (value: string) => string | undefined) {
+  return (value: string, ctx: z.RefinementCtx) => {
+    const message = problem(value);
+    if (message !== undefined) ctx.addIssue({ code: 'custom', message });
+  };
+}
+
+export const GitUrl = z.string().superRefine(checkedBy(gitUrlProblem)).meta({ example: 'https://git.example.com/ops/playbooks.git' });
+export const GitBranch = z.string().superRefine(checkedBy(branchNameProblem)).meta({ example: 'main' });
+// eslint-disable-next-line no-control-regex -- rejecting control characters is the point
+const ProjectName = z.string().trim().min(1).max(100).regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
+
+export const ProjectCreateBody = z.strictObject({
+  name: ProjectName,
+  git_url: GitUrl,
+  branch: GitBranch.default('main'),
+  credential_id: idOf('cred').optional().meta({ description: 'a token or ssh_key credential the server uses to reach the repository' }),
+});
+export type ProjectCreateBody = z.infer<typeof ProjectCreateBody>;
+
+export const ProjectUpdateBody = z
+  .strictObject({
+    name: ProjectName.optional(),
+    git_url: GitUrl.optional(),
+    branch: GitBranch.optional(),
+    credential_id: idOf('cred').nullable().optional().meta({ description: 'null detaches the credential' }),
+  })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'give at least one of name, git_url, branch, credential_id' });
+export type ProjectUpdateBody = z.infer<typeof ProjectUpdateBody>;
+
+export const Project = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    git_url: z.string(),
+    branch: z.string(),
+    credential_id: z.string().nullable(),
+    last_commit: z.string().nullable().meta({ description: 'head of the branch at the last sync; runs from this project use it' }),
+    synced_at: Timestamp.nullable(),
+    created_by: z.string(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ id: 'Project' });
+
+export const ProjectIdParams = z.strictObject({ id: idOf('prj') });
+
+/** How the server authenticates to a git remote: never put in a URL, argv or a file. */
+export type GitAuth = { kind: 'token'; token: string; username?: string | undefined } | { kind: 'ssh_key'; privateKey: string; passphrase?: string | undefined };

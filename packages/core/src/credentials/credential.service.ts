@@ -1,0 +1,250 @@
+import {
+  type Credential, CREDENTIAL_INPUTS, CREDENTIAL_SECRET_INPUTS, type CredentialCreateBody, type CredentialInputs, type CredentialType,
+  type CredentialUpdateBody, type GrantLevel,
+} from '@baton/contracts';
+import { type AuditRepo, type CredentialRepo, type CredentialRow, type GrantRepo, isUniqueViolation, type PageQuery } from '@baton/db';
+import { recordAudit } from '../audit/audit.chain.js';
+import type { Authorizer, Principal } from '../authz/authorize.js';
+import { type Clock, iso } from '../common/clock.js';
+import { ConflictError, type FieldError, NotFoundError, ValidationError } from '../common/errors.js';
+import { newId } from '../common/ids.js';
+import { decodeCursor, type Page, toPage } from '../common/paging.js';
+import type { Keyring } from '../crypto/secret-box.js';
+import { checkSshPrivateKey, SshKeyError } from './ssh-key.js';
+
+/** A credential with every input in clear text. Internal only: never put one in a response, a log or an event. */
+export type RevealedCredential = { id: string; name: string } & CredentialInputs;
+
+/** Something that references a credential and so keeps it from being deleted. */
+export interface CredentialUse {
+  kind: string;
+  id: string;
+  name: string;
+}
+
+type TxRepos = {
+  credentials: Pick<CredentialRepo, 'insert' | 'findById' | 'update' | 'delete'>;
+  grants: Pick<GrantRepo, 'insert' | 'deleteMentioning'>;
+  audit: Pick<AuditRepo, 'append'>;
+};
+
+type Inputs = Record<string, unknown>;
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Splits validated inputs into what is stored in clear (all strings) and what is sealed. */
+function split(type: CredentialType, inputs: Inputs): { publicInputs: Record<string, string>; secretInputs: Inputs } {
+  const secretNames = new Set(CREDENTIAL_SECRET_INPUTS[type]);
+  const publicInputs: Record<string, string> = {};
+  const secretInputs: Inputs = {};
+  for (const [k, v] of Object.entries(inputs)) {
+    if (v === undefined) continue;
+    if (secretNames.has(k)) secretInputs[k] = v;
+    else publicInputs[k] = String(v);
+  }
+  return { publicInputs, secretInputs };
+}
+
+/** Names of the secret inputs that are set; a map (env variables) lists its keys as `field.KEY`. */
+function secretFieldNames(secretInputs: Inputs): string[] {
+  return Object.keys(secretInputs)
+    .sort()
+    .flatMap((k) => {
+      const v = secretInputs[k];
+      return isPlainObject(v) ? Object.keys(v).sort().map((n) => `${k}.${n}`) : [k];
+    });
+}
+
+/** Zod issues of the inputs schema as field errors under `body.inputs` (messages name rules, never values). */
+function inputErrors(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): FieldError[] {
+  return issues.map((i) => ({ path: ['body', 'inputs', ...i.path.map(String)].join('.'), message: i.message }));
+}
+
+/** The full check of one type's inputs: the schema, then for ssh keys a parse of the key itself. */
+function validateInputs(type: CredentialType, inputs: unknown): Inputs {
+  const parsed = CREDENTIAL_INPUTS[type].safeParse(inputs);
+  if (!parsed.success) throw new ValidationError(`invalid ${type} inputs`, inputErrors(parsed.error.issues));
+  const valid = parsed.data as Inputs;
+  if (type === 'ssh_key') {
+    try {
+      checkSshPrivateKey(valid.private_key as string, valid.passphrase as string | undefined);
+    } catch (err) {
+      if (err instanceof SshKeyError) throw new ValidationError('invalid ssh_key inputs', [{ path: `body.inputs.${err.field}`, message: err.message }]);
+      throw err;
+    }
+  }
+  return valid;
+}
+
+/**
+ * An update's inputs merged over the stored ones: given inputs replace, null clears, omitted ones stay.
+ * Clearing a required input is refused here, with a clearer message than "expected string".
+ */
+function mergeInputs(type: CredentialType, stored: Inputs, patch: Inputs): Inputs {
+  const shape = CREDENTIAL_INPUTS[type].shape as Record<string, { safeParse(v: unknown): { success: boolean } } | undefined>;
+  const uncleared = Object.entries(patch)
+    .filter(([k, v]) => v === null && Object.hasOwn(shape, k) && !shape[k]!.safeParse(undefined).success)
+    .map(([k]) => ({ path: `body.inputs.${k}`, message: `${k} is required for a ${type} credential and cannot be cleared` }));
+  if (uncleared.length) throw new ValidationError(`invalid ${type} inputs`, uncleared);
+  // fromEntries defines own properties, so a key such as __proto__ stays a key (and the strict schema refuses it).
+  return Object.fromEntries([
+    ...Object.entries(stored).filter(([k]) => !Object.hasOwn(patch, k)),
+    ...Object.entries(patch).filter(([, v]) => v !== null),
+  ]);
+}
+
+export function createCredentialService(deps: {
+  credentials: Pick<CredentialRepo, 'findById' | 'list'>;
+  transaction: <T>(fn: (r: TxRepos) => Promise<T>) => Promise<T>;
+  authz: Pick<Authorizer, 'requireCreator' | 'require' | 'visibleIds'>;
+  keyring: Pick<Keyring, 'encrypt' | 'decrypt'>;
+  clock: Clock;
+  /** What references a credential (projects, inventory sources, templates…). Called outside any transaction. */
+  usedBy: (credentialId: string) => Promise<CredentialUse[]>;
+}) {
+  const seal = (secretInputs: Inputs): string => deps.keyring.encrypt(JSON.stringify(secretInputs));
+  const open = (row: CredentialRow): Inputs => JSON.parse(deps.keyring.decrypt(row.secret_inputs_enc).toString('utf8')) as Inputs;
+  const publicOf = (row: CredentialRow): Record<string, string> => JSON.parse(row.public_inputs) as Record<string, string>;
+
+  function toView(row: CredentialRow, secretInputs: Inputs = open(row)): Credential {
+    return {
+      id: row.id, name: row.name, type: row.type as CredentialType, description: row.description, inputs: publicOf(row),
+      secret_fields: secretFieldNames(secretInputs), created_by: row.created_by, created_at: row.created_at, updated_at: row.updated_at,
+    };
+  }
+
+  function revealRow(row: CredentialRow): RevealedCredential {
+    return { id: row.id, name: row.name, type: row.type, inputs: { ...publicOf(row), ...open(row) } } as RevealedCredential;
+  }
+
+  /** The credential if the caller holds `need` on it; unknown and invisible answer the same 404. */
+  async function visible(p: Principal, id: string, need: GrantLevel): Promise<CredentialRow> {
+    const notFound = () => new NotFoundError(`credential ${id} not found`);
+    const row = await deps.credentials.findById(id);
+    if (!row) throw notFound();
+    try {
+      await deps.authz.require(p, id, need);
+    } catch (err) {
+      throw err instanceof NotFoundError ? notFound() : err;
+    }
+    return row;
+  }
+
+  const duplicateName = (name: string) => new ConflictError(`a credential named ${name} already exists`);
+
+  return {
+    async create(p: Principal, body: CredentialCreateBody): Promise<Credential> {
+      deps.authz.requireCreator(p);
+      const { publicInputs, secretInputs } = split(body.type, validateInputs(body.type, body.inputs));
+      const now = deps.clock();
+      const row: CredentialRow = {
+        id: newId('cred', now.getTime()), name: body.name, type: body.type, description: body.description ?? null,
+        public_inputs: JSON.stringify(publicInputs), secret_inputs_enc: seal(secretInputs), created_by: p.id, created_at: iso(now), updated_at: iso(now),
+      };
+      try {
+        await deps.transaction(async (r) => {
+          await r.credentials.insert(row);
+          await r.grants.insert({ id: newId('grant', now.getTime()), subject_id: p.id, object_id: row.id, level: 'manage', created_at: row.created_at, created_by: p.id });
+          await recordAudit(r.audit, { actor: p.id, action: 'credential.create', object: row.id, summary: `created ${row.type} credential ${row.name}` }, deps.clock);
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw duplicateName(body.name);
+        throw err;
+      }
+      return toView(row, secretInputs);
+    },
+
+    /** Admins see every credential; everyone else those they (or their teams) hold a grant on. */
+    async list(p: Principal, page: PageQuery & { cursor?: string | undefined }): Promise<Page<Credential>> {
+      const visibleIds = await deps.authz.visibleIds(p, 'cred');
+      const rows = await deps.credentials.list({
+        limit: page.limit + 1, before: decodeCursor(page.cursor), idIn: visibleIds === 'all' ? undefined : visibleIds,
+      });
+      return toPage(rows.map((row) => toView(row)), page.limit, (c) => c.id);
+    },
+
+    async get(p: Principal, id: string): Promise<Credential> {
+      return toView(await visible(p, id, 'use'));
+    },
+
+    async update(p: Principal, id: string, body: CredentialUpdateBody): Promise<Credential> {
+      const row = await visible(p, id, 'manage');
+      const type = row.type as CredentialType;
+      if (body.type !== undefined && body.type !== type) {
+        throw new ValidationError('a credential never changes type; create a new one instead', [{ path: 'body.type', message: `must be ${type} (this credential's type) or left out` }]);
+      }
+      const storedSecrets = open(row);
+      const stored: Inputs = { ...publicOf(row), ...storedSecrets };
+      const patch = body.inputs ?? {};
+      const inputs = validateInputs(type, mergeInputs(type, stored, patch));
+      const { publicInputs, secretInputs } = split(type, inputs);
+
+      // The audit names what changed, never a value: input names compared in memory, secrets included.
+      const changed = [
+        ...(body.name !== undefined && body.name !== row.name ? [`name (was ${row.name})`] : []),
+        ...(body.description !== undefined && body.description !== row.description ? ['description'] : []),
+        ...Object.keys(patch)
+          .filter((k) => JSON.stringify(stored[k]) !== JSON.stringify(inputs[k]))
+          .map((k) => (inputs[k] === undefined ? `inputs.${k} cleared` : `inputs.${k}`)),
+      ];
+      const next: CredentialRow = {
+        ...row, name: body.name ?? row.name, description: body.description === undefined ? row.description : body.description,
+        public_inputs: JSON.stringify(publicInputs), secret_inputs_enc: seal(secretInputs), updated_at: iso(deps.clock()),
+      };
+      try {
+        await deps.transaction(async (r) => {
+          const { name, description, public_inputs, secret_inputs_enc, updated_at } = next;
+          const applied = await r.credentials.update(id, { name, description, public_inputs, secret_inputs_enc, updated_at }, { ifSecretIs: row.secret_inputs_enc });
+          if (!applied) {
+            if (!(await r.credentials.findById(id))) throw new NotFoundError(`credential ${id} not found`);
+            throw new ConflictError(`credential ${id} was changed by someone else meanwhile; fetch it and try again`);
+          }
+          const summary = `updated ${type} credential ${next.name}: ${changed.length ? changed.join(', ') : 'no changes'}`;
+          await recordAudit(r.audit, { actor: p.id, action: 'credential.update', object: id, summary }, deps.clock);
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw duplicateName(next.name);
+        throw err;
+      }
+      return toView(next, secretInputs);
+    },
+
+    /** 409 while anything references it, naming what does; otherwise deletes it and every grant on it. */
+    async remove(p: Principal, id: string): Promise<void> {
+      const row = await visible(p, id, 'manage');
+      // Asked before the transaction: on SQLite a query outside it would wait forever for its connection.
+      const uses = await deps.usedBy(id);
+      if (uses.length) throw new ConflictError(`credential is used by ${uses.map((u) => `${u.kind} ${u.id} (${u.name})`).join(', ')}`);
+      await deps.transaction(async (r) => {
+        await r.grants.deleteMentioning(id);
+        const result = await r.credentials.delete(id);
+        if (result === 'missing') throw new NotFoundError(`credential ${id} not found`);
+        // A reference added since usedBy answered: the foreign key still refuses the delete.
+        if (result === 'in_use') throw new ConflictError(`credential ${id} is still referenced; remove its uses first`);
+        await recordAudit(r.audit, { actor: p.id, action: 'credential.delete', object: id, summary: `deleted ${row.type} credential ${row.name}` }, deps.clock);
+      });
+    },
+
+    /** INTERNAL (never over HTTP): the credential with its secrets in clear, for building a run. */
+    async reveal(id: string): Promise<RevealedCredential> {
+      const row = await deps.credentials.findById(id);
+      if (!row) throw new NotFoundError(`credential ${id} not found`);
+      return revealRow(row);
+    },
+
+    /**
+     * INTERNAL: for a domain that attaches a credential to something (a project's git token, a template's
+     * ssh key…). 404 if the caller cannot see it, 403 without `use`, 400 at `field` when its type is not
+     * one of `allowed`.
+     */
+    async requireUsable(p: Principal, id: string, field: string, allowed: readonly CredentialType[]): Promise<RevealedCredential> {
+      const row = await visible(p, id, 'use');
+      if (!allowed.includes(row.type as CredentialType)) {
+        const message = `must be a credential of type ${allowed.join(' or ')}`;
+        throw new ValidationError(`${field} ${message}`, [{ path: field, message }]);
+      }
+      return revealRow(row);
+    },
+  };
+}
+export type CredentialService = ReturnType<typeof createCredentialService>;

@@ -1,0 +1,189 @@
+import type { InventoryGroup, InventoryHost, ParsedInventory } from '@baton/contracts';
+import {
+  type AuditRepo, type GrantRepo, type InventoryRepo, type InventoryRow, type InventorySourceRepo, type InventorySummaryRow, isUniqueViolation, type PageQuery,
+} from '@baton/db';
+import { recordAudit } from '../audit/audit.chain.js';
+import type { Authorizer, Principal } from '../authz/authorize.js';
+import { type Clock, iso } from '../common/clock.js';
+import { ConflictError, NotFoundError, ValidationError } from '../common/errors.js';
+import { newId } from '../common/ids.js';
+import { decodeCursor, type Page, toPage } from '../common/paging.js';
+
+/**
+ * Parses inventory content with the real ansible-inventory (the executor's parseInventory, injected so core
+ * never imports the executor). Rejects with an error named `InventoryParseError` when ansible refuses it.
+ */
+export type InventoryParser = (content: string) => Promise<ParsedInventory>;
+
+export interface InventoryView {
+  id: string;
+  name: string;
+  format: ParsedInventory['format'];
+  host_count: number;
+  groups: InventoryGroup[];
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+  content?: string;
+}
+
+export function toInventoryView(row: InventorySummaryRow | InventoryRow): InventoryView {
+  return {
+    id: row.id, name: row.name, format: row.format as InventoryView['format'], host_count: row.host_count,
+    groups: JSON.parse(row.groups) as InventoryGroup[], created_by: row.created_by, created_at: row.created_at, updated_at: row.updated_at,
+    ...('content' in row ? { content: row.content } : {}),
+  };
+}
+
+/**
+ * Writes parsed content, its groups, host count and host rows. Call it with the repositories of the
+ * transaction that also records the audit entry, so the host list never disagrees with the content.
+ */
+export async function storeInventoryContent(
+  inventories: Pick<InventoryRepo, 'update' | 'replaceHosts'>,
+  id: string,
+  content: { text: string; parsed: Pick<ParsedInventory, 'format' | 'hosts' | 'groups'> },
+  updatedAt: string,
+  name?: string,
+): Promise<boolean> {
+  const { parsed } = content;
+  const updated = await inventories.update(id, {
+    ...(name !== undefined ? { name } : {}),
+    format: parsed.format, content: content.text, groups: JSON.stringify(parsed.groups), host_count: parsed.hosts.length, updated_at: updatedAt,
+  });
+  if (updated) await inventories.replaceHosts(id, parsed.hosts.map((h) => ({ host: h.name, groups: h.groups })));
+  return updated;
+}
+
+const isParseRejection = (err: unknown): err is Error => err instanceof Error && err.name === 'InventoryParseError';
+
+type TxRepos = {
+  inventories: Pick<InventoryRepo, 'insert' | 'update' | 'delete' | 'replaceHosts'>;
+  inventorySources: Pick<InventorySourceRepo, 'usingInventory'>;
+  grants: Pick<GrantRepo, 'insert' | 'deleteMentioning'>;
+  audit: Pick<AuditRepo, 'append'>;
+};
+
+export function createInventoryService(deps: {
+  inventories: Pick<InventoryRepo, 'findById' | 'findSummary' | 'list' | 'listHosts'>;
+  inventorySources: Pick<InventorySourceRepo, 'usingInventory'>;
+  transaction: <T>(fn: (r: TxRepos) => Promise<T>) => Promise<T>;
+  authz: Pick<Authorizer, 'requireCreator' | 'require' | 'visibleIds'>;
+  parse: InventoryParser;
+  clock: Clock;
+}) {
+  /** Unknown and invisible inventories both answer 404 (the authorizer's rule 5). */
+  async function visible(p: Principal, id: string, need: 'use' | 'manage'): Promise<InventorySummaryRow> {
+    const row = await deps.inventories.findSummary(id);
+    if (!row) throw new NotFoundError(`inventory ${id} not found`);
+    await deps.authz.require(p, id, need);
+    return row;
+  }
+
+  /** ansible's refusal becomes a 400 naming body.content with ansible's message. */
+  async function parseContent(content: string): Promise<ParsedInventory> {
+    try {
+      return await deps.parse(content);
+    } catch (err) {
+      if (!isParseRejection(err)) throw err;
+      throw new ValidationError(err.message, [{ path: 'body.content', message: err.message }]);
+    }
+  }
+
+  const duplicateName = (name: string) => new ConflictError(`an inventory named ${name} already exists`);
+
+  return {
+    async create(p: Principal, body: { name: string; content: string }): Promise<InventoryView> {
+      deps.authz.requireCreator(p);
+      const parsed = await parseContent(body.content);
+      const now = deps.clock();
+      const at = iso(now);
+      const row: InventoryRow = {
+        id: newId('inv', now.getTime()), name: body.name, format: parsed.format, content: body.content, groups: JSON.stringify(parsed.groups),
+        host_count: parsed.hosts.length, created_by: p.id, created_at: at, updated_at: at,
+      };
+      try {
+        await deps.transaction(async (r) => {
+          await r.inventories.insert(row);
+          await r.inventories.replaceHosts(row.id, parsed.hosts.map((h) => ({ host: h.name, groups: h.groups })));
+          await r.grants.insert({ id: newId('grant', now.getTime()), subject_id: p.id, object_id: row.id, level: 'manage', created_at: at, created_by: p.id });
+          await recordAudit(r.audit, { actor: p.id, action: 'inventory.create', object: row.id, summary: `created inventory ${row.name} (${parsed.format}, ${row.host_count} hosts)` }, deps.clock);
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw duplicateName(body.name);
+        throw err;
+      }
+      return toInventoryView(row);
+    },
+
+    async list(p: Principal, page: PageQuery & { cursor?: string | undefined }): Promise<Page<InventoryView>> {
+      const visibleIds = await deps.authz.visibleIds(p, 'inv');
+      const rows = await deps.inventories.list({ limit: page.limit + 1, before: decodeCursor(page.cursor) }, visibleIds);
+      const result = toPage(rows, page.limit, (r) => r.id);
+      return { items: result.items.map(toInventoryView), next: result.next };
+    },
+
+    /** One inventory with its content. */
+    async get(p: Principal, id: string): Promise<InventoryView> {
+      await visible(p, id, 'use');
+      const row = await deps.inventories.findById(id);
+      if (!row) throw new NotFoundError(`inventory ${id} not found`);
+      return toInventoryView(row);
+    },
+
+    /** Hosts in name order, from the stored host list: no ansible run. */
+    async listHosts(p: Principal, id: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<InventoryHost>> {
+      await visible(p, id, 'use');
+      // Host names may hold characters the shared cursor decoder refuses (`:` for ports, dots), so encode them here.
+      const after = page.cursor === undefined ? undefined : Buffer.from(page.cursor, 'base64url').toString('utf8');
+      if (after === '') throw new ValidationError('invalid cursor', [{ path: 'query.cursor', message: 'not a cursor this server issued' }]);
+      const rows = await deps.inventories.listHosts(id, { limit: page.limit + 1, before: after });
+      const items = rows.slice(0, page.limit).map((h) => ({ name: h.host, groups: h.groups }));
+      const last = items[items.length - 1];
+      return { items, next: rows.length > page.limit && last ? encodeCursorText(last.name) : undefined };
+    },
+
+    async update(p: Principal, id: string, body: { name: string; content: string }): Promise<InventoryView> {
+      const before = await visible(p, id, 'manage');
+      const parsed = await parseContent(body.content);
+      const at = iso(deps.clock());
+      try {
+        await deps.transaction(async (r) => {
+          if (!(await storeInventoryContent(r.inventories, id, { text: body.content, parsed }, at, body.name))) throw new NotFoundError(`inventory ${id} not found`);
+          const renamed = before.name === body.name ? '' : ` (was ${before.name})`;
+          await recordAudit(r.audit, { actor: p.id, action: 'inventory.update', object: id, summary: `updated inventory ${body.name}${renamed}: ${parsed.format}, ${parsed.hosts.length} hosts` }, deps.clock);
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw duplicateName(body.name);
+        throw err;
+      }
+      return this.get(p, id);
+    },
+
+    /** 409 while an inventory source writes into it: deleting the source first is a deliberate step. */
+    async remove(p: Principal, id: string): Promise<void> {
+      const inv = await visible(p, id, 'manage');
+      await deps.transaction(async (r) => {
+        const users = await r.inventorySources.usingInventory(id);
+        if (users.length) throw new ConflictError(`inventory ${inv.name} is the target of inventory sources: ${users.map((s) => `${s.name} (${s.id})`).join(', ')}`);
+        await r.grants.deleteMentioning(id);
+        if (!(await r.inventories.delete(id))) throw new NotFoundError(`inventory ${id} not found`);
+        await recordAudit(r.audit, { actor: p.id, action: 'inventory.delete', object: id, summary: `deleted inventory ${inv.name}` }, deps.clock);
+      });
+    },
+
+    /** For other domains (runs): who may use it, and its content. */
+    async requireUsable(p: Principal, id: string): Promise<InventoryRow> {
+      await visible(p, id, 'use');
+      const row = await deps.inventories.findById(id);
+      if (!row) throw new NotFoundError(`inventory ${id} not found`);
+      return row;
+    },
+  };
+}
+export type InventoryService = ReturnType<typeof createInventoryService>;
+
+/** Host-list cursors carry a host name, which the id-only shared cursor format does not allow. */
+function encodeCursorText(text: string): string {
+  return Buffer.from(text, 'utf8').toString('base64url');
+}

@@ -1,0 +1,220 @@
+import type { GitAuth, ProjectCreateBody, ProjectUpdateBody } from '@baton/contracts';
+import { type AuditRepo, type GrantRepo, isUniqueViolation, type PageQuery, type ProjectPatch, type ProjectRepo, type ProjectRow } from '@baton/db';
+import { recordAudit } from '../audit/audit.chain.js';
+import type { Authorizer, Principal } from '../authz/authorize.js';
+import { type Clock, iso } from '../common/clock.js';
+import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../common/errors.js';
+import { newId } from '../common/ids.js';
+import { decodeCursor, type Page, toPage } from '../common/paging.js';
+
+/** The credential types a project may use to reach its repository. */
+export const PROJECT_CREDENTIAL_TYPES = ['token', 'ssh_key'] as const;
+type ProjectCredentialType = (typeof PROJECT_CREDENTIAL_TYPES)[number];
+
+/** A credential with its inputs in clear text, as the credential service reveals it. Never leaves the server. */
+export interface ProjectCredential {
+  id: string;
+  type: string;
+  inputs: Record<string, unknown>;
+}
+
+/** What uses a project, and so keeps it from being deleted. */
+export interface ProjectUse {
+  kind: string;
+  id: string;
+  name: string;
+}
+
+/** Where and what a run checks out: the commit resolved at the last sync, never "whatever the branch is now". */
+export interface CheckoutSpec {
+  url: string;
+  commit: string;
+  auth?: GitAuth | undefined;
+}
+
+type GitTarget = { url: string; branch: string; auth?: GitAuth | undefined };
+
+type TxRepos = {
+  projects: Pick<ProjectRepo, 'insert' | 'update' | 'delete'>;
+  grants: Pick<GrantRepo, 'insert' | 'deleteMentioning'>;
+  audit: Pick<AuditRepo, 'append'>;
+};
+
+/**
+ * Failures of the git seam arrive as the executor's GitError; core never imports the executor, so it knows
+ * that error only by its shape: name 'GitError', a code and git's (scrubbed) reason.
+ */
+function gitFailure(err: unknown): { code: string; reason: string } | undefined {
+  if (!(err instanceof Error) || err.name !== 'GitError') return undefined;
+  const { code, reason } = err as Error & { code?: unknown; reason?: unknown };
+  return typeof code === 'string' && typeof reason === 'string' ? { code, reason } : undefined;
+}
+
+/** The request field a git failure is about, so the problem's `errors` point at what to fix. */
+const FIELD_OF_GIT_FAILURE: Record<string, string> = { branch_not_found: 'body.branch', bad_credential: 'body.credential_id', bad_input: 'body.branch' };
+
+function toGitAuth(cred: ProjectCredential): GitAuth {
+  const { inputs } = cred;
+  if (cred.type === 'token') return { kind: 'token', token: String(inputs.token) };
+  if (cred.type === 'ssh_key') {
+    return { kind: 'ssh_key', privateKey: String(inputs.private_key), passphrase: typeof inputs.passphrase === 'string' ? inputs.passphrase : undefined };
+  }
+  // requireUsable refuses other types; a credential whose type changed since is a state conflict.
+  throw new ConflictError(`credential ${cred.id} is a ${cred.type} credential; a project needs token or ssh_key`);
+}
+
+export function createProjectService(deps: {
+  projects: Pick<ProjectRepo, 'list' | 'findById'>;
+  transaction: <T>(fn: (r: TxRepos) => Promise<T>) => Promise<T>;
+  authz: Pick<Authorizer, 'requireCreator' | 'require' | 'visibleIds'>;
+  clock: Clock;
+  git: { resolveBranchHead(opts: GitTarget): Promise<string> };
+  credentials: {
+    /** The credential, if `p` may use it and it is of an allowed type (else 404/403, or 400 at `field`). */
+    requireUsable(p: Principal, id: string, field: string, allowed: readonly ProjectCredentialType[]): Promise<ProjectCredential>;
+    /** The credential without a caller check: for a project whose manager already attached it. */
+    reveal(id: string): Promise<ProjectCredential>;
+  };
+  usedBy: (projectId: string) => Promise<ProjectUse[]>;
+}) {
+  async function visible(p: Principal, id: string, need: 'use' | 'manage'): Promise<ProjectRow> {
+    const project = await deps.projects.findById(id);
+    if (!project) throw new NotFoundError(`project ${id} not found`);
+    await deps.authz.require(p, id, need);
+    return project;
+  }
+
+  /** `p` attaches (or re-aims) this credential, so `p` needs use on it: else a manager could send someone's token anywhere. */
+  async function authFor(p: Principal, credentialId: string | null): Promise<GitAuth | undefined> {
+    if (credentialId === null) return undefined;
+    return toGitAuth(await deps.credentials.requireUsable(p, credentialId, 'body.credential_id', PROJECT_CREDENTIAL_TYPES));
+  }
+
+  /** The project's own credential, already vetted when it was attached. */
+  async function storedAuth(project: ProjectRow): Promise<GitAuth | undefined> {
+    return project.credential_id === null ? undefined : toGitAuth(await deps.credentials.reveal(project.credential_id));
+  }
+
+  /** Resolves the branch head; git's refusal is a 422 that carries git's reason. */
+  async function resolveHead(target: GitTarget): Promise<string> {
+    try {
+      return await deps.git.resolveBranchHead(target);
+    } catch (err) {
+      const failure = gitFailure(err);
+      if (!failure) throw err;
+      const path = FIELD_OF_GIT_FAILURE[failure.code] ?? 'body.git_url';
+      if (failure.code === 'refused_url') throw new ValidationError(failure.reason, [{ path, message: failure.reason }]);
+      // Only git's scrubbed reason: the URL is the caller's own input and may carry what the scrubbing removed.
+      throw new UnprocessableError(`git could not resolve branch ${target.branch}: ${failure.reason}`, [{ path, message: failure.reason }]);
+    }
+  }
+
+  async function unique<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError(`a project named ${name} already exists`);
+      throw err;
+    }
+  }
+
+  return {
+    async create(p: Principal, body: ProjectCreateBody): Promise<ProjectRow> {
+      deps.authz.requireCreator(p);
+      const auth = await authFor(p, body.credential_id ?? null);
+      const head = await resolveHead({ url: body.git_url, branch: body.branch, auth });
+      const now = deps.clock();
+      const at = iso(now);
+      const project: ProjectRow = {
+        id: newId('prj', now.getTime()), name: body.name, git_url: body.git_url, branch: body.branch, credential_id: body.credential_id ?? null,
+        last_commit: head, synced_at: at, created_by: p.id, created_at: at, updated_at: at,
+      };
+      await unique(body.name, () =>
+        deps.transaction(async (r) => {
+          await r.projects.insert(project);
+          await r.grants.insert({ id: newId('grant', now.getTime()), subject_id: p.id, object_id: project.id, level: 'manage', created_at: at, created_by: p.id });
+          await recordAudit(r.audit, { actor: p.id, action: 'project.create', object: project.id, summary: `created project ${project.name} at ${head}` }, deps.clock);
+        }),
+      );
+      return project;
+    },
+
+    /** Admins see every project; others those they hold a grant on (directly or through a team). */
+    async list(p: Principal, page: PageQuery & { cursor?: string | undefined }): Promise<Page<ProjectRow>> {
+      const visibleIds = await deps.authz.visibleIds(p, 'prj');
+      const rows = await deps.projects.list({ limit: page.limit + 1, before: decodeCursor(page.cursor), idIn: visibleIds === 'all' ? undefined : visibleIds });
+      return toPage(rows, page.limit, (x) => x.id);
+    },
+
+    get(p: Principal, id: string): Promise<ProjectRow> {
+      return visible(p, id, 'use');
+    },
+
+    /** Re-resolves the branch head. Needs use on the project, and a role that may change things. */
+    async sync(p: Principal, id: string): Promise<ProjectRow> {
+      const project = await visible(p, id, 'use');
+      deps.authz.requireCreator(p);
+      const head = await resolveHead({ url: project.git_url, branch: project.branch, auth: await storedAuth(project) });
+      const at = iso(deps.clock());
+      const patch: ProjectPatch = { last_commit: head, synced_at: at, updated_at: at };
+      await deps.transaction(async (r) => {
+        if (!(await r.projects.update(id, patch))) throw new NotFoundError(`project ${id} not found`);
+        await recordAudit(r.audit, { actor: p.id, action: 'project.sync', object: id, summary: `synced project ${project.name} to ${head}` }, deps.clock);
+      });
+      return { ...project, ...patch };
+    },
+
+    async update(p: Principal, id: string, body: ProjectUpdateBody): Promise<ProjectRow> {
+      const project = await visible(p, id, 'manage');
+      const next = {
+        name: body.name ?? project.name,
+        git_url: body.git_url ?? project.git_url,
+        branch: body.branch ?? project.branch,
+        credential_id: body.credential_id === undefined ? project.credential_id : body.credential_id,
+      };
+      const at = iso(deps.clock());
+      const patch: ProjectPatch = { ...next, updated_at: at };
+      const retarget = next.git_url !== project.git_url || next.branch !== project.branch || next.credential_id !== project.credential_id;
+      if (retarget) {
+        const auth = await authFor(p, next.credential_id);
+        patch.last_commit = await resolveHead({ url: next.git_url, branch: next.branch, auth });
+        patch.synced_at = at;
+      }
+      const changed = (Object.keys(next) as Array<keyof typeof next>).filter((k) => next[k] !== project[k]);
+      await unique(next.name, () =>
+        deps.transaction(async (r) => {
+          if (!(await r.projects.update(id, patch))) throw new NotFoundError(`project ${id} not found`);
+          const what = changed.length ? `changed ${changed.join(', ')}` : 'no field changed';
+          await recordAudit(r.audit, { actor: p.id, action: 'project.update', object: id, summary: `updated project ${next.name}: ${what}` }, deps.clock);
+        }),
+      );
+      return { ...project, ...patch };
+    },
+
+    /** Deletes the project and the grants on it; 409 naming whatever still uses it. */
+    async remove(p: Principal, id: string): Promise<void> {
+      const project = await visible(p, id, 'manage');
+      const uses = await deps.usedBy(id);
+      if (uses.length) throw new ConflictError(`project ${id} is in use by ${uses.map((u) => `${u.kind} ${u.id} (${u.name})`).join(', ')}`);
+      await deps.transaction(async (r) => {
+        await r.grants.deleteMentioning(id);
+        const result = await r.projects.delete(id);
+        if (result === 'missing') throw new NotFoundError(`project ${id} not found`);
+        // A reference added since usedBy answered: the foreign key still refuses the delete.
+        if (result === 'in_use') throw new ConflictError(`project ${id} is still referenced; remove its uses first`);
+        await recordAudit(r.audit, { actor: p.id, action: 'project.delete', object: id, summary: `deleted project ${project.name}` }, deps.clock);
+      });
+    },
+
+    /**
+     * INTERNAL (never over HTTP), for the run engine and inventory sources: what to check out for a run that
+     * `p` submits from this project, i.e. the commit of the last sync. Secrets inside: never log or return it.
+     */
+    async checkoutSpec(p: Principal, projectId: string): Promise<CheckoutSpec> {
+      const project = await visible(p, projectId, 'use');
+      if (project.last_commit === null) throw new ConflictError(`project ${projectId} has not been synced yet`);
+      return { url: project.git_url, commit: project.last_commit, auth: await storedAuth(project) };
+    },
+  };
+}
+export type ProjectService = ReturnType<typeof createProjectService>;

@@ -1,0 +1,44 @@
+import type { Kysely, Selectable } from 'kysely';
+import { isForeignKeyViolation, toNumber } from '../dialect.js';
+import type { PageQuery } from '../page.js';
+import type { ProjectTable, Schema } from '../schema.js';
+
+export type ProjectRow = Selectable<ProjectTable>;
+export type ProjectPatch = Partial<Pick<ProjectRow, 'name' | 'git_url' | 'branch' | 'credential_id' | 'last_commit' | 'synced_at' | 'updated_at'>>;
+
+export function createProjectRepo(db: Kysely<Schema>) {
+  return {
+    async insert(row: ProjectRow): Promise<void> {
+      await db.insertInto('projects').values(row).execute();
+    },
+    async findById(id: string): Promise<ProjectRow | undefined> {
+      return db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+    /** Newest first; `idIn` limits the list to these ids (the ones a caller may see). */
+    async list(page: PageQuery & { idIn?: string[] | undefined }): Promise<ProjectRow[]> {
+      if (page.idIn?.length === 0) return [];
+      let q = db.selectFrom('projects').selectAll().orderBy('id', 'desc').limit(page.limit);
+      if (page.before) q = q.where('id', '<', page.before);
+      if (page.idIn) q = q.where('id', 'in', page.idIn);
+      return q.execute();
+    },
+    async update(id: string, patch: ProjectPatch): Promise<boolean> {
+      const r = await db.updateTable('projects').set(patch).where('id', '=', id).executeTakeFirst();
+      return toNumber(r.numUpdatedRows) > 0;
+    },
+    async delete(id: string): Promise<'deleted' | 'missing' | 'in_use'> {
+      try {
+        const r = await db.deleteFrom('projects').where('id', '=', id).executeTakeFirst();
+        return toNumber(r.numDeletedRows) > 0 ? 'deleted' : 'missing';
+      } catch (err) {
+        if (isForeignKeyViolation(err)) return 'in_use';
+        throw err;
+      }
+    },
+    /** Projects that reach their repository with this credential (a credential in use cannot be deleted). */
+    async usingCredential(credentialId: string): Promise<Array<{ id: string; name: string }>> {
+      return db.selectFrom('projects').select(['id', 'name']).where('credential_id', '=', credentialId).orderBy('id', 'desc').execute();
+    },
+  };
+}
+export type ProjectRepo = ReturnType<typeof createProjectRepo>;

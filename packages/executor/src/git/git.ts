@@ -1,0 +1,263 @@
+// Git, driven non-interactively for projects: resolve a branch head, check out one commit for a run.
+// Every call gets a private 0700 directory (HOME, askpass script, agent socket, known_hosts) that is removed
+// afterwards, a minimal environment (nothing of the server's own environment leaks into git or ssh), and a
+// timeout that kills the whole process group. Secrets travel only in a child's environment or on stdin.
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { type GitAuth, gitUrlProblem } from '@baton/contracts';
+
+export type { GitAuth };
+
+export type GitErrorCode = 'refused_url' | 'bad_input' | 'branch_not_found' | 'bad_credential' | 'timeout' | 'git_failed';
+
+/** Git (or ssh-add) refused: `reason` is git's own explanation, with every secret scrubbed out. */
+export class GitError extends Error {
+  override readonly name = 'GitError';
+  constructor(readonly code: GitErrorCode, readonly reason: string) {
+    super(reason);
+  }
+}
+
+export const DEFAULT_GIT_TIMEOUT_MS = 60_000;
+/** More than ls-remote, fetch or ssh-add print for one ref; a remote that floods us is cut off. */
+const OUTPUT_CAP_BYTES = 256 * 1024;
+const ALLOWED_PROTOCOLS = 'https:ssh:git:file';
+const DEFAULT_TOKEN_USERNAME = 'x-access-token';
+
+const COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
+interface Workspace {
+  dir: string;
+  env: NodeJS.ProcessEnv;
+  secrets: string[];
+  deadline: number;
+  agent?: ChildProcess | undefined;
+}
+
+interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function scrub(text: string, secrets: string[]): string {
+  let out = text;
+  for (const s of secrets) if (s) out = out.split(s).join('***');
+  return out;
+}
+
+/** git's explanation, without ssh's chatter about known hosts, as short as one problem detail should be. */
+function reasonFrom(stderr: string, secrets: string[]): string {
+  const lines = scrub(stderr, secrets)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('Warning: Permanently added'));
+  const text = lines.join('; ') || 'git failed without saying why';
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+}
+
+function remaining(ws: Workspace): number {
+  const left = ws.deadline - Date.now();
+  if (left <= 0) throw new GitError('timeout', 'git did not finish in time');
+  return left;
+}
+
+/** Kills the child's whole process group (git starts ssh, helpers…), ignoring one that is already gone. */
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // already exited
+  }
+}
+
+function run(ws: Workspace, cmd: string, args: string[], opts: { cwd?: string; stdin?: string } = {}): Promise<RunResult> {
+  const timeoutMs = remaining(ws);
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd ?? ws.dir, env: ws.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let size = 0;
+    let failure: GitError | undefined;
+    const stop = (e: GitError) => {
+      failure ??= e;
+      killGroup(child);
+    };
+    const timer = setTimeout(() => stop(new GitError('timeout', `${cmd} did not finish within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
+    const collect = (into: Buffer[]) => (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > OUTPUT_CAP_BYTES) stop(new GitError('git_failed', `${cmd} printed more than ${OUTPUT_CAP_BYTES} bytes`));
+      else into.push(chunk);
+    };
+    child.stdout!.on('data', collect(out));
+    child.stderr!.on('data', collect(err));
+    child.stdin!.on('error', () => undefined); // a child that exits before reading its stdin is reported by its exit code
+    child.stdin!.end(opts.stdin ?? '');
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(new GitError('git_failed', `cannot start ${cmd}: ${e.message}`));
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (failure) reject(failure);
+      else resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+    });
+  });
+}
+
+async function git(ws: Workspace, args: string[], cwd?: string): Promise<string> {
+  const r = await run(ws, 'git', args, { cwd });
+  if (r.code !== 0) throw new GitError('git_failed', reasonFrom(r.stderr, ws.secrets));
+  return r.stdout;
+}
+
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** A script that answers a prompt with the value of an environment variable: the secret never touches disk. */
+async function writeAskpass(dir: string, name: string, body: string): Promise<string> {
+  const file = path.join(dir, name);
+  await fs.writeFile(file, `#!/bin/sh\n${body}\n`, { mode: 0o700 });
+  return file;
+}
+
+/** Starts the operation's own ssh-agent and resolves once its socket listens. */
+function startAgent(ws: Workspace, socket: string): Promise<ChildProcess> {
+  const agent = spawn('ssh-agent', ['-D', '-a', socket], { env: ws.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  ws.agent = agent;
+  return new Promise((resolve, reject) => {
+    let said = '';
+    const timer = setTimeout(() => reject(new GitError('timeout', 'ssh-agent did not start in time')), Math.min(remaining(ws), 10_000));
+    // In the foreground the agent prints SSH_AUTH_SOCK=… once the socket is bound.
+    agent.stdout!.on('data', (chunk: Buffer) => {
+      said += chunk.toString('utf8');
+      if (said.includes('SSH_AUTH_SOCK=')) {
+        clearTimeout(timer);
+        resolve(agent);
+      }
+    });
+    agent.stderr!.resume();
+    agent.on('error', (e) => {
+      clearTimeout(timer);
+      reject(new GitError('git_failed', `cannot start ssh-agent: ${e.message}`));
+    });
+    agent.on('exit', () => {
+      clearTimeout(timer);
+      reject(new GitError('git_failed', 'ssh-agent exited at start'));
+    });
+  });
+}
+
+async function loadSshKey(ws: Workspace, privateKey: string, passphrase: string | undefined): Promise<void> {
+  const socket = path.join(ws.dir, 'agent.sock');
+  await startAgent(ws, socket);
+  ws.env.SSH_AUTH_SOCK = socket;
+  const addEnv: NodeJS.ProcessEnv = { ...ws.env };
+  if (passphrase !== undefined) {
+    // ssh-add reads the key from stdin, so the passphrase comes from SSH_ASKPASS, which echoes an env var.
+    // ssh-add asks again after a wrong passphrase ("Bad passphrase, try again…"): refuse then, or it asks forever.
+    addEnv.SSH_ASKPASS = await writeAskpass(ws.dir, 'ssh-askpass', 'case "$1" in\n  Bad*) exit 1 ;;\n  *) printf "%s\\n" "$BATON_SSH_PASSPHRASE" ;;\nesac');
+    addEnv.SSH_ASKPASS_REQUIRE = 'force';
+    addEnv.DISPLAY = 'none';
+    addEnv.BATON_SSH_PASSPHRASE = passphrase;
+  } else {
+    // Without a passphrase, a key that needs one must fail rather than prompt.
+    addEnv.SSH_ASKPASS_REQUIRE = 'never';
+  }
+  const key = privateKey.endsWith('\n') ? privateKey : `${privateKey}\n`;
+  const r = await run({ ...ws, env: addEnv }, 'ssh-add', ['-q', '-'], { stdin: key });
+  if (r.code !== 0) throw new GitError('bad_credential', `the SSH key could not be loaded (not a private key, or a wrong passphrase): ${reasonFrom(r.stderr, ws.secrets)}`);
+}
+
+/** Runs `fn` in a fresh private workspace set up for `auth`; always stops the agent and removes the directory. */
+async function withWorkspace<T>(auth: GitAuth | undefined, timeoutMs: number, fn: (ws: Workspace) => Promise<T>): Promise<T> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'baton-git-'));
+  await fs.chmod(dir, 0o700);
+  const home = path.join(dir, 'home');
+  await fs.mkdir(home, { mode: 0o700 });
+  const knownHosts = path.join(dir, 'known_hosts');
+  const ws: Workspace = {
+    dir,
+    deadline: Date.now() + timeoutMs,
+    secrets: [],
+    env: {
+      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      HOME: home,
+      LANG: 'C',
+      LC_ALL: 'C',
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_ALLOW_PROTOCOL: ALLOWED_PROTOCOLS,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      // ssh reads the real user's ~/.ssh (not $HOME): -F /dev/null and IdentityFile=none keep the server's own
+      // config and keys out; only the operation's agent, if any, offers a key.
+      GIT_SSH_COMMAND: `ssh -F /dev/null -o BatchMode=yes -o IdentitiesOnly=no -o IdentityFile=none -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=${shellQuote(knownHosts)}`,
+      GIT_SSH_VARIANT: 'ssh',
+    },
+  };
+  try {
+    if (auth?.kind === 'token') {
+      ws.secrets.push(auth.token);
+      ws.env.GIT_ASKPASS = await writeAskpass(dir, 'git-askpass', 'case "$1" in\n  Username*) printf "%s\\n" "$BATON_GIT_USERNAME" ;;\n  *) printf "%s\\n" "$BATON_GIT_TOKEN" ;;\nesac');
+      ws.env.BATON_GIT_USERNAME = auth.username || DEFAULT_TOKEN_USERNAME;
+      ws.env.BATON_GIT_TOKEN = auth.token;
+    } else if (auth?.kind === 'ssh_key') {
+      if (auth.passphrase) ws.secrets.push(auth.passphrase);
+      await loadSshKey(ws, auth.privateKey, auth.passphrase || undefined);
+    }
+    return await fn(ws);
+  } finally {
+    if (ws.agent) {
+      const exited = new Promise((resolve) => ws.agent!.once('close', resolve));
+      killGroup(ws.agent);
+      if (ws.agent.exitCode === null && ws.agent.signalCode === null) await exited;
+    }
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+function checkUrl(url: string): void {
+  const problem = gitUrlProblem(url);
+  if (problem !== undefined) throw new GitError('refused_url', `git URL ${problem}`);
+}
+
+/** The commit at the head of `branch` in the remote repository at `url`. */
+export async function resolveBranchHead(opts: { url: string; branch: string; auth?: GitAuth | undefined; timeoutMs?: number | undefined }): Promise<string> {
+  checkUrl(opts.url);
+  if (!opts.branch || opts.branch.startsWith('-') || /\s/.test(opts.branch)) throw new GitError('bad_input', `not a branch name: ${opts.branch}`);
+  const ref = `refs/heads/${opts.branch}`;
+  return withWorkspace(opts.auth, opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS, async (ws) => {
+    const out = await git(ws, ['ls-remote', '--heads', '--', opts.url, ref]);
+    // ls-remote matches patterns against the tail of ref names: keep only the exact ref.
+    const line = out.split('\n').find((l) => l.split('\t')[1] === ref);
+    const commit = line?.split('\t')[0];
+    if (!commit || !COMMIT.test(commit)) throw new GitError('branch_not_found', `branch ${opts.branch} not found in ${opts.url}`);
+    return commit;
+  });
+}
+
+/** Fetches exactly `commit` from `url` into `dir` (created if missing) and checks it out detached. */
+export async function checkoutCommit(opts: { url: string; commit: string; dir: string; auth?: GitAuth | undefined; timeoutMs?: number | undefined }): Promise<void> {
+  checkUrl(opts.url);
+  if (!COMMIT.test(opts.commit)) throw new GitError('bad_input', `not a full commit id: ${opts.commit}`);
+  await fs.mkdir(opts.dir, { recursive: true, mode: 0o700 });
+  await withWorkspace(opts.auth, opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS, async (ws) => {
+    // No templates: no sample hooks or config from the system's template directory.
+    await git(ws, ['init', '-q', '--template=', '.'], opts.dir);
+    try {
+      await git(ws, ['fetch', '-q', '--no-tags', '--depth', '1', '--', opts.url, opts.commit], opts.dir);
+    } catch (err) {
+      if (!(err instanceof GitError) || err.code !== 'git_failed') throw err;
+      // Servers speaking protocol v0 (e.g. over ssh without AcceptEnv GIT_PROTOCOL) refuse to send an
+      // unadvertised commit by id: fetch every branch instead and look for the commit among them.
+      await git(ws, ['fetch', '-q', '--no-tags', '--', opts.url, '+refs/heads/*:refs/baton/heads/*'], opts.dir);
+      const found = await run(ws, 'git', ['cat-file', '-e', `${opts.commit}^{commit}`], { cwd: opts.dir });
+      if (found.code !== 0) throw new GitError('git_failed', `commit ${opts.commit} is not on any branch of ${opts.url}`);
+    }
+    await git(ws, ['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', opts.commit], opts.dir);
+    const head = (await git(ws, ['rev-parse', 'HEAD'], opts.dir)).trim();
+    if (head !== opts.commit) throw new GitError('git_failed', `checked out ${head}, expected ${opts.commit}`);
+  });
+}

@@ -1,0 +1,64 @@
+import { spawn } from 'node:child_process';
+
+export interface CappedRunOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  timeoutMs: number;
+  maxOutputBytes: number;
+}
+
+export interface CappedRunResult {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  /** why the process was killed, when it was */
+  killedFor?: 'timeout' | 'output-too-large' | undefined;
+}
+
+/** stderr only ever feeds an error message: this much of it is plenty. */
+const MAX_STDERR_BYTES = 64 * 1024;
+
+/**
+ * Runs a command in its own process group and kills the whole group (children included) when it runs past
+ * `timeoutMs` or writes more than `maxOutputBytes` to stdout, so a hostile or broken inventory source
+ * cannot hang a request or fill memory.
+ */
+export function runCapped(command: string, args: string[], opts: CappedRunOptions): Promise<CappedRunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let outBytes = 0;
+    let errBytes = 0;
+    let killedFor: CappedRunResult['killedFor'];
+
+    const killGroup = (reason: NonNullable<CappedRunResult['killedFor']>) => {
+      if (killedFor) return;
+      killedFor = reason;
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // The group is already gone.
+      }
+    };
+    const timer = setTimeout(() => killGroup('timeout'), opts.timeoutMs);
+
+    child.stdout.on('data', (chunk: Buffer) => {
+      outBytes += chunk.length;
+      if (outBytes > opts.maxOutputBytes) killGroup('output-too-large');
+      else out.push(chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (errBytes < MAX_STDERR_BYTES) err.push(chunk.subarray(0, MAX_STDERR_BYTES - errBytes));
+      errBytes += chunk.length;
+    });
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on('close', (exitCode) => {
+      clearTimeout(timer);
+      resolve({ exitCode, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), killedFor });
+    });
+  });
+}
