@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createCredentialService, generateMasterKey, Keyring, resealAllSecrets, systemClock } from '@baton/core';
 import { DIALECTS } from '@baton/db/testing';
 import type { Response } from 'supertest';
-import { bearer, createHarness, type Harness } from '../testing/harness.js';
+import { bearer, createHarness, type Harness, expectProblem } from '../testing/harness.js';
 
 const UNKNOWN_CRED = 'cred_01ARZ3NDEKTSV4RRFFQ69G5FAV';
 const PASSPHRASE = 'correct-passphrase-42';
@@ -31,14 +31,6 @@ const rsaPem = (passphrase: string) =>
   }).privateKey;
 const RSA_LOCKED = rsaPem(PASSPHRASE);
 afterAll(() => fs.rmSync(keyDir, { recursive: true, force: true }));
-
-/** A problem+json answer with this status (and, when given, a field error at this path). */
-function expectProblem(res: Response, status: number, path?: string): void {
-  expect(res.status).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ status, type: expect.stringMatching(/^urn:baton:problem:/) });
-  if (path !== undefined) expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
-}
 
 /** One valid body of each type; `secret` is in every secret input (for ssh_key: the passphrase of a fresh key). */
 const bodies = (secret: string) => ({

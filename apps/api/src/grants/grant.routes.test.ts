@@ -2,19 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createGrantService, ForbiddenError, newId, NotFoundError, type Principal, systemClock } from '@baton/core';
 import { DIALECTS } from '@baton/db/testing';
 import type { Response } from 'supertest';
-import { bearer, createHarness, type Harness } from '../testing/harness.js';
+import { bearer, createHarness, type Harness, expectProblem } from '../testing/harness.js';
 
 const UNKNOWN_TEAM = 'team_01ARZ3NDEKTSV4RRFFQ69G5FAV';
 const UNKNOWN_USER = 'usr_01ARZ3NDEKTSV4RRFFQ69G5FAV';
 let seq = 0;
-
-/** A problem+json answer with this status (and, when given, a field error at this path). */
-function expectProblem(res: Response, status: number, path?: string): void {
-  expect(res.status).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ status, type: expect.stringMatching(/^urn:baton:problem:/) });
-  if (path !== undefined) expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
-}
 
 type SignedIn = { id: string; token: string };
 const grantIds = (res: Response) => (res.body as Array<{ id: string }>).map((g) => g.id);

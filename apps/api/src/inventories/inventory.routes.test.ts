@@ -1,20 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DIALECTS } from '@baton/db/testing';
-import type { Response } from 'supertest';
-import { bearer, createHarness, type Harness } from '../testing/harness.js';
+import { bearer, createHarness, type Harness, expectProblem } from '../testing/harness.js';
 
 const UNKNOWN_INVENTORY = 'inv_01ARZ3NDEKTSV4RRFFQ69G5FAV';
 const INI = '[web]\nweb1 ansible_host=10.0.0.1\nweb2\n\n[db]\ndb1\n';
 const YAML = 'all:\n  children:\n    web:\n      hosts:\n        web1:\n        web2:\n        web3:\n';
 let seq = 0;
 const invName = (stem = 'inv') => `${stem} ${++seq} ${Date.now().toString(36)}`;
-
-function expectProblem(res: Response, status: number, path?: string): void {
-  expect(res.status).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ status, type: expect.stringMatching(/^urn:baton:problem:/) });
-  if (path !== undefined) expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
-}
 
 describe.each(DIALECTS)('inventories on %s', (dialect) => {
   let h: Harness;

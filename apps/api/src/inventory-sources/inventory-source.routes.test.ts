@@ -1,21 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DIALECTS } from '@baton/db/testing';
 import { startHttpsServer, type TestHttpsServer } from '@baton/executor/testing';
-import type { Response } from 'supertest';
-import { bearer, createHarness, type Harness } from '../testing/harness.js';
+import { bearer, createHarness, type Harness, expectProblem } from '../testing/harness.js';
 
 const UNKNOWN = { inv: 'inv_01ARZ3NDEKTSV4RRFFQ69G5FAV', src: 'src_01ARZ3NDEKTSV4RRFFQ69G5FAV', prj: 'prj_01ARZ3NDEKTSV4RRFFQ69G5FAV', cred: 'cred_01ARZ3NDEKTSV4RRFFQ69G5FAV' };
 const INI = '[old]\nold1\nold2\n';
 const CMDB = { web: { hosts: ['w1', 'w2', 'w3'] }, db: { hosts: ['d1'] }, _meta: { hostvars: { w1: { ansible_host: '10.9.0.1' } } } };
 let seq = 0;
 const uniq = (stem: string) => `${stem} ${++seq} ${Date.now().toString(36)}`;
-
-function expectProblem(res: Response, status: number, path?: string): void {
-  expect(res.status).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ status, type: expect.stringMatching(/^urn:baton:problem:/) });
-  if (path !== undefined) expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
-}
 
 let server: TestHttpsServer;
 beforeAll(async () => {

@@ -4,20 +4,13 @@ import { createRepo, sshKeyPair, startSshd, tempDir } from '@baton/executor/test
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Response } from 'supertest';
-import { bearer, createHarness, type Harness } from '../testing/harness.js';
+import { bearer, createHarness, type Harness, expectProblem } from '../testing/harness.js';
 
 const UNKNOWN_PROJECT = 'prj_01ARZ3NDEKTSV4RRFFQ69G5FAV';
 const UNKNOWN_CREDENTIAL = 'cred_01ARZ3NDEKTSV4RRFFQ69G5FAV';
 const TOKEN_SECRET = 'ghp_projectTestS3cretValue0123456789';
 let seq = 0;
 const projectName = (stem = 'project') => `${stem} ${++seq} ${Date.now().toString(36)}`;
-
-function expectProblem(res: Response, status: number, path?: string): void {
-  expect(res.status).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ status, type: expect.stringMatching(/^urn:baton:problem:/) });
-  if (path !== undefined) expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
-}
 
 const ids = (res: Response) => (res.body as Array<{ id: string }>).map((x) => x.id);
 

@@ -1,4 +1,5 @@
 // Test harness: the real app on a real database of the given dialect, with helpers to sign in as each role.
+import { expect } from '@jest/globals';
 import type { Role } from '@baton/contracts';
 import { type Clock, DEFAULT_THROTTLE, Keyring, generateMasterKey, systemClock, type ThrottleLimits } from '@baton/core';
 import { createTestDatabase, type TestDatabase } from '@baton/db/testing';
@@ -57,3 +58,11 @@ export async function createHarness(dialect: DialectName, opts: { throttle?: Thr
 }
 
 export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+/** Asserts a problem+json answer with this status (and, when given, a field error at this path). */
+export function expectProblem(res: { status: number; headers: Record<string, string>; body: { errors?: unknown } }, status: number, path?: string): void {
+  expect(res.status).toBe(status);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(res.body).toMatchObject({ status, type: expect.stringMatching(/^urn:baton:problem:/) });
+  if (path !== undefined) expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
+}

@@ -1,20 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DIALECTS } from '@baton/db/testing';
 import type { Response } from 'supertest';
-import { bearer, createHarness, type Harness } from '../testing/harness.js';
+import { bearer, createHarness, type Harness, expectProblem } from '../testing/harness.js';
 
 const NEW_PASSWORD = 'a brand new passphrase 42';
 let seq = 0;
 const uniqueName = (stem = 'user') => `${stem}${++seq}_${Date.now().toString(36)}`;
 const newUserBody = (over: Record<string, unknown> = {}) => ({ username: uniqueName(), password: NEW_PASSWORD, role: 'viewer', ...over });
-
-/** A problem+json answer with this status (and, when given, a field error at this path). */
-function expectProblem(res: Response, status: number, path?: string): void {
-  expect(res.status).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ status, type: expect.stringMatching(/^urn:baton:problem:/) });
-  if (path !== undefined) expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
-}
 
 /** The path and query of a `Link: <…>; rel="next"` header, or undefined when there is none. */
 function nextLink(res: Response): string | undefined {
