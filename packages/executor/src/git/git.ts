@@ -3,6 +3,7 @@
 // afterwards, a minimal environment (nothing of the server's own environment leaks into git or ssh), and a
 // timeout that kills the whole process group. Secrets travel only in a child's environment or on stdin.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { killProcessGroup, runCapped } from '../process/capped-process.js';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -64,48 +65,18 @@ function remaining(ws: Workspace): number {
   return left;
 }
 
-/** Kills the child's whole process group (git starts ssh, helpers…), ignoring one that is already gone. */
-function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    // already exited
-  }
-}
-
 function run(ws: Workspace, cmd: string, args: string[], opts: { cwd?: string; stdin?: string } = {}): Promise<RunResult> {
   const timeoutMs = remaining(ws);
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd ?? ws.dir, env: ws.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let size = 0;
-    let failure: GitError | undefined;
-    const stop = (e: GitError) => {
-      failure ??= e;
-      killGroup(child);
-    };
-    const timer = setTimeout(() => stop(new GitError('timeout', `${cmd} did not finish within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
-    const collect = (into: Buffer[]) => (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > OUTPUT_CAP_BYTES) stop(new GitError('git_failed', `${cmd} printed more than ${OUTPUT_CAP_BYTES} bytes`));
-      else into.push(chunk);
-    };
-    child.stdout!.on('data', collect(out));
-    child.stderr!.on('data', collect(err));
-    child.stdin!.on('error', () => undefined); // a child that exits before reading its stdin is reported by its exit code
-    child.stdin!.end(opts.stdin ?? '');
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(new GitError('git_failed', `cannot start ${cmd}: ${e.message}`));
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      if (failure) reject(failure);
-      else resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
-    });
-  });
+  return runCapped(cmd, args, { cwd: opts.cwd ?? ws.dir, env: ws.env, timeoutMs, maxOutputBytes: OUTPUT_CAP_BYTES, stdin: opts.stdin ?? '' }).then(
+    (r) => {
+      if (r.killedFor === 'timeout') throw new GitError('timeout', `${cmd} did not finish within ${Math.round(timeoutMs / 1000)} s`);
+      if (r.killedFor === 'output-too-large') throw new GitError('git_failed', `${cmd} printed more than ${OUTPUT_CAP_BYTES} bytes`);
+      return { code: r.exitCode, stdout: r.stdout, stderr: r.stderr };
+    },
+    (e: Error) => {
+      throw new GitError('git_failed', `cannot start ${cmd}: ${e.message}`);
+    },
+  );
 }
 
 async function git(ws: Workspace, args: string[], cwd?: string): Promise<string> {
@@ -211,7 +182,7 @@ async function withWorkspace<T>(auth: GitAuth | undefined, timeoutMs: number, fn
   } finally {
     if (ws.agent) {
       const exited = new Promise((resolve) => ws.agent!.once('close', resolve));
-      killGroup(ws.agent);
+      killProcessGroup(ws.agent);
       if (ws.agent.exitCode === null && ws.agent.signalCode === null) await exited;
     }
     await fs.rm(dir, { recursive: true, force: true });

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { InventoryFormat, InventoryGroup, InventoryHost, ParsedInventory } from '@baton/contracts';
-import { runCapped } from './capped-process.js';
+import { runCapped } from '../process/capped-process.js';
 
 /** ansible refused the inventory (bad syntax, nothing parsed, too slow or too large to list). */
 export class InventoryParseError extends Error {

@@ -1,10 +1,12 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 
 export interface CappedRunOptions {
   cwd: string;
   env: NodeJS.ProcessEnv;
   timeoutMs: number;
   maxOutputBytes: number;
+  /** written to the child's stdin, which is then closed (a secret goes here, never into argv) */
+  stdin?: string | undefined;
 }
 
 export interface CappedRunResult {
@@ -18,6 +20,16 @@ export interface CappedRunResult {
 /** stderr only ever feeds an error message: this much of it is plenty. */
 const MAX_STDERR_BYTES = 64 * 1024;
 
+/** Kills a child's whole process group (git starts ssh, sources start helpers…); one already gone is fine. */
+export function killProcessGroup(child: ChildProcess): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // The group is already gone.
+  }
+}
+
 /**
  * Runs a command in its own process group and kills the whole group (children included) when it runs past
  * `timeoutMs` or writes more than `maxOutputBytes` to stdout, so a hostile or broken inventory source
@@ -25,7 +37,11 @@ const MAX_STDERR_BYTES = 64 * 1024;
  */
 export function runCapped(command: string, args: string[], opts: CappedRunOptions): Promise<CappedRunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    if (opts.stdin !== undefined) {
+      child.stdin!.on('error', () => undefined); // a child that exits before reading stdin is judged by its exit code
+      child.stdin!.end(opts.stdin);
+    }
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let outBytes = 0;
@@ -35,20 +51,16 @@ export function runCapped(command: string, args: string[], opts: CappedRunOption
     const killGroup = (reason: NonNullable<CappedRunResult['killedFor']>) => {
       if (killedFor) return;
       killedFor = reason;
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // The group is already gone.
-      }
+      killProcessGroup(child);
     };
     const timer = setTimeout(() => killGroup('timeout'), opts.timeoutMs);
 
-    child.stdout.on('data', (chunk: Buffer) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
       outBytes += chunk.length;
       if (outBytes > opts.maxOutputBytes) killGroup('output-too-large');
       else out.push(chunk);
     });
-    child.stderr.on('data', (chunk: Buffer) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
       if (errBytes < MAX_STDERR_BYTES) err.push(chunk.subarray(0, MAX_STDERR_BYTES - errBytes));
       errBytes += chunk.length;
     });
