@@ -8,3 +8,5 @@ export * from './credentials/credential.schemas.js';
 export * from './projects/project.schemas.js';
 export * from './inventories/inventory.schemas.js';
 export * from './inventory-sources/inventory-source.schemas.js';
+export * from './runs/run-bundle.schemas.js';
+export * from './runs/run-event.schemas.js';
