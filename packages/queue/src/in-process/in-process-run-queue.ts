@@ -1,0 +1,176 @@
+import {
+  DEFAULT_LEASE_MS,
+  type JobHandler,
+  type LeasedRun,
+  type OnLeaseLost,
+  type RunJob,
+  type RunQueue,
+  type WorkerSpec,
+  type WorkerSubscription,
+} from '../run-queue.js';
+import { systemTimers, type Timers } from '../timers.js';
+
+export interface InProcessRunQueueDeps {
+  onLost: OnLeaseLost;
+  leaseMs?: number;
+  timers?: Timers;
+}
+
+interface Worker {
+  spec: WorkerSpec;
+  labels: Set<string>;
+  handler: JobHandler;
+  active: number;
+  /** Breaks ties between equally loaded workers, so jobs spread instead of piling on the first one. */
+  lastAssigned: number;
+  closed: boolean;
+  onIdle: Array<() => void>;
+}
+
+/** A job whose handler has not settled yet, including one whose lease already expired. */
+interface Holding {
+  job: RunJob;
+  worker: Worker;
+  controller: AbortController;
+  expiresAt: number;
+  timer: unknown;
+  expired: boolean;
+  canceled: boolean;
+}
+
+/**
+ * Embedded mode's RunQueue: the same lease rules as BullMQ in queue mode (one attempt, lease renewed by
+ * heartbeat, cancel aborts the holder), kept in memory of the one `baton serve` process.
+ */
+export function createInProcessRunQueue({ onLost, leaseMs = DEFAULT_LEASE_MS, timers = systemTimers }: InProcessRunQueueDeps): RunQueue {
+  const pending: RunJob[] = [];
+  // Every run whose handler has not settled: it keeps enqueue idempotent even after its lease expired,
+  // because the handler may still be running and a second start would run the playbook twice.
+  const holdings = new Map<string, Holding>();
+  const workers: Worker[] = [];
+  let assignments = 0;
+  let closed = false;
+
+  const canTake = (worker: Worker, job: RunJob): boolean =>
+    !worker.closed && worker.active < worker.spec.capacity && (job.labels ?? []).every((label) => worker.labels.has(label));
+
+  const pickWorker = (job: RunJob): Worker | undefined => {
+    let best: Worker | undefined;
+    for (const worker of workers) {
+      if (!canTake(worker, job)) continue;
+      if (!best || worker.active < best.active || (worker.active === best.active && worker.lastAssigned < best.lastAssigned)) best = worker;
+    }
+    return best;
+  };
+
+  const armExpiry = (holding: Holding): void => {
+    timers.clearTimeout(holding.timer);
+    holding.expiresAt = timers.now() + leaseMs;
+    holding.timer = timers.setTimeout(() => expire(holding), leaseMs);
+  };
+
+  const expire = (holding: Holding): void => {
+    holding.expired = true;
+    holding.controller.abort(new Error(`lease of run ${holding.job.runId} expired`));
+    onLost(holding.job.runId, holding.worker.spec.name, 'expired');
+  };
+
+  const settle = (holding: Holding, error?: unknown, failed = false): void => {
+    timers.clearTimeout(holding.timer);
+    holdings.delete(holding.job.runId);
+    const { worker } = holding;
+    worker.active -= 1;
+    // After a cancel the handler is expected to end early, possibly by throwing; an expiry was reported already.
+    if (failed && !holding.expired && !holding.canceled) onLost(holding.job.runId, worker.spec.name, 'handler_failed', error);
+    if (worker.active === 0) for (const resolve of worker.onIdle.splice(0)) resolve();
+    dispatch();
+  };
+
+  const start = (job: RunJob, worker: Worker): void => {
+    worker.active += 1;
+    worker.lastAssigned = ++assignments;
+    const holding: Holding = { job, worker, controller: new AbortController(), expiresAt: 0, timer: undefined, expired: false, canceled: false };
+    holdings.set(job.runId, holding);
+    armExpiry(holding);
+    const lease = {
+      signal: holding.controller.signal,
+      heartbeat: () => {
+        if (!closed && !holding.expired && holdings.get(job.runId) === holding) armExpiry(holding);
+      },
+    };
+    // Started from a microtask so enqueue() and lease() never run a handler inside the caller's stack.
+    Promise.resolve()
+      .then(() => worker.handler({ ...job }, lease))
+      .then(
+        () => settle(holding),
+        (error: unknown) => settle(holding, error, true),
+      );
+  };
+
+  const dispatch = (): void => {
+    if (closed) return;
+    for (let i = 0; i < pending.length; ) {
+      const job = pending[i]!;
+      const worker = pickWorker(job);
+      if (!worker) {
+        i += 1;
+        continue;
+      }
+      pending.splice(i, 1);
+      start(job, worker);
+    }
+  };
+
+  return {
+    async enqueue(job) {
+      if (closed) throw new Error('run queue is closed');
+      if (holdings.has(job.runId) || pending.some((queued) => queued.runId === job.runId)) return;
+      pending.push({ runId: job.runId, ...(job.labels ? { labels: [...job.labels] } : {}) });
+      dispatch();
+    },
+
+    lease(spec, handler): WorkerSubscription {
+      if (closed) throw new Error('run queue is closed');
+      const worker: Worker = { spec: { ...spec }, labels: new Set(spec.labels), handler, active: 0, lastAssigned: 0, closed: false, onIdle: [] };
+      workers.push(worker);
+      dispatch();
+      return {
+        close() {
+          worker.closed = true;
+          const index = workers.indexOf(worker);
+          if (index >= 0) workers.splice(index, 1);
+          if (worker.active === 0) return Promise.resolve();
+          return new Promise<void>((resolve) => worker.onIdle.push(resolve));
+        },
+      };
+    },
+
+    async cancel(runId) {
+      const index = pending.findIndex((job) => job.runId === runId);
+      if (index >= 0) {
+        pending.splice(index, 1);
+        return true;
+      }
+      const holding = holdings.get(runId);
+      if (!holding || holding.expired) return false;
+      holding.canceled = true;
+      holding.controller.abort(new Error(`run ${runId} canceled`));
+      return true;
+    },
+
+    async pendingIds() {
+      return pending.map((job) => job.runId);
+    },
+
+    async leasedIds(): Promise<LeasedRun[]> {
+      return [...holdings.values()]
+        .filter((holding) => !holding.expired)
+        .map((holding) => ({ runId: holding.job.runId, worker: holding.worker.spec.name, expiresAt: holding.expiresAt }));
+    },
+
+    async close() {
+      closed = true;
+      for (const holding of holdings.values()) timers.clearTimeout(holding.timer);
+    },
+  };
+}
