@@ -18,6 +18,7 @@ command -v ssh >/dev/null || missing+=(openssh-client)
 command -v git >/dev/null || missing+=(git)
 if ! $runtime_only; then
   [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+  command -v ip >/dev/null && command -v ss >/dev/null || missing+=(iproute2)  # SSH test hosts in network namespaces
   [ -x /usr/bin/chromium ] || missing+=(chromium)
   command -v openssl >/dev/null || missing+=(openssl)
   command -v pg_ctlcluster >/dev/null || missing+=(postgresql)
