@@ -4,3 +4,4 @@ export {
   scriptJsonToYamlInventory, type SourceInventory, sourceInventoryFromList, summarizeInventoryList,
 } from './inventory/ansible-inventory.js';
 export { fetchInventoryUrl, type FetchInventoryUrlOptions, isRefusedAddress, loadUrlInventory } from './inventory/inventory-url.js';
+export { type HostStats, type RunConclusion, type RunOutcome, type RunPlaybookOptions, type RunReason, runPlaybook } from './playbook/run-playbook.js';

@@ -180,13 +180,37 @@ async function withWorkspace<T>(auth: GitAuth | undefined, timeoutMs: number, fn
     }
     return await fn(ws);
   } finally {
-    if (ws.agent) {
-      const exited = new Promise((resolve) => ws.agent!.once('close', resolve));
-      killProcessGroup(ws.agent);
-      if (ws.agent.exitCode === null && ws.agent.signalCode === null) await exited;
-    }
+    await stopAgent(ws);
     await fs.rm(dir, { recursive: true, force: true });
   }
+}
+
+async function stopAgent(ws: Workspace): Promise<void> {
+  if (!ws.agent) return;
+  const exited = new Promise((resolve) => ws.agent!.once('close', resolve));
+  killProcessGroup(ws.agent);
+  if (ws.agent.exitCode === null && ws.agent.signalCode === null) await exited;
+}
+
+/** An ssh-agent owned by one operation (e.g. a playbook run), holding one key; `stop()` kills it. */
+export interface OwnedSshAgent {
+  socket: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts an ssh-agent listening in `dir` (a private 0700 directory the caller removes) and loads `privateKey`
+ * from stdin, so the key never touches disk. Throws GitError('bad_credential') when the key does not load.
+ */
+export async function startOwnedSshAgent(opts: { dir: string; env: NodeJS.ProcessEnv; privateKey: string; passphrase?: string | undefined; timeoutMs?: number | undefined }): Promise<OwnedSshAgent> {
+  const ws: Workspace = { dir: opts.dir, env: { ...opts.env }, secrets: opts.passphrase ? [opts.passphrase] : [], deadline: Date.now() + (opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS) };
+  try {
+    await loadSshKey(ws, opts.privateKey, opts.passphrase || undefined);
+  } catch (err) {
+    await stopAgent(ws);
+    throw err;
+  }
+  return { socket: ws.env.SSH_AUTH_SOCK!, stop: () => stopAgent(ws) };
 }
 
 function checkUrl(url: string): void {

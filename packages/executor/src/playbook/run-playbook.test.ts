@@ -1,0 +1,197 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { RunBundle, RunEvent } from '@baton/contracts';
+import { createRepo, sshKeyPair, startSshd, tempDir } from '../testing/index.js';
+import { runPlaybook, type RunPlaybookOptions } from './run-playbook.js';
+
+const LOCAL_INVENTORY = 'localhost ansible_connection=local\n';
+const workRoot = tempDir('baton-playbook-test');
+afterAll(() => fs.rmSync(workRoot, { recursive: true, force: true }));
+
+function inlineBundle(content: string, extra: Partial<RunBundle> = {}): RunBundle {
+  return { run_id: 'run_test', playbook: { source: 'inline', content }, inventory: { content: LOCAL_INVENTORY, format: 'ini' }, check: false, credentials: [], ...extra };
+}
+
+const play = (tasks: string, header = '') => `- hosts: all\n  gather_facts: false\n${header}  tasks:\n${tasks}`;
+
+async function run(bundle: RunBundle, opts: Partial<RunPlaybookOptions> = {}) {
+  const events: RunEvent[] = [];
+  const outcome = await runPlaybook(bundle, {
+    workRoot,
+    ...opts,
+    onEvent: (e) => {
+      events.push(e);
+      opts.onEvent?.(e);
+    },
+  });
+  const log = events.filter((e) => e.kind === 'log').map((e) => e.data.text as string).join('');
+  return { outcome, events, log, kinds: events.map((e) => e.kind) };
+}
+
+const runDirsLeft = () => fs.readdirSync(workRoot).filter((n) => n.startsWith('baton-run-'));
+
+describe('runPlaybook against localhost', () => {
+  it('succeeds with per-host stats, ordered gap-free events and a final status', async () => {
+    const { outcome, events, log, kinds } = await run(inlineBundle(play('    - debug: msg=hello-from-baton\n    - command: echo changed\n')));
+    expect(outcome).toMatchObject({ exitCode: 0, conclusion: 'succeeded' });
+    expect(outcome.stats).toEqual({ localhost: { ok: 2, changed: 1, failed: 0, unreachable: 0, skipped: 0, rescued: 0, ignored: 0 } });
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events.every((e) => e.run_id === 'run_test')).toBe(true);
+    expect(kinds).toEqual(expect.arrayContaining(['playbook_on_start', 'playbook_on_play_start', 'playbook_on_task_start', 'runner_on_ok', 'playbook_on_stats']));
+    expect(kinds.indexOf('playbook_on_start')).toBeLessThan(kinds.indexOf('playbook_on_stats'));
+    expect(events.at(-1)).toMatchObject({ kind: 'status', data: { status: 'finished', conclusion: 'succeeded', exit_code: 0, stats: outcome.stats } });
+    expect(log).toContain('hello-from-baton');
+    expect(log).toContain('PLAY RECAP');
+    // log chunks tile the log without gaps, and their count is what the outcome reports
+    const logEvents = events.filter((e) => e.kind === 'log');
+    logEvents.forEach((e, i) => expect(e.data.start_line).toBe(i === 0 ? 1 : logEvents[i - 1]!.data.end_line));
+    expect(logEvents.at(-1)!.data.end_line).toBe(outcome.logLines + 1);
+    const ok = events.find((e) => e.kind === 'runner_on_ok' && e.data.task === 'command')!;
+    expect(ok.data).toMatchObject({ host: 'localhost', changed: true, res: expect.objectContaining({ stdout: 'changed' }) });
+    expect(JSON.stringify(ok.data.res)).not.toContain('_ansible_');
+    // an ansible event comes after the log lines it printed
+    const okLog = events.find((e) => e.kind === 'log' && (e.data.text as string).includes('changed: [localhost]'))!;
+    expect(okLog.seq).toBeLessThan(ok.seq);
+    expect(runDirsLeft()).toEqual([]);
+  });
+
+  it('fails with stats when a task fails', async () => {
+    const { outcome, kinds } = await run(inlineBundle(play('    - command: /bin/false\n')));
+    expect(outcome.conclusion).toBe('failed');
+    expect(outcome.exitCode).not.toBe(0);
+    expect(outcome.stats.localhost).toMatchObject({ failed: 1, ok: 0 });
+    expect(kinds).toContain('runner_on_failed');
+  });
+
+  it('fails with the unreachable host counted', async () => {
+    const bundle = inlineBundle(play('    - ping:\n'), { inventory: { content: 'ghost ansible_host=127.0.0.1 ansible_port=1 ansible_connection=ssh\n', format: 'ini' } });
+    const { outcome, kinds } = await run(bundle);
+    expect(outcome.conclusion).toBe('failed');
+    expect(outcome.reason).toBeUndefined();
+    expect(outcome.stats.ghost).toMatchObject({ unreachable: 1 });
+    expect(kinds).toContain('runner_on_unreachable');
+  });
+
+  it('reports a playbook that does not parse as bad_playbook with the parser message in the log', async () => {
+    const { outcome, log } = await run(inlineBundle('- hosts: all\n  tasks:\n    - debug: msg=a\n   bad: [indent\n'));
+    expect(outcome).toMatchObject({ conclusion: 'failed', reason: 'bad_playbook', stats: {} });
+    expect(log).toMatch(/ERROR!.*(Syntax|YAML|parsing)/is);
+  });
+
+  it('in check mode reports changed without changing anything', async () => {
+    const target = path.join(workRoot, 'check-mode-target');
+    const { outcome, events } = await run(inlineBundle(play(`    - copy: content=x dest=${target}\n`), { check: true }));
+    expect(outcome.conclusion).toBe('succeeded');
+    expect(outcome.stats.localhost).toMatchObject({ changed: 1 });
+    expect(events.find((e) => e.kind === 'runner_on_ok')!.data.changed).toBe(true);
+    expect(fs.existsSync(target)).toBe(false);
+  });
+
+  it('passes extra vars, limit and verbosity to the play', async () => {
+    const bundle = inlineBundle(play('    - debug: msg="color is {{ color }}"\n'), {
+      extra_vars: { color: 'ultramarine' },
+      limit: 'localhost',
+      verbosity: 1,
+      inventory: { content: 'localhost ansible_connection=local\nother ansible_connection=local\n', format: 'ini' },
+    });
+    const { outcome, log } = await run(bundle);
+    expect(outcome.conclusion).toBe('succeeded');
+    expect(log).toContain('color is ultramarine');
+    expect(Object.keys(outcome.stats)).toEqual(['localhost']);
+  });
+
+  it('stops a run past its timeout: error / timeout', async () => {
+    const { outcome } = await run(inlineBundle(play('    - command: sleep 30\n'), { timeout_s: 1 }));
+    expect(outcome).toMatchObject({ conclusion: 'error', reason: 'timeout' });
+    expect(runDirsLeft()).toEqual([]);
+  });
+
+  it('cancels a running task: canceled, no process left, run directory removed', async () => {
+    const marker = `baton-cancel-${process.pid}`;
+    const controller = new AbortController();
+    const running = run(inlineBundle(play(`    - command: sleep 30 ${marker}\n`)), {
+      signal: controller.signal,
+      interruptGraceMs: 2_000,
+      terminateGraceMs: 1_000,
+      onEvent: (e) => {
+        if (e.kind === 'playbook_on_task_start') setTimeout(() => controller.abort(), 300);
+      },
+    });
+    const { outcome, events } = await running;
+    expect(outcome).toMatchObject({ conclusion: 'canceled', reason: 'canceled' });
+    expect(events.at(-1)!.data).toMatchObject({ status: 'finished', conclusion: 'canceled' });
+    expect(() => execFileSync('pgrep', ['-f', marker])).toThrow(); // pgrep exits 1 when nothing matches
+    expect(runDirsLeft()).toEqual([]);
+  });
+
+  it('serves the vault password through a FIFO and keeps every bundle secret out of events and log', async () => {
+    const vaultPassword = 'vault-canary-7f3a9c';
+    const envSecret = 'env-canary-b41d22';
+    const becomeSecret = 'become-canary-99e0aa';
+    const passwordFile = path.join(workRoot, 'vault-pass');
+    fs.writeFileSync(passwordFile, vaultPassword);
+    const encrypted = execFileSync('ansible-vault', ['encrypt_string', '--vault-password-file', passwordFile, 'decrypted-ok', '--name', 'vaulted'], { encoding: 'utf8', env: { PATH: process.env.PATH, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', HOME: workRoot } });
+    fs.rmSync(passwordFile);
+    const content = `- hosts: all\n  gather_facts: false\n  vars:\n${encrypted.replace(/^/gm, '    ')}\n  tasks:\n    - debug: msg="vault says {{ vaulted }}"\n    - command: echo {{ lookup('env', 'CANARY_ENV') }}\n      no_log: true\n`;
+    const { outcome, events, log } = await run(
+      inlineBundle(content, {
+        credentials: [
+          { type: 'vault_password', inputs: { password: vaultPassword } },
+          { type: 'env', inputs: { variables: { CANARY_ENV: envSecret } } },
+          { type: 'become_password', inputs: { password: becomeSecret } },
+        ],
+      }),
+    );
+    expect(outcome.conclusion).toBe('succeeded');
+    expect(log).toContain('vault says decrypted-ok');
+    const everything = JSON.stringify(events);
+    for (const secret of [vaultPassword, envSecret, becomeSecret]) expect(everything).not.toContain(secret);
+    const noLogResult = events.find((e) => e.kind === 'runner_on_ok' && e.data.task === 'command')!;
+    expect(noLogResult.data.res).toBeUndefined();
+  });
+
+  it('runs a playbook from a project checked out at the bundle commit, and refuses paths outside it', async () => {
+    const repo = createRepo(tempDir('baton-playbook-repo'));
+    fs.mkdirSync(path.join(repo.dir, 'plays'));
+    fs.writeFileSync(path.join(repo.dir, 'plays', 'hello.yml'), play('    - debug: msg="from the project"\n'));
+    repo.git('add', '.');
+    repo.git('commit', '-q', '-m', 'add a playbook');
+    const git = { url: repo.url, commit: repo.head() };
+    const project = (p: string): RunBundle => ({ ...inlineBundle(''), playbook: { source: 'project', path: p, git } });
+
+    const good = await run(project('plays/hello.yml'));
+    expect(good.outcome.conclusion).toBe('succeeded');
+    expect(good.log).toContain('from the project');
+
+    const escaping = await run(project('../../etc/passwd'));
+    expect(escaping.outcome).toMatchObject({ conclusion: 'failed', reason: 'bad_playbook', exitCode: null });
+    expect(escaping.log).toContain('not inside the project');
+    expect(runDirsLeft()).toEqual([]);
+    fs.rmSync(path.dirname(repo.dir), { recursive: true, force: true });
+  });
+
+  it('connects over ssh with the key from an ssh-agent owned by the run, and leaves no agent or ssh master behind', async () => {
+    const sshDir = tempDir('baton-playbook-sshd');
+    const key = sshKeyPair(sshDir, 'run_key');
+    const sshd = await startSshd(sshDir, [key.publicKey]);
+    try {
+      const bundle = inlineBundle(play('    - ping:\n'), {
+        inventory: { content: `target ansible_host=127.0.0.1 ansible_port=${sshd.port} ansible_connection=ssh ansible_python_interpreter=/usr/bin/python3\n`, format: 'ini' },
+        credentials: [{ type: 'ssh_key', inputs: { private_key: key.privateKey, username: 'root' } }],
+      });
+      const { outcome, events } = await run(bundle);
+      expect(outcome.conclusion).toBe('succeeded');
+      expect(outcome.stats.target).toMatchObject({ ok: 1, unreachable: 0 });
+      const keyBody = key.privateKey.split('\n')[1]!;
+      expect(JSON.stringify(events)).not.toContain(keyBody);
+      // the agent socket and the ControlPersist master both live under the run directory
+      expect(() => execFileSync('pgrep', ['-f', `${workRoot}/baton-run-`])).toThrow();
+      expect(runDirsLeft()).toEqual([]);
+    } finally {
+      await sshd.stop();
+      fs.rmSync(sshDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,358 @@
+// Runs ONE sealed run bundle with the real ansible-playbook (ARCHITECTURE.md, "Executing ansible-playbook"):
+// a private 0700 run directory (always removed), the project checked out at the bundle's commit, secrets
+// served off disk (ssh-agent, FIFOs), our callback plugin for structured events, and a cancel that escalates
+// SIGINT → SIGTERM → SIGKILL on ansible's own process group.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BundleCredential, RunBundle, RunEvent } from '@baton/contracts';
+import { GitError, checkoutCommit, startOwnedSshAgent, type OwnedSshAgent } from '../git/git.js';
+import { type HostStats, RunEventStream } from './run-event-stream.js';
+
+export type { HostStats };
+import { type SecretFifo, serveSecretThroughFifo } from './secret-fifo.js';
+
+export type RunConclusion = 'succeeded' | 'failed' | 'canceled' | 'error';
+/** Why a run ended the way it did, where the conclusion alone does not say. */
+export type RunReason = 'timeout' | 'canceled' | 'bad_playbook' | 'checkout_failed' | 'bad_credential' | 'ansible_error';
+
+export interface RunOutcome {
+  /** ansible-playbook's exit code; null when it never started or was killed by a signal */
+  exitCode: number | null;
+  conclusion: RunConclusion;
+  reason?: RunReason | undefined;
+  /** per host, from playbook_on_stats; empty when ansible never got that far */
+  stats: Record<string, HostStats>;
+  /** how many lines the run's log holds */
+  logLines: number;
+}
+
+export interface RunPlaybookOptions {
+  /** receives every event of the run, in order, `seq` gap-free from 1 */
+  onEvent: (event: RunEvent) => void;
+  /** parent of the private run directory; os.tmpdir() by default */
+  workRoot?: string | undefined;
+  /** aborting cancels the run */
+  signal?: AbortSignal | undefined;
+  now?: (() => Date) | undefined;
+  /** how long ansible gets to stop after SIGINT, then after SIGTERM, before the next signal (10 s, 5 s) */
+  interruptGraceMs?: number | undefined;
+  terminateGraceMs?: number | undefined;
+}
+
+const DEFAULT_INTERRUPT_GRACE_MS = 10_000;
+const DEFAULT_TERMINATE_GRACE_MS = 5_000;
+/** Exit code of ansible-playbook for AnsibleParserError (also used for unreachable hosts, hence the stats check). */
+const ANSIBLE_PARSER_ERROR_EXIT = 4;
+const INVENTORY_EXTENSION: Record<RunBundle['inventory']['format'], string> = { ini: '.ini', yaml: '.yaml', json: '.json' };
+/**
+ * The callback plugin ships as a file next to src/ and dist/: both compile-time locations of this module are
+ * two levels below the package root, so this resolves in the sources (tests) and in the build output alike.
+ */
+const CALLBACK_PLUGIN_DIR = fileURLToPath(new URL('../../callback', import.meta.url));
+/** The fd on which the callback plugin writes its JSON lines (stdin, stdout, stderr, then this pipe). */
+const EVENTS_FD = 3;
+
+/** Something about the bundle that stops the run before ansible starts; `message` goes into the run's log. */
+class RunRefused extends Error {
+  constructor(readonly conclusion: RunConclusion, readonly reason: RunReason, message: string) {
+    super(message);
+  }
+}
+
+/** Every secret of the bundle, for scrubbing: whole values, plus each long line of a private key. */
+function secretsOf(bundle: RunBundle): string[] {
+  const secrets: string[] = [];
+  for (const c of bundle.credentials) {
+    if (c.type === 'ssh_key') {
+      secrets.push(c.inputs.private_key, ...c.inputs.private_key.split('\n').filter((l) => l.trim().length >= 16));
+      if (c.inputs.passphrase) secrets.push(c.inputs.passphrase);
+    } else if (c.type === 'env') secrets.push(...Object.values(c.inputs.variables));
+    else secrets.push(c.inputs.password);
+  }
+  const auth = bundle.playbook.source === 'project' ? bundle.playbook.git.auth : undefined;
+  if (auth?.kind === 'token') secrets.push(auth.token);
+  if (auth?.kind === 'ssh_key' && auth.passphrase) secrets.push(auth.passphrase);
+  // Too short a value would scrub ordinary words out of the log; such a secret is weak anyway.
+  return secrets.map((s) => s.trim()).filter((s) => s.length >= 4);
+}
+
+/** The inside of `root` only: an absolute path, `..` or a symlink pointing out of the checkout is refused. */
+async function projectPlaybookPath(root: string, relative: string): Promise<string> {
+  const escape = new RunRefused('failed', 'bad_playbook', `baton: the playbook path ${JSON.stringify(relative)} is not inside the project`);
+  if (path.isAbsolute(relative) || relative.split(/[\\/]/).includes('..')) throw escape;
+  const real = await fs.realpath(path.join(root, relative)).catch(() => {
+    throw new RunRefused('failed', 'bad_playbook', `baton: the playbook ${JSON.stringify(relative)} does not exist in the project at this commit`);
+  });
+  const realRoot = await fs.realpath(root);
+  if (!real.startsWith(realRoot + path.sep)) throw escape;
+  return real;
+}
+
+interface PreparedRun {
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+interface RunResources {
+  agent?: OwnedSshAgent | undefined;
+  fifos: SecretFifo[];
+}
+
+async function prepareCredentials(dir: string, credentials: BundleCredential[], baseEnv: NodeJS.ProcessEnv, res: RunResources): Promise<{ args: string[]; env: NodeJS.ProcessEnv }> {
+  const args: string[] = [];
+  const env: NodeJS.ProcessEnv = {};
+  let fifoCount = 0;
+  const fifo = async (stem: string, secret: string) => {
+    const served = await serveSecretThroughFifo(path.join(dir, `${stem}-${++fifoCount}.fifo`), secret);
+    res.fifos.push(served);
+    return served.path;
+  };
+  for (const c of credentials) {
+    switch (c.type) {
+      case 'ssh_key':
+        // One machine credential per run: a second key would only be offered after the first by the agent.
+        if (res.agent) break;
+        try {
+          res.agent = await startOwnedSshAgent({ dir, env: baseEnv, privateKey: c.inputs.private_key, passphrase: c.inputs.passphrase });
+        } catch (err) {
+          if (err instanceof GitError) throw new RunRefused('error', 'bad_credential', `baton: ${err.reason}`);
+          throw err;
+        }
+        env.SSH_AUTH_SOCK = res.agent.socket;
+        if (c.inputs.username) args.push('--user', c.inputs.username);
+        break;
+      case 'become_password':
+        args.push('--become-password-file', await fifo('become', c.inputs.password));
+        if (c.inputs.method) args.push('--become-method', c.inputs.method);
+        if (c.inputs.user) args.push('--become-user', c.inputs.user);
+        break;
+      case 'vault_password': {
+        const file = await fifo('vault', c.inputs.password);
+        if (c.inputs.vault_id) args.push('--vault-id', `${c.inputs.vault_id}@${file}`);
+        else args.push('--vault-password-file', file);
+        break;
+      }
+      case 'env':
+        Object.assign(env, c.inputs.variables);
+        break;
+    }
+  }
+  return { args, env };
+}
+
+async function prepareRun(bundle: RunBundle, dir: string, res: RunResources): Promise<PreparedRun> {
+  const home = path.join(dir, 'home');
+  const controlDir = path.join(dir, 'cp');
+  const localTemp = path.join(dir, 'tmp');
+  for (const d of [home, controlDir, localTemp]) await fs.mkdir(d, { mode: 0o700 });
+  // An empty config of our own: neither /etc/ansible/ansible.cfg, ~/.ansible.cfg nor the project's ansible.cfg
+  // can switch off our callback, pipelining or the control path.
+  const config = path.join(dir, 'ansible.cfg');
+  await fs.writeFile(config, '', { mode: 0o600 });
+
+  const inventory = path.join(dir, `inventory${INVENTORY_EXTENSION[bundle.inventory.format]}`);
+  await fs.writeFile(inventory, bundle.inventory.content, { mode: 0o600 });
+  const extraVars = path.join(dir, 'extra-vars.json');
+  await fs.writeFile(extraVars, JSON.stringify(bundle.extra_vars ?? {}), { mode: 0o600 });
+
+  let playbook: string;
+  let cwd = dir;
+  if (bundle.playbook.source === 'inline') {
+    playbook = path.join(dir, 'playbook.yml');
+    await fs.writeFile(playbook, bundle.playbook.content, { mode: 0o600 });
+  } else {
+    const project = path.join(dir, 'project');
+    const { git } = bundle.playbook;
+    try {
+      await checkoutCommit({ url: git.url, commit: git.commit, dir: project, auth: git.auth });
+    } catch (err) {
+      if (err instanceof GitError) throw new RunRefused('error', 'checkout_failed', `baton: cannot check out the project: ${err.reason}`);
+      throw err;
+    }
+    playbook = await projectPlaybookPath(project, bundle.playbook.path);
+    cwd = project; // relative paths in a project's playbooks are written against its root
+  }
+
+  // A minimal environment: nothing of the server's own (BATON_* keys, cloud credentials…) reaches ansible.
+  const baseEnv: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    HOME: home,
+    // ansible-core refuses to start unless the locale's encoding is UTF-8.
+    LANG: 'C.UTF-8',
+    LC_ALL: 'C.UTF-8',
+  };
+  const creds = await prepareCredentials(dir, bundle.credentials, baseEnv, res);
+  const env: NodeJS.ProcessEnv = {
+    ...baseEnv,
+    ...creds.env,
+    // Ours last: an env credential cannot switch these off.
+    ANSIBLE_CONFIG: config,
+    ANSIBLE_STDOUT_CALLBACK: 'default',
+    ANSIBLE_CALLBACKS_ENABLED: 'baton_events',
+    ANSIBLE_CALLBACK_PLUGINS: CALLBACK_PLUGIN_DIR,
+    BATON_EVENTS_FD: String(EVENTS_FD),
+    ANSIBLE_NOCOLOR: 'True',
+    ANSIBLE_PIPELINING: 'True',
+    ANSIBLE_SSH_CONTROL_PATH_DIR: controlDir,
+    ANSIBLE_LOCAL_TEMP: localTemp,
+    ANSIBLE_RETRY_FILES_ENABLED: 'False',
+    // Hosts are not known in advance and a run cannot answer a prompt; host identity is the inventory's
+    // responsibility (pin keys with ansible_ssh_common_args). Keys seen go to /dev/null, not root's known_hosts.
+    ANSIBLE_HOST_KEY_CHECKING: 'False',
+    ANSIBLE_SSH_COMMON_ARGS: '-o UserKnownHostsFile=/dev/null',
+    // A broken inventory must fail the run, not run against an implicit localhost; and only parsers, no scripts.
+    ANSIBLE_INVENTORY_UNPARSED_FAILED: 'True',
+    ANSIBLE_INVENTORY_ENABLED: 'ini,yaml',
+    ANSIBLE_PYTHON_INTERPRETER: 'auto_silent',
+    // Lines reach the pipe as ansible prints them, so the log streams live.
+    PYTHONUNBUFFERED: '1',
+  };
+
+  const args = ['-i', inventory, '-e', `@${extraVars}`, ...creds.args];
+  if (bundle.check) args.push('--check', '--diff');
+  if (bundle.limit !== undefined) args.push('--limit', bundle.limit);
+  if (bundle.forks !== undefined) args.push('--forks', String(bundle.forks));
+  if (bundle.verbosity) args.push(`-${'v'.repeat(bundle.verbosity)}`);
+  args.push('--', playbook);
+  return { args, env, cwd };
+}
+
+/** Asks every ssh ControlPersist master of the run to exit, so none outlives it holding a connection. */
+async function closeControlSockets(controlDir: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const sockets = await fs.readdir(controlDir).catch(() => [] as string[]);
+  await Promise.all(
+    sockets.map(
+      (name) =>
+        new Promise<void>((resolve) => {
+          execFile('ssh', ['-F', '/dev/null', '-o', `ControlPath=${path.join(controlDir, name)}`, '-O', 'exit', 'baton-control'], { env, timeout: 5_000 }, () => resolve());
+        }),
+    ),
+  );
+}
+
+const delay = (ms: number) => new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), ms).unref());
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // The group is gone already.
+  }
+}
+
+interface AnsibleResult {
+  exitCode: number | null;
+  stoppedFor?: 'canceled' | 'timeout' | undefined;
+}
+
+/** Spawns ansible-playbook in its own process group, streams its output into `stream`, stops it on request. */
+function runAnsible(prepared: PreparedRun, stream: RunEventStream, opts: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined; interruptGraceMs: number; terminateGraceMs: number }): Promise<AnsibleResult> {
+  return new Promise((resolve, reject) => {
+    // stderr joins stdout in the shell, so parser errors land in the log in the order they were printed.
+    const child = spawn('/bin/sh', ['-c', 'exec "$0" "$@" 2>&1', 'ansible-playbook', ...prepared.args], {
+      cwd: prepared.cwd,
+      env: prepared.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'ignore', 'pipe'],
+    });
+    let stoppedFor: AnsibleResult['stoppedFor'];
+    const exited = new Promise<'exited'>((r) => child.once('exit', () => r('exited')));
+    const stop = async (why: NonNullable<AnsibleResult['stoppedFor']>) => {
+      if (stoppedFor || child.exitCode !== null || child.signalCode !== null) return;
+      stoppedFor = why;
+      signalGroup(child, 'SIGINT');
+      if ((await Promise.race([exited, delay(opts.interruptGraceMs)])) === 'exited') return;
+      signalGroup(child, 'SIGTERM');
+      if ((await Promise.race([exited, delay(opts.terminateGraceMs)])) === 'exited') return;
+      signalGroup(child, 'SIGKILL');
+    };
+    const onAbort = () => void stop('canceled');
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => void stop('timeout'), opts.timeoutMs);
+
+    child.stdout!.on('data', (chunk: Buffer) => stream.stdout(chunk));
+    (child.stdio[EVENTS_FD] as NodeJS.ReadableStream).on('data', (chunk: Buffer) => stream.ansibleEvents(chunk));
+    // Whatever ansible left behind in its group (a module's child, a stuck worker) goes with it; otherwise a
+    // leftover holding the pipes would keep 'close' from ever coming.
+    child.once('exit', () => killProcessGroupOf(child.pid));
+    const done = () => {
+      opts.signal?.removeEventListener('abort', onAbort);
+      if (timer) clearTimeout(timer);
+    };
+    child.once('error', (err) => {
+      done();
+      reject(err);
+    });
+    child.once('close', (exitCode) => {
+      done();
+      resolve({ exitCode, stoppedFor });
+    });
+    if (opts.signal?.aborted) onAbort();
+  });
+}
+
+function killProcessGroupOf(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Nothing was left in the group.
+  }
+}
+
+function concludeFrom(result: AnsibleResult, stats: Record<string, HostStats> | undefined): Pick<RunOutcome, 'conclusion' | 'reason'> {
+  if (result.stoppedFor === 'canceled') return { conclusion: 'canceled', reason: 'canceled' };
+  if (result.stoppedFor === 'timeout') return { conclusion: 'error', reason: 'timeout' };
+  if (stats) {
+    const hostFailed = Object.values(stats).some((s) => s.failed > 0 || s.unreachable > 0);
+    return { conclusion: result.exitCode === 0 && !hostFailed ? 'succeeded' : 'failed' };
+  }
+  if (result.exitCode === 0) return { conclusion: 'succeeded' };
+  // No stats means ansible stopped before running any play: a parser error, or ansible itself broke.
+  if (result.exitCode === ANSIBLE_PARSER_ERROR_EXIT) return { conclusion: 'failed', reason: 'bad_playbook' };
+  return { conclusion: 'error', reason: 'ansible_error' };
+}
+
+/** Runs one bundle to its end; never throws for anything the bundle or ansible did, only reports it. */
+export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): Promise<RunOutcome> {
+  const stream = new RunEventStream(bundle.run_id, opts.onEvent, secretsOf(bundle), opts.now ?? (() => new Date()));
+  const dir = await fs.mkdtemp(path.join(opts.workRoot ?? os.tmpdir(), 'baton-run-'));
+  const resources: RunResources = { fifos: [] };
+  let result: AnsibleResult = { exitCode: null };
+  let outcome: Pick<RunOutcome, 'conclusion' | 'reason'>;
+  try {
+    await fs.chmod(dir, 0o700);
+    stream.status({ status: 'running' });
+    const prepared = await prepareRun(bundle, dir, resources);
+    if (opts.signal?.aborted) {
+      outcome = { conclusion: 'canceled', reason: 'canceled' };
+    } else {
+      result = await runAnsible(prepared, stream, {
+        signal: opts.signal,
+        timeoutMs: bundle.timeout_s === undefined ? undefined : bundle.timeout_s * 1000,
+        interruptGraceMs: opts.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS,
+        terminateGraceMs: opts.terminateGraceMs ?? DEFAULT_TERMINATE_GRACE_MS,
+      });
+      stream.flush();
+      outcome = concludeFrom(result, stream.stats);
+    }
+  } catch (err) {
+    if (!(err instanceof RunRefused)) throw err;
+    stream.ownLogLine(err.message);
+    outcome = { conclusion: err.conclusion, reason: err.reason };
+  } finally {
+    await Promise.all(resources.fifos.map((f) => f.close()));
+    await closeControlSockets(path.join(dir, 'cp'), { PATH: process.env.PATH });
+    await resources.agent?.stop();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+  if (result.stoppedFor) stream.ownLogLine(result.stoppedFor === 'timeout' ? `baton: the run exceeded its timeout of ${bundle.timeout_s} s and was stopped` : 'baton: the run was canceled');
+  const stats = stream.stats ?? {};
+  stream.status({ status: 'finished', conclusion: outcome.conclusion, ...(outcome.reason ? { reason: outcome.reason } : {}), exit_code: result.exitCode, stats });
+  return { exitCode: result.exitCode, ...outcome, stats, logLines: stream.logLines };
+}
