@@ -6,6 +6,7 @@ export * from './crypto/password.js';
 export * from './crypto/tokens.js';
 export * from './crypto/secret-box.js';
 export * from './authz/authorize.js';
+export * from './authz/in-use.js';
 export * from './audit/audit.chain.js';
 export * from './audit/audit.service.js';
 export * from './auth/login-throttle.js';

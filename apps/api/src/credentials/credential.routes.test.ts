@@ -283,6 +283,20 @@ describe.each(DIALECTS)('credentials on %s', (dialect) => {
     expect((await h.http.get(`/v1/grants?object=${c.body.id}`).set(bearer(h.admin.token))).body).toHaveLength(1);
   });
 
+  it('does not name users of the credential that the caller cannot see, only counts them', async () => {
+    const owner = await h.user('operator');
+    const c = await create(owner.token, { type: 'token', inputs: { token: 't' } });
+    const now = new Date().toISOString();
+    // Someone else's project, on which the owner holds no grant.
+    await h.tdb.db.kysely.insertInto('projects').values({
+      id: 'prj_01ARZ3NDEKTSV4RRFFQ69G5FAX', name: credName('hidden project'), git_url: 'https://example.com/r.git', branch: 'main', credential_id: c.body.id,
+      last_commit: null, synced_at: null, created_by: h.admin.id, created_at: now, updated_at: now,
+    }).execute();
+    const res = await h.http.delete(`/v1/credentials/${c.body.id}`).set(bearer(owner.token));
+    expectProblem(res, 409);
+    expect(res.body.detail).toBe('credential is used by 1 more you cannot see');
+  });
+
   it('records create, update and delete in the audit trail by name and type, with the changed field names', async () => {
     const op = await h.user('operator');
     const c = await create(op.token, { type: 'become_password', inputs: { password: 'p', method: 'sudo' } });

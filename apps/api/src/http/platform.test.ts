@@ -167,6 +167,16 @@ describe.each(DIALECTS)('HTTP platform on %s', (dialect) => {
       problem(await h.http.delete('/v1/users/usr_%00').set(bearer(h.admin.token)), 400);
     });
 
+    it('answers a pathologically nested body with 400, not a stack overflow', async () => {
+      const deep = `${'['.repeat(20000)}${']'.repeat(20000)}`;
+      const res = await h.http.post('/v1/teams').set(bearer(h.admin.token)).set('Content-Type', 'application/json').send(deep);
+      problem(res, 400);
+      let tooDeep: unknown = 'z';
+      for (let i = 0; i < 40; i++) tooDeep = [tooDeep];
+      const nested = problem(await h.http.post('/v1/teams').set(bearer(h.admin.token)).send({ name: 'x', a: tooDeep }), 400);
+      expect(JSON.stringify(nested.errors)).toContain('nested more than');
+    });
+
     it('answers a path that cannot be percent-decoded with 400, not 500', async () => {
       problem(await h.http.get('/v1/users/%E0%A4%A').set(bearer(h.admin.token)), 400);
       problem(await h.http.get('/users/%ZZ').set(bearer(h.admin.token)), 400);

@@ -75,26 +75,30 @@ function issues(where: string, error: z.ZodError): ValidationError {
   return new ValidationError(`invalid ${where}`, errors);
 }
 
+/** Deeper than any body Baton accepts; deeper input is refused before anything walks it recursively. */
+export const MAX_INPUT_DEPTH = 32;
+
 /**
  * No input may carry a NUL character: PostgreSQL refuses it in text (a 500 if it got that far) and it has
- * no legitimate use in names, ids or filters. Checked once here, for every operation and every location.
+ * no legitimate use in names, ids or filters. Checked once here, for every operation and every location,
+ * iteratively and with a depth limit, so a pathologically nested body is a 400, not a stack overflow.
  */
-function rejectNulBytes(value: unknown, where: string): void {
+function rejectBadInput(value: unknown, where: string): void {
   const bad: string[] = [];
-  const visit = (v: unknown, at: string) => {
+  const stack: Array<{ v: unknown; at: string; depth: number }> = [{ v: value, at: where, depth: 0 }];
+  while (stack.length) {
+    const { v, at, depth } = stack.pop()!;
     if (typeof v === 'string') {
       if (v.includes('\u0000')) bad.push(at);
-    } else if (Array.isArray(v)) {
-      v.forEach((item, i) => visit(item, `${at}.${i}`));
     } else if (v && typeof v === 'object') {
+      if (depth >= MAX_INPUT_DEPTH) throw new ValidationError(`invalid ${where}`, [{ path: at, message: `nested more than ${MAX_INPUT_DEPTH} levels deep` }]);
       for (const [k, item] of Object.entries(v)) {
         if (k.includes('\u0000')) bad.push(at);
-        else visit(item, `${at}.${k}`);
+        else stack.push({ v: item, at: `${at}.${k}`, depth: depth + 1 });
       }
     }
-  };
-  visit(value, where);
-  if (bad.length) throw new ValidationError(`invalid ${where}`, bad.map((path) => ({ path, message: 'must not contain NUL characters' })));
+  }
+  if (bad.length) throw new ValidationError(`invalid ${where}`, bad.sort().map((path) => ({ path, message: 'must not contain NUL characters' })));
 }
 
 function hasBody(req: Request): boolean {
@@ -128,7 +132,7 @@ function handlerFor(op: Operation, deps: MountDeps): RequestHandler {
 
       const parse = <S extends z.ZodType | undefined>(schema: S, value: unknown, where: string) => {
         if (!schema) return value;
-        rejectNulBytes(value, where);
+        rejectBadInput(value, where);
         const r = schema.safeParse(value);
         if (!r.success) throw issues(where, r.error);
         return r.data;

@@ -185,6 +185,10 @@ describe.each(DIALECTS)('inventory sources on %s', (dialect) => {
     expect((await h.http.post('/v1/grants').set(bearer(owner.token)).send({ subject: stranger.id, object: src.id, level: 'use' })).status).toBe(201);
     expect((await h.http.post(`/v1/inventory-sources/${src.id}/refresh`).set(bearer(stranger.token))).status).toBe(200);
     expectProblem(await h.http.delete(`/v1/inventory-sources/${src.id}`).set(bearer(stranger.token)), 403);
+    // A viewer holding use still cannot refresh: a refresh runs code and rewrites an inventory.
+    expect((await h.http.post('/v1/grants').set(bearer(owner.token)).send({ subject: viewer.id, object: src.id, level: 'use' })).status).toBe(201);
+    expect((await h.http.get(`/v1/inventory-sources/${src.id}`).set(bearer(viewer.token))).status).toBe(200);
+    expectProblem(await h.http.post(`/v1/inventory-sources/${src.id}/refresh`).set(bearer(viewer.token)), 403);
   });
 
   it('answers 422 when the project cannot be checked out, records the error and keeps the inventory', async () => {

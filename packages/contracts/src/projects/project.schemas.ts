@@ -11,7 +11,9 @@ export function gitUrlProblem(url: string): string | undefined {
   // eslint-disable-next-line no-control-regex -- control characters and spaces have no place in a URL git will parse
   if (/[\s\u0000-\u001f\u007f]/.test(url)) return 'must not contain spaces or control characters';
   if (url.startsWith('-')) return 'must not start with "-"';
-  if (url.includes('::')) return 'remote helpers such as ext:: and fd:: are not allowed; use an https, ssh, git or file URL';
+  // git reads `<transport>::<address>` as a remote helper only when the text before `::` is all scheme
+  // characters, so an IPv6 literal such as ssh://git@[2001:db8::1]/repo stays allowed.
+  if (/^[A-Za-z0-9+.-]+::/.test(url)) return 'remote helpers such as ext:: and fd:: are not allowed; use an https, ssh, git or file URL';
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url)?.[1];
   if (scheme === undefined) {
     // git reads `[user@]host:path` (a colon before any slash) as ssh.

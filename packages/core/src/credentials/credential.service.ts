@@ -7,6 +7,7 @@ import { recordAudit } from '../audit/audit.chain.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, type FieldError, NotFoundError, ValidationError } from '../common/errors.js';
+import { inUseConflict } from '../authz/in-use.js';
 import { newId } from '../common/ids.js';
 import { decodeCursor, type Page, toPage } from '../common/paging.js';
 import type { Keyring } from '../crypto/secret-box.js';
@@ -96,7 +97,7 @@ function mergeInputs(type: CredentialType, stored: Inputs, patch: Inputs): Input
 export function createCredentialService(deps: {
   credentials: Pick<CredentialRepo, 'findById' | 'list'>;
   transaction: <T>(fn: (r: TxRepos) => Promise<T>) => Promise<T>;
-  authz: Pick<Authorizer, 'requireCreator' | 'require' | 'visibleIds'>;
+  authz: Pick<Authorizer, 'requireCreator' | 'require' | 'visibleIds' | 'levelOn'>;
   keyring: Pick<Keyring, 'encrypt' | 'decrypt'>;
   clock: Clock;
   /** What references a credential (projects, inventory sources, templates…). Called outside any transaction. */
@@ -214,7 +215,8 @@ export function createCredentialService(deps: {
       const row = await visible(p, id, 'manage');
       // Asked before the transaction: on SQLite a query outside it would wait forever for its connection.
       const uses = await deps.usedBy(id);
-      if (uses.length) throw new ConflictError(`credential is used by ${uses.map((u) => `${u.kind} ${u.id} (${u.name})`).join(', ')}`);
+      const conflict = await inUseConflict(p, 'credential', uses, deps.authz);
+      if (conflict) throw conflict;
       await deps.transaction(async (r) => {
         await r.grants.deleteMentioning(id);
         const result = await r.credentials.delete(id);

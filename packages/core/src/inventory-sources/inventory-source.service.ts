@@ -178,6 +178,8 @@ export function createInventorySourceService(deps: {
      */
     async refresh(p: Principal, id: string): Promise<InventorySourceRow> {
       const src = await visible(p, id, 'use');
+      // A refresh runs code on the server and rewrites an inventory: viewers never change anything.
+      deps.authz.requireCreator(p);
       let result: SourceInventory;
       try {
         result = await load(p, src);

@@ -50,10 +50,13 @@ describe.each(DIALECTS)('project service on %s', (dialect) => {
   let n = 0;
   const create = (p: Principal = operator) => service.create(p, { name: `project ${dialect} ${++n}`, git_url: 'https://git.example.com/ops.git', branch: 'main' });
 
-  it('answers 409 naming every user of the project, and deletes once nothing uses it', async () => {
+  it('answers 409 naming the users the caller can see and counting the rest, and deletes once nothing uses it', async () => {
     const project = await create();
     uses = [{ kind: 'template', id: 'tpl_01ARZ3NDEKTSV4RRFFQ69G5FAV', name: 'deploy web' }, { kind: 'inventory_source', id: 'src_01ARZ3NDEKTSV4RRFFQ69G5FAV', name: 'cmdb' }];
-    const err = await service.remove(operator, project.id).catch((e: unknown) => e);
+    const hidden = await service.remove(operator, project.id).catch((e: unknown) => e);
+    expect(hidden).toBeInstanceOf(ConflictError);
+    expect((hidden as Error).message).toBe(`project ${project.id} is used by 2 more you cannot see`);
+    const err = await service.remove(admin, project.id).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConflictError);
     expect((err as Error).message).toContain('template tpl_01ARZ3NDEKTSV4RRFFQ69G5FAV (deploy web)');
     expect((err as Error).message).toContain('inventory_source src_01ARZ3NDEKTSV4RRFFQ69G5FAV (cmdb)');

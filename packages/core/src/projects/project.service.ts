@@ -4,6 +4,7 @@ import { recordAudit } from '../audit/audit.chain.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../common/errors.js';
+import { inUseConflict } from '../authz/in-use.js';
 import { newId } from '../common/ids.js';
 import { decodeCursor, type Page, toPage } from '../common/paging.js';
 
@@ -66,7 +67,7 @@ function toGitAuth(cred: ProjectCredential): GitAuth {
 export function createProjectService(deps: {
   projects: Pick<ProjectRepo, 'list' | 'findById'>;
   transaction: <T>(fn: (r: TxRepos) => Promise<T>) => Promise<T>;
-  authz: Pick<Authorizer, 'requireCreator' | 'require' | 'visibleIds'>;
+  authz: Pick<Authorizer, 'requireCreator' | 'require' | 'visibleIds' | 'levelOn'>;
   clock: Clock;
   git: { resolveBranchHead(opts: GitTarget): Promise<string> };
   credentials: {
@@ -195,7 +196,8 @@ export function createProjectService(deps: {
     async remove(p: Principal, id: string): Promise<void> {
       const project = await visible(p, id, 'manage');
       const uses = await deps.usedBy(id);
-      if (uses.length) throw new ConflictError(`project ${id} is in use by ${uses.map((u) => `${u.kind} ${u.id} (${u.name})`).join(', ')}`);
+      const conflict = await inUseConflict(p, `project ${id}`, uses, deps.authz);
+      if (conflict) throw conflict;
       await deps.transaction(async (r) => {
         await r.grants.deleteMentioning(id);
         const result = await r.projects.delete(id);

@@ -33,12 +33,17 @@ export class RunEventStream {
   private partialEventLine = '';
   private pending: PendingAnsibleEvent[] = [];
 
+  private readonly secrets: string[];
+
   constructor(
     private readonly runId: string,
     private readonly onEvent: (event: RunEvent) => void,
-    private readonly secrets: string[],
+    secrets: string[],
     private readonly now: () => Date,
-  ) {}
+  ) {
+    // Longest first: a secret that contains a shorter one must be masked whole, not around the shorter one.
+    this.secrets = [...secrets].sort((a, b) => b.length - a.length);
+  }
 
   private emit(kind: string, data: Record<string, unknown>): void {
     this.onEvent({ run_id: this.runId, seq: ++this.seq, ts: this.now().toISOString(), kind, data });
@@ -48,6 +53,16 @@ export class RunEventStream {
     let out = text;
     for (const s of this.secrets) if (out.includes(s)) out = out.split(s).join(REDACTED);
     return out;
+  }
+
+  /** Masks secrets in every string (keys included) of a parsed event, so JSON escaping cannot hide one. */
+  private redactValue(value: unknown): unknown {
+    if (typeof value === 'string') return this.redact(value);
+    if (Array.isArray(value)) return value.map((v) => this.redactValue(v));
+    if (value && typeof value === 'object') {
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [this.redact(k), this.redactValue(v)]));
+    }
+    return value;
   }
 
   status(data: Record<string, unknown>): void {
@@ -86,7 +101,7 @@ export class RunEventStream {
   private acceptAnsibleEvent(line: string): void {
     let record: Record<string, unknown>;
     try {
-      record = JSON.parse(this.redact(line)) as Record<string, unknown>;
+      record = this.redactValue(JSON.parse(line)) as Record<string, unknown>;
     } catch {
       return; // only our plugin writes here; a torn line (ansible killed mid-write) carries nothing usable
     }

@@ -152,6 +152,24 @@ describe('runPlaybook against localhost', () => {
     expect(noLogResult.data.res).toBeUndefined();
   });
 
+  it('masks secrets that JSON escapes, and a secret containing a shorter one, whole', async () => {
+    const quoted = 'pa"ss\\w0rd\tx';
+    const short = 'abcd';
+    const long = 'abcdefgh99';
+    const content = `- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: msg="{{ lookup('env', 'Q') }} {{ lookup('env', 'S') }} {{ lookup('env', 'L') }}"\n`;
+    const { outcome, events } = await run(inlineBundle(content, { credentials: [{ type: 'env', inputs: { variables: { Q: quoted, S: short, L: long } } }] }));
+    expect(outcome.conclusion).toBe('succeeded');
+    const strings: string[] = [];
+    const collect = (v: unknown): void => {
+      if (typeof v === 'string') strings.push(v);
+      else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) { strings.push(k); collect(x); }
+    };
+    collect(events);
+    const debug = events.find((e) => e.kind === 'runner_on_ok' && e.data.task === 'debug');
+    expect(JSON.stringify(debug?.data.res)).toContain('********');
+    for (const leak of [quoted, short, long, 'efgh99']) expect(strings.filter((x) => x.includes(leak))).toEqual([]);
+  });
+
   it('runs a playbook from a project checked out at the bundle commit, and refuses paths outside it', async () => {
     const repo = createRepo(tempDir('baton-playbook-repo'));
     fs.mkdirSync(path.join(repo.dir, 'plays'));

@@ -25,3 +25,14 @@ it('closes while nobody ever opened it', async () => {
   const fifo = await serveSecretThroughFifo(path.join(dir, 'vault.fifo'), 'unused');
   await expect(fifo.close()).resolves.toBeUndefined();
 });
+
+it('holds no libuv thread while waiting for readers: file I/O goes on with many unread FIFOs', async () => {
+  // libuv has four threads; a blocking open() per FIFO would take all of them and this read would hang.
+  const fifos = await Promise.all(Array.from({ length: 6 }, (_, i) => serveSecretThroughFifo(path.join(dir, `many-${i}.fifo`), `secret-${i}`)));
+  const probe = path.join(dir, 'probe.txt');
+  fs.writeFileSync(probe, 'still responsive');
+  expect(await fs.promises.readFile(probe, 'utf8')).toBe('still responsive');
+  // Each FIFO still serves its own secret to a reader that shows up late.
+  expect(await fs.promises.readFile(fifos[5]!.path, 'utf8')).toBe('secret-5');
+  await Promise.all(fifos.map((f) => f.close()));
+});

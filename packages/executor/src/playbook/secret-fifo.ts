@@ -6,6 +6,9 @@ import { execFileSync } from 'node:child_process';
 import { constants } from 'node:fs';
 import fs from 'node:fs/promises';
 
+/** How often a served FIFO looks for its reader (ansible opens the file right after it starts). */
+const READER_POLL_MS = 20;
+
 export interface SecretFifo {
   path: string;
   /** Stops serving; a writer still waiting for its reader is released. */
@@ -17,12 +20,25 @@ export async function serveSecretThroughFifo(fifoPath: string, secret: string): 
   execFileSync('mkfifo', ['-m', '600', fifoPath]);
   let closed = false;
   const serve = async () => {
-    // Opening for writing blocks until a reader opens the pipe.
-    const handle = await fs.open(fifoPath, constants.O_WRONLY);
-    try {
-      if (!closed) await handle.writeFile(secret);
-    } finally {
-      await handle.close();
+    while (!closed) {
+      let handle: fs.FileHandle;
+      try {
+        // Non-blocking: the open fails with ENXIO while no reader has the pipe open. A blocking open would
+        // park one of libuv's four threads until ansible opens the file, and four such waits (or one run
+        // that never starts ansible) would freeze every file, DNS and crypto call of the whole server.
+        handle = await fs.open(fifoPath, constants.O_WRONLY | constants.O_NONBLOCK);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENXIO') throw err;
+        await new Promise((resolve) => setTimeout(resolve, READER_POLL_MS));
+        continue;
+      }
+      try {
+        // A secret is far smaller than the pipe's buffer, so this write completes at once.
+        await handle.writeFile(secret);
+      } finally {
+        await handle.close();
+      }
+      return;
     }
   };
   // A reader that goes away early (EPIPE) simply has no secret: ansible then reports the wrong password.
@@ -30,12 +46,8 @@ export async function serveSecretThroughFifo(fifoPath: string, secret: string): 
   return {
     path: fifoPath,
     async close() {
-      if (closed) return;
       closed = true;
-      // A writer blocked in open() holds a libuv thread until some reader shows up: be that reader.
-      const release = await fs.open(fifoPath, constants.O_RDONLY | constants.O_NONBLOCK).catch(() => undefined);
       await serving;
-      await release?.close();
     },
   };
 }
