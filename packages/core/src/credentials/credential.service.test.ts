@@ -87,13 +87,15 @@ describe.each(DIALECTS)('credential service on %s', (dialect) => {
     expect((err as ValidationError).errors).toEqual([{ path: 'body.ssh_credential_id', message }]);
   });
 
-  it('refuses to remove a credential while usedBy names users of it, listing each, and removes it once unused', async () => {
+  it('refuses to remove a credential while usedBy names users of it (those the caller can see), and removes it once unused', async () => {
     const owner = principal('operator');
     const c = await createToken(owner);
     uses.set(c.id, [{ kind: 'project', id: 'prj_1', name: 'site' }, { kind: 'inventory source', id: 'src_2', name: 'aws' }]);
+    // The owner can see the project (a grant on it) but not the source: the source is only counted.
+    await tdb.db.repos.grants.insert({ id: `grant_${c.id}`, subject_id: owner.id, object_id: 'prj_1', level: 'use', created_at: new Date().toISOString(), created_by: owner.id });
     const err = await service.remove(owner, c.id).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConflictError);
-    expect((err as Error).message).toBe('credential is used by project prj_1 (site), inventory source src_2 (aws)');
+    expect((err as Error).message).toBe('credential is used by project prj_1 (site), 1 more you cannot see');
     expect(await tdb.db.repos.credentials.findById(c.id)).toBeDefined();
     uses.delete(c.id);
     await service.remove(owner, c.id);
