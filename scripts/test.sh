@@ -15,9 +15,17 @@ for check in typecheck lint cycles; do
   if pnpm -s "$check"; then checks_passed=$((checks_passed + 1)); else checks_failed=$((checks_failed + 1)); echo "!! $check failed"; fi
 done
 
-# Databases left by an earlier run that was killed before its clean-up (each test file makes its own).
+# Databases left by an earlier run that was killed before its clean-up (each test file makes its own, named
+# baton_t_<unix time>_<random>). Only those older than an hour: a run going on beside this one keeps its own.
+cutoff=$(( $(date +%s) - 3600 ))
 psql -h 127.0.0.1 -U postgres -d test -Atc "select datname from pg_database where datname like 'baton\_t\_%'" 2>/dev/null |
-  while read -r stale; do psql -h 127.0.0.1 -U postgres -d test -qc "drop database if exists \"$stale\" with (force)" >/dev/null 2>&1; done
+  while read -r stale; do
+    created=$(echo "$stale" | sed -n 's/^baton_t_\([0-9]\{10\}\)_.*/\1/p')
+    # Names without a time come from older versions of the helper: always leftovers.
+    if [ -z "$created" ] || [ "$created" -lt "$cutoff" ]; then
+      psql -h 127.0.0.1 -U postgres -d test -qc "drop database if exists \"$stale\" with (force)" >/dev/null 2>&1
+    fi
+  done
 
 echo "== tests"
 results=$(mktemp)

@@ -29,7 +29,7 @@ export function createInventoryServices(db: Database, opts: InventoryWiringOptio
       parse: (content) => parseInventory({ content, timeoutMs: INVENTORY_LIMITS.timeoutMs, maxOutputBytes: INVENTORY_LIMITS.maxOutputBytes }),
     }),
     inventorySources: createInventorySourceService({
-      inventorySources: repos.inventorySources, inventories: repos.inventories, transaction, authz: opts.authz, clock: opts.clock,
+      inventorySources: repos.inventorySources, inventories: repos.inventories, projects: repos.projects, transaction, authz: opts.authz, clock: opts.clock,
       credentials: opts.credentials, runners,
     }),
   };

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { CredentialType, InventorySourceKind, ParsedInventory } from '@baton/contracts';
 import {
-  type AuditRepo, type GrantRepo, type InventoryRepo, type InventorySourceRepo, type InventorySourceRow, isUniqueViolation, type PageQuery,
+  type AuditRepo, type GrantRepo, type InventoryRepo, type InventorySourceRepo, type InventorySourceRow, isUniqueViolation, type PageQuery, type ProjectRepo,
 } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
@@ -62,7 +62,8 @@ type TxRepos = {
 };
 
 export function createInventorySourceService(deps: {
-  inventorySources: Pick<InventorySourceRepo, 'findById' | 'list' | 'projectExists'>;
+  inventorySources: Pick<InventorySourceRepo, 'findById' | 'list'>;
+  projects: Pick<ProjectRepo, 'findById'>;
   inventories: Pick<InventoryRepo, 'findSummary'>;
   transaction: <T>(fn: (r: TxRepos) => Promise<T>) => Promise<T>;
   authz: Pick<Authorizer, 'requireCreator' | 'require' | 'visibleIds'>;
@@ -85,7 +86,7 @@ export function createInventorySourceService(deps: {
     if (!(await deps.inventories.findSummary(body.inventory_id))) throw new NotFoundError(`inventory ${body.inventory_id} not found`);
     await deps.authz.require(p, body.inventory_id, 'manage');
     if (body.project_id) {
-      if (!(await deps.inventorySources.projectExists(body.project_id))) throw new NotFoundError(`project ${body.project_id} not found`);
+      if (!(await deps.projects.findById(body.project_id))) throw new NotFoundError(`project ${body.project_id} not found`);
       await deps.authz.require(p, body.project_id, 'use');
     }
     if (body.credential_id) await deps.credentials.requireUsable(p, body.credential_id, 'body.credential_id', ['token']);

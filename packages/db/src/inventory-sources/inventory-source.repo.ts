@@ -37,10 +37,6 @@ export function createInventorySourceRepo(db: Kysely<Schema>) {
       const r = await db.deleteFrom('inventory_sources').where('id', '=', id).executeTakeFirst();
       return toNumber(r.numDeletedRows) > 0;
     },
-    /** Sources may point at a project; the projects domain owns the table, this only checks the reference. */
-    async projectExists(id: string): Promise<boolean> {
-      return Boolean(await db.selectFrom('projects').select('id').where('id', '=', id).executeTakeFirst());
-    },
     usingCredential: using('credential_id'),
     usingProject: using('project_id'),
     usingInventory: using('inventory_id'),

@@ -41,7 +41,9 @@ export async function createTestDatabase(dialect: DialectName): Promise<TestData
       },
     };
   }
-  const name = `baton_t_${crypto.randomBytes(6).toString('hex')}`;
+  // The creation time in the name lets a later test run drop leftovers of a killed run without touching
+  // databases that a run going on right now is using (scripts/test.sh drops only ones older than an hour).
+  const name = `baton_t_${Math.floor(Date.now() / 1000)}_${crypto.randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: TEST_PG_URL });
   await admin.connect();
   await admin.query(`create database ${name}`);
