@@ -76,7 +76,7 @@ function issues(where: string, error: z.ZodError): ValidationError {
 }
 
 /** Deeper than any body Baton accepts; deeper input is refused before anything walks it recursively. */
-export const MAX_INPUT_DEPTH = 32;
+const MAX_INPUT_DEPTH = 32;
 
 /**
  * No input may carry a NUL character: PostgreSQL refuses it in text (a 500 if it got that far) and it has

@@ -31,4 +31,3 @@ export const ProblemDetails = z
   .meta({ id: 'Problem', description: 'RFC 9457 problem details' });
 export type ProblemDetails = z.infer<typeof ProblemDetails>;
 
-export const IdParams = z.strictObject({ id: z.string().max(64) });

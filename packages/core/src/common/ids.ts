@@ -2,12 +2,6 @@ import crypto from 'node:crypto';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
-/** Object type prefixes, per ARCHITECTURE.md: a grant's object type is visible in its id. */
-export const ID_PREFIXES = {
-  user: 'usr', team: 'team', grant: 'grant', token: 'tok', run: 'run', project: 'prj', template: 'tpl', inventory: 'inv',
-  source: 'src', credential: 'cred', policy: 'pol', schedule: 'sch', trigger: 'trg', worker: 'wrk', pipeline: 'pipe',
-} as const;
-
 function encodeTime(ms: number): string {
   let out = '';
   for (let i = 0; i < 10; i++) {
