@@ -1,6 +1,7 @@
 import type { GrantLevel, Role } from '@baton/contracts';
 import type { GrantRepo, TeamRepo } from '@baton/db';
 import { ForbiddenError, NotFoundError } from '../common/errors.js';
+import { newId } from '../common/ids.js';
 import { idPrefix } from '../common/ids.js';
 
 /** Who is calling: resolved from a bearer token by the auth service. */
@@ -77,3 +78,11 @@ export function createAuthorizer(deps: { grants: Pick<GrantRepo, 'levelsOn' | 'o
   };
 }
 export type Authorizer = ReturnType<typeof createAuthorizer>;
+
+/**
+ * Rule 3: the creator of an object gets `manage` on it. Called inside the creating transaction, with that
+ * transaction's grant repository, so the object and its grant commit together.
+ */
+export async function grantCreatorManage(grants: Pick<GrantRepo, 'insert'>, p: Principal, objectId: string, at: Date): Promise<void> {
+  await grants.insert({ id: newId('grant', at.getTime()), subject_id: p.id, object_id: objectId, level: 'manage', created_at: at.toISOString(), created_by: p.id });
+}

@@ -4,6 +4,7 @@ import {
 } from '@baton/contracts';
 import { type AuditRepo, type CredentialRepo, type CredentialRow, type GrantRepo, isUniqueViolation, type PageQuery } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
+import { grantCreatorManage } from '../authz/authorize.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, type FieldError, NotFoundError, ValidationError } from '../common/errors.js';
@@ -145,7 +146,7 @@ export function createCredentialService(deps: {
       try {
         await deps.transaction(async (r) => {
           await r.credentials.insert(row);
-          await r.grants.insert({ id: newId('grant', now.getTime()), subject_id: p.id, object_id: row.id, level: 'manage', created_at: row.created_at, created_by: p.id });
+          await grantCreatorManage(r.grants, p, row.id, now);
           await recordAudit(r.audit, { actor: p.id, action: 'credential.create', object: row.id, summary: `created ${row.type} credential ${row.name}` }, deps.clock);
         });
       } catch (err) {

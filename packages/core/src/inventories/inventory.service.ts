@@ -3,6 +3,7 @@ import {
   type AuditRepo, type GrantRepo, type InventoryRepo, type InventoryRow, type InventorySourceRepo, type InventorySummaryRow, isUniqueViolation, type PageQuery,
 } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
+import { grantCreatorManage } from '../authz/authorize.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, NotFoundError, ValidationError } from '../common/errors.js';
@@ -106,7 +107,7 @@ export function createInventoryService(deps: {
         await deps.transaction(async (r) => {
           await r.inventories.insert(row);
           await r.inventories.replaceHosts(row.id, parsed.hosts.map((h) => ({ host: h.name, groups: h.groups })));
-          await r.grants.insert({ id: newId('grant', now.getTime()), subject_id: p.id, object_id: row.id, level: 'manage', created_at: at, created_by: p.id });
+          await grantCreatorManage(r.grants, p, row.id, now);
           await recordAudit(r.audit, { actor: p.id, action: 'inventory.create', object: row.id, summary: `created inventory ${row.name} (${parsed.format}, ${row.host_count} hosts)` }, deps.clock);
         });
       } catch (err) {

@@ -6,6 +6,7 @@ import {
   type AuditRepo, type GrantRepo, type InventoryRepo, type InventorySourceRepo, type InventorySourceRow, isUniqueViolation, type PageQuery, type ProjectRepo,
 } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
+import { grantCreatorManage } from '../authz/authorize.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { BatonError, ConflictError, NotFoundError, ValidationError } from '../common/errors.js';
@@ -126,7 +127,7 @@ export function createInventorySourceService(deps: {
       try {
         await deps.transaction(async (r) => {
           await r.inventorySources.insert(row);
-          await r.grants.insert({ id: newId('grant', now.getTime()), subject_id: p.id, object_id: row.id, level: 'manage', created_at: at, created_by: p.id });
+          await grantCreatorManage(r.grants, p, row.id, now);
           await recordAudit(r.audit, { actor: p.id, action: 'inventory_source.create', object: row.id, summary: `created ${row.kind} inventory source ${row.name} into ${row.inventory_id}` }, deps.clock);
         });
       } catch (err) {

@@ -1,6 +1,7 @@
 import type { GitAuth, ProjectCreateBody, ProjectUpdateBody } from '@baton/contracts';
 import { type AuditRepo, type GrantRepo, isUniqueViolation, type PageQuery, type ProjectPatch, type ProjectRepo, type ProjectRow } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
+import { grantCreatorManage } from '../authz/authorize.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../common/errors.js';
@@ -133,7 +134,7 @@ export function createProjectService(deps: {
       await unique(body.name, () =>
         deps.transaction(async (r) => {
           await r.projects.insert(project);
-          await r.grants.insert({ id: newId('grant', now.getTime()), subject_id: p.id, object_id: project.id, level: 'manage', created_at: at, created_by: p.id });
+          await grantCreatorManage(r.grants, p, project.id, now);
           await recordAudit(r.audit, { actor: p.id, action: 'project.create', object: project.id, summary: `created project ${project.name} at ${head}` }, deps.clock);
         }),
       );

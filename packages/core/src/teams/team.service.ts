@@ -1,6 +1,7 @@
 import type { TeamMemberView } from '@baton/db';
 import { type AuditRepo, type GrantRepo, isUniqueViolation, type PageQuery, type TeamRepo, type TeamRow, type UserRepo } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
+import { grantCreatorManage } from '../authz/authorize.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, NotFoundError } from '../common/errors.js';
@@ -34,7 +35,7 @@ export function createTeamService(deps: {
       try {
         await deps.transaction(async (r) => {
           await r.teams.insert(team);
-          await r.grants.insert({ id: newId('grant', now.getTime()), subject_id: p.id, object_id: team.id, level: 'manage', created_at: team.created_at, created_by: p.id });
+          await grantCreatorManage(r.grants, p, team.id, now);
           await recordAudit(r.audit, { actor: p.id, action: 'team.create', object: team.id, summary: `created team ${team.name}` }, deps.clock);
         });
       } catch (err) {
