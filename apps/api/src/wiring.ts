@@ -6,6 +6,7 @@ import {
 import type { Database } from '@baton/db';
 import { checkoutCommit, resolveBranchHead } from '@baton/executor';
 import { createInventoryServices } from './inventories/inventory.wiring.js';
+import { createRunServices } from './runs/run.wiring.js';
 
 export interface ServiceOptions {
   keyring: Keyring;
@@ -15,6 +16,8 @@ export interface ServiceOptions {
   auditSigningKey?: crypto.KeyObject | undefined;
   /** extra CA certificates (PEM) trusted when fetching url inventory sources (tests); production uses the system store */
   inventoryUrlCa?: string | undefined;
+  /** lease length of the in-process run queue (tests shorten it) */
+  leaseMs?: number | undefined;
 }
 
 /** The composition root of the domain layer: every service gets exactly the repositories it uses. */
@@ -38,6 +41,11 @@ export function createServices(db: Database, opts: ServiceOptions) {
     projects: repos.projects, transaction, authz, clock, credentials, git: { resolveBranchHead },
     usedBy: async (id) => tagged('inventory source', await repos.inventorySources.usingProject(id)),
   });
+  const inventoryServices = createInventoryServices(db, {
+    authz, clock, credentials, urlCa: opts.inventoryUrlCa,
+    // A script or plugin source runs inside a fresh checkout of its project's last synced commit.
+    checkout: async (p, projectId, dir) => checkoutCommit({ ...(await projects.checkoutSpec(p, projectId)), dir }),
+  });
   return {
     authz,
     users,
@@ -60,11 +68,8 @@ export function createServices(db: Database, opts: ServiceOptions) {
     audit: createAuditService({ audit: repos.audit, signingKeys, clock }),
     credentials,
     projects,
-    ...createInventoryServices(db, {
-      authz, clock, credentials, urlCa: opts.inventoryUrlCa,
-      // A script or plugin source runs inside a fresh checkout of its project's last synced commit.
-      checkout: async (p, projectId, dir) => checkoutCommit({ ...(await projects.checkoutSpec(p, projectId)), dir }),
-    }),
+    ...inventoryServices,
+    ...createRunServices(db, { authz, clock, leaseMs: opts.leaseMs }),
     signingKeys,
   };
 }

@@ -10,3 +10,4 @@ export * from './inventories/inventory.schemas.js';
 export * from './inventory-sources/inventory-source.schemas.js';
 export * from './runs/run-bundle.schemas.js';
 export * from './runs/run-event.schemas.js';
+export * from './runs/run.schemas.js';

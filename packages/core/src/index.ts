@@ -23,3 +23,5 @@ export * from './credentials/ssh-key.js';
 export * from './credentials/credential.service.js';
 export * from './inventories/inventory.service.js';
 export * from './inventory-sources/inventory-source.service.js';
+export * from './runs/run.view.js';
+export * from './runs/run-access.js';

@@ -13,6 +13,9 @@ import { createUserRepo } from './users/user.repo.js';
 import { createProjectRepo } from './projects/project.repo.js';
 import { createInventoryRepo } from './inventories/inventory.repo.js';
 import { createInventorySourceRepo } from './inventory-sources/inventory-source.repo.js';
+import { createRunEventRepo } from './runs/run-event.repo.js';
+import { createRunRepo } from './runs/run.repo.js';
+import { createWorkerRepo } from './workers/worker.repo.js';
 
 /** All repositories, bound either to the database or to one transaction. */
 export function createRepositories(db: Kysely<Schema>) {
@@ -28,6 +31,9 @@ export function createRepositories(db: Kysely<Schema>) {
     credentials: createCredentialRepo(db),
     inventories: createInventoryRepo(db),
     inventorySources: createInventorySourceRepo(db),
+    runs: createRunRepo(db),
+    runEvents: createRunEventRepo(db),
+    workers: createWorkerRepo(db),
   };
 }
 export type Repositories = ReturnType<typeof createRepositories>;

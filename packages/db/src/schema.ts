@@ -127,6 +127,97 @@ export interface InventorySourceTable {
   updated_at: string;
 }
 
+export interface RunTable {
+  id: string;
+  kind: string;
+  parent_id: string | null;
+  shard_index: number | null;
+  shard_count: number | null;
+  retry_of: string | null;
+  status: string;
+  conclusion: string | null;
+  reason: string | null;
+  playbook_source: string;
+  playbook: string;
+  project_id: string | null;
+  git_commit: string | null;
+  template_id: string | null;
+  inventory_id: string | null;
+  inventory_content: string | null;
+  inventory_format: string | null;
+  host_limit: string | null;
+  hosts: string | null;
+  extra_vars: string | null;
+  credential_ids: string;
+  check_mode: number;
+  forks: number | null;
+  verbosity: number | null;
+  timeout_s: number | null;
+  labels: string;
+  submitted_by: string;
+  worker: string | null;
+  exit_code: number | null;
+  stats: string | null;
+  last_seq: number;
+  log_lines: number;
+  log_bytes: number;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  cancel_requested_at: string | null;
+}
+
+export interface RunEventTable {
+  run_id: string;
+  seq: number;
+  ts: string;
+  kind: string;
+  host: string | null;
+  log_line: number | null;
+  log_byte: number | null;
+  data: string;
+}
+
+export interface RunHostTable {
+  run_id: string;
+  host: string;
+  outcome: string;
+  ok: number;
+  changed: number;
+  failed: number;
+  unreachable: number;
+  skipped: number;
+  rescued: number;
+  ignored: number;
+}
+
+export interface RunTaskResultTable {
+  run_id: string;
+  seq: number;
+  task_uuid: string;
+  task: string;
+  task_path: string | null;
+  host: string;
+  status: string;
+  changed: number;
+  started_at: string | null;
+  ended_at: string | null;
+  duration_ms: number | null;
+}
+
+export interface WorkerTable {
+  id: string;
+  name: string;
+  host: string;
+  mode: string;
+  labels: string;
+  capacity: number;
+  running: string;
+  started_at: string;
+  heartbeat_at: string;
+  lease_expires_at: string;
+}
+
 export interface Schema {
   users: UserTable;
   api_tokens: ApiTokenTable;
@@ -141,4 +232,9 @@ export interface Schema {
   inventories: InventoryTable;
   inventory_hosts: InventoryHostTable;
   inventory_sources: InventorySourceTable;
+  runs: RunTable;
+  run_events: RunEventTable;
+  run_hosts: RunHostTable;
+  run_task_results: RunTaskResultTable;
+  workers: WorkerTable;
 }

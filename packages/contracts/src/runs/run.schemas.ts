@@ -1,0 +1,145 @@
+import { z } from 'zod';
+import { idOf, Timestamp } from '../common/common.schemas.js';
+import { MAX_INVENTORY_CONTENT_CHARS } from '../inventories/inventory.schemas.js';
+
+export const RunStatus = z.enum(['pending', 'held', 'running', 'finished']);
+export type RunStatus = z.infer<typeof RunStatus>;
+export const RunConclusion = z.enum(['succeeded', 'failed', 'canceled', 'rejected', 'error']);
+export type RunConclusion = z.infer<typeof RunConclusion>;
+/** `run` an ordinary run, `split` the parent of shard runs, `shard` one part of a split. */
+export const RunKind = z.enum(['run', 'split', 'shard']);
+export type RunKind = z.infer<typeof RunKind>;
+
+/** Largest inline playbook. */
+export const MAX_PLAYBOOK_CHARS = 256 * 1024;
+/** Longest run time a caller may ask for: a week. */
+export const MAX_TIMEOUT_S = 7 * 24 * 3600;
+export const MAX_SHARDS = 500;
+
+export const SubmitRunBody = z
+  .strictObject({
+    playbook: z.string().min(1).max(MAX_PLAYBOOK_CHARS).meta({
+      description: 'Without project_id: the playbook YAML itself. With project_id: a relative path inside the project at the commit resolved now (no `..`).',
+    }),
+    project_id: idOf('prj').optional(),
+    inventory_id: idOf('inv').optional(),
+    inventory: z.string().min(1).max(MAX_INVENTORY_CONTENT_CHARS).optional().meta({ description: 'inline inventory content (INI, YAML or JSON), instead of inventory_id' }),
+    limit: z.string().trim().min(1).max(4096).optional().meta({ description: 'ansible host pattern (--limit)' }),
+    extra_vars: z.record(z.string(), z.unknown()).optional(),
+    credential_ids: z.array(idOf('cred')).max(16).optional().meta({ description: 'ssh_key, become_password, vault_password and env credentials; the caller needs use on each' }),
+    check: z.boolean().optional().meta({ description: 'dry run: --check --diff' }),
+    forks: z.number().int().min(1).max(500).optional(),
+    verbosity: z.number().int().min(0).max(4).optional(),
+    timeout_s: z.number().int().min(1).max(MAX_TIMEOUT_S).optional(),
+    shards: z.number().int().min(0).max(MAX_SHARDS).optional().meta({ description: '2 or more splits the run: shard k of N gets hosts [k::N] sorted by name, after limit' }),
+  })
+  .meta({ id: 'SubmitRunBody' });
+export type SubmitRunBody = z.infer<typeof SubmitRunBody>;
+
+/** One host's counts from ansible's final playbook_on_stats. */
+export const HostCounts = z
+  .object({
+    ok: z.number().int(),
+    changed: z.number().int(),
+    failed: z.number().int(),
+    unreachable: z.number().int(),
+    skipped: z.number().int(),
+    rescued: z.number().int(),
+    ignored: z.number().int(),
+  })
+  .meta({ id: 'HostCounts' });
+export type HostCounts = z.infer<typeof HostCounts>;
+
+/** Hosts by final outcome: unreachable beats failed beats changed beats ok. */
+export const HostOutcomeSummary = z
+  .object({ total: z.number().int(), ok: z.number().int(), changed: z.number().int(), failed: z.number().int(), unreachable: z.number().int() })
+  .meta({ id: 'HostOutcomeSummary' });
+export type HostOutcomeSummary = z.infer<typeof HostOutcomeSummary>;
+
+export const Run = z
+  .object({
+    id: z.string(),
+    kind: RunKind,
+    parent_id: z.string().nullable(),
+    shard_index: z.number().int().nullable(),
+    shard_count: z.number().int().nullable(),
+    retry_of: z.string().nullable(),
+    status: RunStatus,
+    conclusion: RunConclusion.nullable(),
+    reason: z.string().nullable(),
+    playbook: z.string().meta({ description: 'the path inside the project, or "(inline)" for inline content' }),
+    project_id: z.string().nullable(),
+    commit: z.string().nullable(),
+    template_id: z.string().nullable(),
+    inventory_id: z.string().nullable(),
+    limit: z.string().nullable(),
+    hosts: z.array(z.string()).nullable().meta({ description: 'the host set of a shard or a retry; null when the whole inventory (after limit) applies' }),
+    extra_vars: z.record(z.string(), z.unknown()).nullable(),
+    credential_ids: z.array(z.string()),
+    check: z.boolean(),
+    forks: z.number().int().nullable(),
+    verbosity: z.number().int().nullable(),
+    timeout_s: z.number().int().nullable(),
+    submitted_by: z.string(),
+    worker: z.string().nullable(),
+    exit_code: z.number().int().nullable(),
+    host_summary: HostOutcomeSummary.nullable(),
+    host_stats: z.record(z.string(), HostCounts).nullable().meta({ description: 'per-host counts; only in GET /v1/runs/{id}' }).optional(),
+    last_seq: z.number().int(),
+    log_lines: z.number().int(),
+    created_at: Timestamp,
+    started_at: Timestamp.nullable(),
+    finished_at: Timestamp.nullable(),
+    cancel_requested_at: Timestamp.nullable(),
+  })
+  .meta({ id: 'Run' });
+export type Run = z.infer<typeof Run>;
+
+export const RunIdParams = z.strictObject({ id: idOf('run') });
+
+const flag = z.enum(['true', 'false']).transform((v) => v === 'true');
+
+export const RunListQuery = z
+  .strictObject({
+    limit: z.coerce.number().int().min(1).max(500).default(50).meta({ description: 'page size (max 500)' }),
+    cursor: z.string().max(200).optional(),
+    status: RunStatus.optional(),
+    conclusion: RunConclusion.optional(),
+    project: idOf('prj').optional(),
+    template: idOf('tpl').optional(),
+    inventory: idOf('inv').optional(),
+    host: z.string().min(1).max(255).optional().meta({ description: 'runs that reported an outcome for this host' }),
+    since: z.iso.datetime({ offset: true }).optional().meta({ description: 'created at or after this time' }),
+    include_shards: flag.optional().meta({ description: 'also list shard runs (by default only top-level runs)' }),
+  });
+export type RunListQuery = z.infer<typeof RunListQuery>;
+
+export const RunLogQuery = z.strictObject({
+  offset: z.coerce.number().int().min(0).optional().meta({ description: 'lines to skip' }),
+  limit: z.coerce.number().int().min(1).max(1_000_000).optional().meta({ description: 'lines to return' }),
+});
+
+export const RunEventsQuery = z.strictObject({
+  after_seq: z.coerce.number().int().min(0).optional(),
+  kind: z.string().min(1).max(100).optional(),
+  host: z.string().min(1).max(255).optional(),
+  limit: z.coerce.number().int().min(1).max(10_000).default(1000).meta({ description: 'most events returned (max 10000); page on with after_seq' }),
+});
+
+export const WorkerFreshness = z.enum(['fresh', 'stale', 'dead']);
+export const Worker = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    host: z.string(),
+    mode: z.enum(['embedded', 'daemon']),
+    labels: z.array(z.string()),
+    capacity: z.number().int(),
+    running: z.array(z.string()),
+    started_at: Timestamp,
+    last_heartbeat: Timestamp,
+    lease_expires_at: Timestamp,
+    freshness: WorkerFreshness,
+  })
+  .meta({ id: 'Worker' });
+export type Worker = z.infer<typeof Worker>;

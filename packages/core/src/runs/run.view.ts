@@ -1,0 +1,73 @@
+import type { HostCounts, HostOutcomeSummary, Run, RunConclusion, RunKind, RunStatus } from '@baton/contracts';
+import type { RunHostRow, RunRow } from '@baton/db';
+
+/** What the Run response says for an inline playbook instead of echoing its content. */
+export const INLINE_PLAYBOOK_LABEL = '(inline)';
+
+export type HostOutcome = 'unreachable' | 'failed' | 'changed' | 'ok';
+
+/** A host's one-word outcome: unreachable beats failed beats changed beats ok. */
+export function hostOutcome(c: HostCounts): HostOutcome {
+  if (c.unreachable > 0) return 'unreachable';
+  if (c.failed > 0) return 'failed';
+  if (c.changed > 0) return 'changed';
+  return 'ok';
+}
+
+export function summarizeHosts(stats: Record<string, HostCounts>): HostOutcomeSummary {
+  const summary: HostOutcomeSummary = { total: 0, ok: 0, changed: 0, failed: 0, unreachable: 0 };
+  for (const counts of Object.values(stats)) {
+    summary.total += 1;
+    summary[hostOutcome(counts)] += 1;
+  }
+  return summary;
+}
+
+export function toRunHostRows(runId: string, stats: Record<string, HostCounts>): RunHostRow[] {
+  return Object.entries(stats).map(([host, c]) => ({
+    run_id: runId, host, outcome: hostOutcome(c), ok: c.ok, changed: c.changed, failed: c.failed, unreachable: c.unreachable,
+    skipped: c.skipped, rescued: c.rescued, ignored: c.ignored,
+  }));
+}
+
+const json = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
+
+/** The API shape of a run. `withHostStats` adds the per-host counts (GET of one run). */
+export function toRunView(row: RunRow, opts: { withHostStats?: boolean } = {}): Run {
+  const stats = json<Record<string, HostCounts>>(row.stats);
+  return {
+    id: row.id,
+    kind: row.kind as RunKind,
+    parent_id: row.parent_id,
+    shard_index: row.shard_index,
+    shard_count: row.shard_count,
+    retry_of: row.retry_of,
+    status: row.status as RunStatus,
+    conclusion: row.conclusion as RunConclusion | null,
+    reason: row.reason,
+    playbook: row.playbook_source === 'inline' ? INLINE_PLAYBOOK_LABEL : row.playbook,
+    project_id: row.project_id,
+    commit: row.git_commit,
+    template_id: row.template_id,
+    inventory_id: row.inventory_id,
+    limit: row.host_limit,
+    hosts: json<string[]>(row.hosts),
+    extra_vars: json<Record<string, unknown>>(row.extra_vars),
+    credential_ids: json<string[]>(row.credential_ids) ?? [],
+    check: row.check_mode === 1,
+    forks: row.forks,
+    verbosity: row.verbosity,
+    timeout_s: row.timeout_s,
+    submitted_by: row.submitted_by,
+    worker: row.worker,
+    exit_code: row.exit_code,
+    host_summary: stats ? summarizeHosts(stats) : null,
+    ...(opts.withHostStats ? { host_stats: stats } : {}),
+    last_seq: row.last_seq,
+    log_lines: row.log_lines,
+    created_at: row.created_at,
+    started_at: row.started_at,
+    finished_at: row.finished_at,
+    cancel_requested_at: row.cancel_requested_at,
+  };
+}

@@ -1,0 +1,129 @@
+import { type Kysely, type Selectable, sql } from 'kysely';
+import { toNumber } from '../dialect.js';
+import type { PageQuery } from '../page.js';
+import type { RunHostTable, RunTable, RunTaskResultTable, Schema } from '../schema.js';
+
+export type RunRow = Selectable<RunTable>;
+export type RunPatch = Partial<Omit<RunRow, 'id' | 'kind' | 'created_at' | 'submitted_by'>>;
+export type RunHostRow = Selectable<RunHostTable>;
+export type RunTaskResultRow = Selectable<RunTaskResultTable>;
+
+export interface RunFilter {
+  status?: string | undefined;
+  conclusion?: string | undefined;
+  projectId?: string | undefined;
+  templateId?: string | undefined;
+  inventoryId?: string | undefined;
+  /** runs with a per-host outcome row for this host */
+  host?: string | undefined;
+  /** created at or after (RFC 3339) */
+  since?: string | undefined;
+  /** false: top-level runs only (no shards) */
+  includeShards?: boolean | undefined;
+}
+
+/** Who sees which runs (the runs domain's visibility rule): all, or the union of these. */
+export type RunVisibility = 'all' | { submittedBy: string; projectIds: string[]; inventoryIds: string[]; templateIds: string[] };
+
+/** Keeps each INSERT well under SQLite's and PostgreSQL's bound-parameter limits. */
+const INSERT_CHUNK = 200;
+
+export function createRunRepo(db: Kysely<Schema>) {
+  return {
+    async insert(row: RunRow): Promise<void> {
+      await db.insertInto('runs').values(row).execute();
+    },
+    async findById(id: string): Promise<RunRow | undefined> {
+      return db.selectFrom('runs').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+    async findMany(ids: string[]): Promise<RunRow[]> {
+      if (ids.length === 0) return [];
+      return db.selectFrom('runs').selectAll().where('id', 'in', ids).execute();
+    },
+    /** Newest first. */
+    async list(filter: RunFilter, page: PageQuery, visible: RunVisibility): Promise<RunRow[]> {
+      let q = db.selectFrom('runs').selectAll().orderBy('id', 'desc').limit(page.limit);
+      if (page.before) q = q.where('id', '<', page.before);
+      if (filter.status) q = q.where('status', '=', filter.status);
+      if (filter.conclusion) q = q.where('conclusion', '=', filter.conclusion);
+      if (filter.projectId) q = q.where('project_id', '=', filter.projectId);
+      if (filter.templateId) q = q.where('template_id', '=', filter.templateId);
+      if (filter.inventoryId) q = q.where('inventory_id', '=', filter.inventoryId);
+      if (filter.since) q = q.where('created_at', '>=', filter.since);
+      if (!filter.includeShards) q = q.where('kind', '!=', 'shard');
+      if (filter.host) {
+        const host = filter.host;
+        q = q.where('id', 'in', (sub) => sub.selectFrom('run_hosts').select('run_id').where('host', '=', host));
+      }
+      if (visible !== 'all') {
+        const v = visible;
+        q = q.where((eb) => {
+          const ors = [eb('submitted_by', '=', v.submittedBy)];
+          if (v.projectIds.length) ors.push(eb('project_id', 'in', v.projectIds));
+          if (v.inventoryIds.length) ors.push(eb('inventory_id', 'in', v.inventoryIds));
+          if (v.templateIds.length) ors.push(eb('template_id', 'in', v.templateIds));
+          return eb.or(ors);
+        });
+      }
+      return q.execute();
+    },
+    /** Shards of a split in shard order. */
+    async children(parentId: string): Promise<RunRow[]> {
+      return db.selectFrom('runs').selectAll().where('parent_id', '=', parentId).orderBy('shard_index', 'asc').orderBy('id', 'asc').execute();
+    },
+    /** Oldest first: the recovery sweep re-dispatches in submit order. */
+    async listByStatus(status: string, opts: { kinds?: string[] } = {}): Promise<RunRow[]> {
+      let q = db.selectFrom('runs').selectAll().where('status', '=', status).orderBy('id', 'asc');
+      if (opts.kinds) q = q.where('kind', 'in', opts.kinds);
+      return q.execute();
+    },
+    /**
+     * Compare-and-set: applies `patch` only while the run's status is one of `from`. The one way a status
+     * changes, so two actors (a cancel and an executor's claim, say) can never both win.
+     */
+    async transition(id: string, from: readonly string[], patch: RunPatch): Promise<boolean> {
+      const r = await db.updateTable('runs').set(patch).where('id', '=', id).where('status', 'in', [...from]).executeTakeFirst();
+      return toNumber(r.numUpdatedRows) > 0;
+    },
+    async update(id: string, patch: RunPatch): Promise<boolean> {
+      const r = await db.updateTable('runs').set(patch).where('id', '=', id).executeTakeFirst();
+      return toNumber(r.numUpdatedRows) > 0;
+    },
+    /** Moves the ingest high-water marks forward, never back (a replayed batch leaves them as they are). */
+    async advanceProgress(id: string, progress: { lastSeq: number; logLines: number; logBytes: number }): Promise<void> {
+      await db
+        .updateTable('runs')
+        .set({ last_seq: progress.lastSeq, log_lines: progress.logLines, log_bytes: progress.logBytes })
+        .where('id', '=', id)
+        .where('last_seq', '<', progress.lastSeq)
+        .execute();
+    },
+    async replaceHosts(runId: string, rows: RunHostRow[]): Promise<void> {
+      await db.deleteFrom('run_hosts').where('run_id', '=', runId).execute();
+      for (let i = 0; i < rows.length; i += INSERT_CHUNK) await db.insertInto('run_hosts').values(rows.slice(i, i + INSERT_CHUNK)).execute();
+    },
+    /** In host name order. */
+    async hostsOf(runId: string): Promise<RunHostRow[]> {
+      return db.selectFrom('run_hosts').selectAll().where('run_id', '=', runId).orderBy('host', 'asc').execute();
+    },
+    async hostsOfMany(runIds: string[]): Promise<RunHostRow[]> {
+      if (runIds.length === 0) return [];
+      return db.selectFrom('run_hosts').selectAll().where('run_id', 'in', runIds).orderBy('host', 'asc').execute();
+    },
+    /** Idempotent on (run_id, seq): a replayed batch inserts nothing twice. */
+    async insertTaskResults(rows: RunTaskResultRow[]): Promise<void> {
+      for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+        await db.insertInto('run_task_results').values(rows.slice(i, i + INSERT_CHUNK)).onConflict((oc) => oc.columns(['run_id', 'seq']).doNothing()).execute();
+      }
+    },
+    async taskResultsOf(runId: string): Promise<RunTaskResultRow[]> {
+      return db.selectFrom('run_task_results').selectAll().where('run_id', '=', runId).orderBy('seq', 'asc').execute();
+    },
+    /** How many runs are in each status (for /metrics). */
+    async countByStatus(): Promise<Record<string, number>> {
+      const rows = await db.selectFrom('runs').select(['status', sql<number>`count(*)`.as('n')]).groupBy('status').execute();
+      return Object.fromEntries(rows.map((r) => [r.status, toNumber(r.n)]));
+    },
+  };
+}
+export type RunRepo = ReturnType<typeof createRunRepo>;
