@@ -34,6 +34,10 @@ describe('loadConfig', () => {
     expect(c.logLevel).toBe('info');
     expect(c.tokenTtlSeconds).toBe(12 * 3600);
     expect(c.shutdownGraceSeconds).toBe(10);
+    expect(c.executors).toBe(2);
+    expect(c.workDir).toBe(path.resolve(os.tmpdir()));
+    expect(c.sandbox).toBe('auto');
+    expect(c.runGraceSeconds).toBe(60);
   });
 
   it('puts the SQLite database in the data directory, made absolute', () => {
@@ -46,11 +50,13 @@ describe('loadConfig', () => {
     const c = loadConfig({
       BATON_PORT: '9090', BATON_HOST: '0.0.0.0', BATON_DATABASE_URL: 'postgres://u@h:5432/db', BATON_REDIS_URL: 'redis://r:6379',
       BATON_ADMIN_PASSWORD: 'twelve chars!', BATON_TOKEN_TTL_SECONDS: '60', BATON_BODY_LIMIT_BYTES: '2048', BATON_LOG_LEVEL: 'debug',
-      BATON_TRUST_PROXY: 'true', BATON_SHUTDOWN_GRACE_SECONDS: '3', BATON_UI_DIR: '/srv/ui',
+      BATON_TRUST_PROXY: 'true', BATON_SHUTDOWN_GRACE_SECONDS: '3', BATON_UI_DIR: '/srv/ui', BATON_EXECUTORS: '0', BATON_WORK_DIR: '/srv/runs',
+      BATON_SANDBOX: 'off', BATON_RUN_GRACE_SECONDS: '5',
     });
     expect(c).toMatchObject({
       port: 9090, host: '0.0.0.0', databaseUrl: 'postgres://u@h:5432/db', redisUrl: 'redis://r:6379', adminPassword: 'twelve chars!',
       tokenTtlSeconds: 60, bodyLimitBytes: 2048, logLevel: 'debug', trustProxy: true, shutdownGraceSeconds: 3, uiDir: '/srv/ui',
+      executors: 0, workDir: '/srv/runs', sandbox: 'off', runGraceSeconds: 5,
     });
   });
 
@@ -61,6 +67,10 @@ describe('loadConfig', () => {
   it.each(['abc', '70000', '-1', '80.5', '8080x', ' ', '0x1F90', '1e3'])('rejects BATON_PORT=%j naming the variable', (value) => {
     const err = configError(() => loadConfig({ BATON_PORT: value }));
     expect(err.message).toContain('BATON_PORT');
+  });
+
+  it.each([['BATON_EXECUTORS', '-1'], ['BATON_EXECUTORS', '257'], ['BATON_EXECUTORS', 'two'], ['BATON_SANDBOX', 'docker'], ['BATON_RUN_GRACE_SECONDS', '0']])('rejects %s=%j naming the variable', (name, value) => {
+    expect(configError(() => loadConfig({ [name]: value })).message).toContain(name);
   });
 
   it.each(['mysql://u@h/db', 'baton.db', 'http://x', 'postgres:/nohost', 'sqlite:', 'sqlite://'])('rejects BATON_DATABASE_URL=%j naming the variable', (value) => {

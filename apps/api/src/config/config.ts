@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -32,6 +33,10 @@ const Env = z.object({
   BATON_AUDIT_SIGNING_KEY_FILE: z.string().min(1).optional(),
   BATON_UI_DIR: z.string().min(1).optional(),
   BATON_SHUTDOWN_GRACE_SECONDS: positiveInt.default(10),
+  BATON_EXECUTORS: wholeNumber(0, 256).default(2),
+  BATON_WORK_DIR: z.string().min(1).optional(),
+  BATON_SANDBOX: z.enum(['auto', 'bwrap', 'off']).default('auto'),
+  BATON_RUN_GRACE_SECONDS: positiveInt.default(60),
 });
 
 export interface Config {
@@ -50,6 +55,13 @@ export interface Config {
   auditSigningKeyFile?: string | undefined;
   uiDir?: string | undefined;
   shutdownGraceSeconds: number;
+  /** in-process executors of `baton serve` (embedded mode); 0 runs none */
+  executors: number;
+  /** parent of the private run directories */
+  workDir: string;
+  sandbox: 'auto' | 'bwrap' | 'off';
+  /** on shutdown, how long running runs may go on before they are canceled */
+  runGraceSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -80,5 +92,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auditSigningKeyFile: e.BATON_AUDIT_SIGNING_KEY_FILE,
     uiDir: e.BATON_UI_DIR,
     shutdownGraceSeconds: e.BATON_SHUTDOWN_GRACE_SECONDS,
+    executors: e.BATON_EXECUTORS,
+    workDir: path.resolve(e.BATON_WORK_DIR ?? os.tmpdir()),
+    sandbox: e.BATON_SANDBOX,
+    runGraceSeconds: e.BATON_RUN_GRACE_SECONDS,
   };
 }

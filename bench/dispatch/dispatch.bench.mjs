@@ -1,0 +1,110 @@
+#!/usr/bin/env node
+// bench/dispatch: time from `POST /v1/runs` to the start of the ansible-playbook process, over real runs of a
+// real `baton serve` (embedded mode, SQLite by default). 20 submitters each submit a run, wait for it to end,
+// and submit the next, so no run waits for a free executor: the figure is Baton's own dispatch path
+// (validation, transaction, audit, enqueue, lease, claim, bundle, run directory, spawn) under concurrency.
+//
+//   pnpm build && node bench/dispatch/dispatch.bench.mjs [--runs 200] [--submitters 20] [--database postgres://…]
+//
+// The start time is the `ansible-playbook started` log line the executor writes when spawn returns; both
+// clocks are this machine's.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const RUNS = Number(option('runs', '200'));
+const SUBMITTERS = Number(option('submitters', '20'));
+const DATABASE = option('database', undefined);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const PASSWORD = 'bench password 12345';
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-bench-dispatch-'));
+const server = spawn(path.join(root, 'bin/baton'), ['serve'], {
+  env: {
+    ...process.env, BATON_PORT: '0', BATON_DATA_DIR: dataDir, BATON_ADMIN_PASSWORD: PASSWORD, BATON_EXECUTORS: String(SUBMITTERS + 2),
+    BATON_LOG_LEVEL: 'info', BATON_RUN_GRACE_SECONDS: '1', ...(DATABASE ? { BATON_DATABASE_URL: DATABASE } : {}),
+  },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+
+const started = new Map(); // run id → epoch ms of spawn
+const waiters = new Map(); // run id → resolve
+let baseUrl;
+const listening = new Promise((resolve, reject) => {
+  server.once('exit', (code) => reject(new Error(`baton serve exited with ${code}`)));
+  readline.createInterface({ input: server.stdout }).on('line', (line) => {
+    let entry;
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (entry.message === 'listening') resolve(entry.url.replace(/\/$/, ''));
+    if (entry.message === 'ansible-playbook started') {
+      started.set(entry.run_id, Date.parse(entry.at));
+      waiters.get(entry.run_id)?.();
+    }
+  });
+});
+
+async function api(method, url, token, body) {
+  const res = await fetch(`${baseUrl}${url}`, {
+    method,
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json().catch(() => undefined);
+  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+
+try {
+  baseUrl = await listening;
+  const { token } = await api('POST', '/v1/auth/login', undefined, { username: 'admin', password: PASSWORD });
+  const inventory = await api('POST', '/v1/inventories', token, { name: 'bench', content: 'localhost ansible_connection=local\n' });
+  const playbook = '- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.debug: { msg: dispatched }\n';
+  const latencies = [];
+  let next = 0;
+
+  async function submitter() {
+    while (next < RUNS) {
+      next += 1;
+      const t0 = Date.now();
+      const run = await api('POST', '/v1/runs', token, { playbook, inventory_id: inventory.id });
+      if (!started.has(run.id)) await new Promise((resolve) => waiters.set(run.id, resolve));
+      latencies.push(started.get(run.id) - t0);
+      for (;;) {
+        const current = await api('GET', `/v1/runs/${run.id}`, token);
+        if (current.status === 'finished') {
+          if (current.conclusion !== 'succeeded') throw new Error(`run ${run.id} ended ${current.conclusion} (${current.reason})`);
+          break;
+        }
+        await sleep(50);
+      }
+    }
+  }
+
+  const began = Date.now();
+  await Promise.all(Array.from({ length: SUBMITTERS }, submitter));
+  const sorted = latencies.sort((a, b) => a - b);
+  console.log(
+    `dispatch: ${sorted.length} runs, ${SUBMITTERS} submitters, ${DATABASE ? 'postgres' : 'sqlite'}: ` +
+      `p50 ${percentile(sorted, 50)} ms, p99 ${percentile(sorted, 99)} ms, max ${sorted[sorted.length - 1]} ms ` +
+      `(target p99 < 100 ms; ${((Date.now() - began) / 1000).toFixed(1)} s in all)`,
+  );
+} finally {
+  server.kill('SIGTERM');
+  await new Promise((r) => server.once('exit', r));
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
