@@ -16,11 +16,13 @@ missing=()
 command -v ansible-playbook >/dev/null || missing+=(ansible-core)
 command -v ssh >/dev/null || missing+=(openssh-client)
 command -v git >/dev/null || missing+=(git)
+command -v bwrap >/dev/null || missing+=(bubblewrap)  # the run sandbox (BATON_SANDBOX)
 if ! $runtime_only; then
   [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
   command -v ip >/dev/null && command -v ss >/dev/null || missing+=(iproute2)  # SSH test hosts in network namespaces
   [ -x /usr/bin/chromium ] || missing+=(chromium)
   command -v openssl >/dev/null || missing+=(openssl)
+  command -v sudo >/dev/null || missing+=(sudo)  # the executor's become test
   command -v pg_ctlcluster >/dev/null || missing+=(postgresql)
   command -v redis-server >/dev/null || missing+=(redis-server)
 fi

@@ -11,11 +11,14 @@ import { buildOpenApi } from './http/openapi.js';
 import { errorHandler, notFoundHandler } from './http/problem.js';
 import { mountOperations, type Operation } from './http/registry.js';
 import { projectRoutes } from './projects/project.routes.js';
+import { runOutputRoutes } from './runs/run-output.routes.js';
+import { runRoutes } from './runs/run.routes.js';
 import { createMetrics } from './system/metrics.js';
 import { DEFAULT_UI_DIR, mountDocs, mountUi } from './system/static.js';
 import { systemRoutes } from './system/system.routes.js';
 import { teamRoutes } from './teams/team.routes.js';
 import { userRoutes } from './users/user.routes.js';
+import { workerRoutes } from './workers/worker.routes.js';
 import type { Services } from './wiring.js';
 
 export const VERSION = '0.1.0';
@@ -53,6 +56,9 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
     ...projectRoutes(s),
     ...inventoryRoutes(s),
     ...inventorySourceRoutes(s),
+    ...workerRoutes(s),
+    ...runRoutes(s),
+    ...runOutputRoutes(s),
   ];
 
   app.use(requestId);

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { assertKeyringOpensSecrets, type Clock, systemClock, type ThrottleLimits } from '@baton/core';
 import { type Database, openDatabase } from '@baton/db';
+import type { Sandbox } from '@baton/executor';
 import type { Config } from './config/config.js';
 import { ConfigError } from './config/config.js';
 import { loadKeyring } from './config/master-key.js';
@@ -25,7 +26,7 @@ function readSigningKey(file: string | undefined): crypto.KeyObject | undefined 
 }
 
 /** Opens what every command needs: data dir, master keyring, database (migrated) and services. */
-export async function openRuntime(config: Config, opts: { createKey: boolean; clock?: Clock; throttle?: ThrottleLimits }): Promise<Runtime> {
+export async function openRuntime(config: Config, opts: { createKey: boolean; clock?: Clock; throttle?: ThrottleLimits; sandbox?: Sandbox }): Promise<Runtime> {
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const keyring = loadKeyring({ masterKey: config.masterKey, dataDir: config.dataDir, create: opts.createKey });
   const auditSigningKey = readSigningKey(config.auditSigningKeyFile);
@@ -43,7 +44,7 @@ export async function openRuntime(config: Config, opts: { createKey: boolean; cl
     throw new ConfigError((err as Error).message);
   }
   const services = createServices(db, {
-    keyring, clock: opts.clock ?? systemClock, tokenTtlSeconds: config.tokenTtlSeconds, throttle: opts.throttle, auditSigningKey,
+    keyring, clock: opts.clock ?? systemClock, tokenTtlSeconds: config.tokenTtlSeconds, throttle: opts.throttle, auditSigningKey, sandbox: opts.sandbox,
   });
   return { config, db, services };
 }

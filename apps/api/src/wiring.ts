@@ -4,7 +4,7 @@ import {
   createProjectService, createTeamService, createUserService, type Clock, DEFAULT_THROTTLE, type Keyring, type ThrottleLimits,
 } from '@baton/core';
 import type { Database } from '@baton/db';
-import { checkoutCommit, resolveBranchHead } from '@baton/executor';
+import { checkoutCommit, resolveBranchHead, type Sandbox } from '@baton/executor';
 import { createInventoryServices } from './inventories/inventory.wiring.js';
 import { createRunServices } from './runs/run.wiring.js';
 
@@ -16,6 +16,8 @@ export interface ServiceOptions {
   auditSigningKey?: crypto.KeyObject | undefined;
   /** extra CA certificates (PEM) trusted when fetching url inventory sources (tests); production uses the system store */
   inventoryUrlCa?: string | undefined;
+  /** where inventory scripts and plugins run (bubblewrap or not); off when not given */
+  sandbox?: Sandbox | undefined;
   /** lease length of the in-process run queue (tests shorten it) */
   leaseMs?: number | undefined;
 }
@@ -42,7 +44,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
     usedBy: async (id) => tagged('inventory source', await repos.inventorySources.usingProject(id)),
   });
   const inventoryServices = createInventoryServices(db, {
-    authz, clock, credentials, urlCa: opts.inventoryUrlCa,
+    authz, clock, credentials, urlCa: opts.inventoryUrlCa, sandbox: opts.sandbox,
     // A script or plugin source runs inside a fresh checkout of its project's last synced commit.
     checkout: async (p, projectId, dir) => checkoutCommit({ ...(await projects.checkoutSpec(p, projectId)), dir }),
   });
@@ -69,7 +71,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
     credentials,
     projects,
     ...inventoryServices,
-    ...createRunServices(db, { authz, clock, leaseMs: opts.leaseMs }),
+    ...createRunServices(db, { authz, clock, leaseMs: opts.leaseMs, credentials, projects, inventories: inventoryServices.inventories, sandbox: opts.sandbox }),
     signingKeys,
   };
 }

@@ -1,7 +1,9 @@
 # Baton's notification callback: one JSON line per Ansible event, written to the file descriptor named by
 # BATON_EVENTS_FD (a pipe the executor reads as it fills), while the `default` stdout callback keeps the
 # human log. Every event carries the stdout line range [start_line, end_line) printed since the previous
-# event, so the executor can order events after the log lines they belong to.
+# event, so the executor can order events after the log lines they belong to. Paths are reported relative to
+# the project root (BATON_PATH_ROOT), never inside the private run directory (BATON_RUN_DIR); a result larger
+# than BATON_MAX_RES_BYTES serialized is replaced by {"truncated": true, "bytes": n}.
 from __future__ import annotations
 
 import datetime
@@ -39,6 +41,16 @@ def _now():
     return datetime.datetime.now(datetime.timezone.utc)
 
 
+def _relative(file_path, roots):
+    """`file_path` (maybe with a `:line` suffix) relative to the first root it lies in; unchanged outside them."""
+    if not file_path:
+        return file_path
+    for root in roots:
+        if root and file_path.startswith(root + os.sep):
+            return file_path[len(root) + 1:]
+    return file_path
+
+
 def _clean(value):
     """Drops Ansible's internal `_ansible_*` keys at every depth."""
     if isinstance(value, dict):
@@ -57,6 +69,10 @@ class CallbackModule(CallbackBase):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._fd = int(os.environ.get('BATON_EVENTS_FD', '-1'))
+        self._max_res_bytes = int(os.environ.get('BATON_MAX_RES_BYTES', '0'))
+        # The project root first (it lies inside the run directory), each as given and as resolved.
+        roots = [os.environ.get('BATON_PATH_ROOT', ''), os.environ.get('BATON_RUN_DIR', '')]
+        self._roots = [r for root in roots if root for r in dict.fromkeys([root.rstrip(os.sep), os.path.realpath(root)])]
         self._counter = 0
         self._lines = [0]
         self._last_line = 0
@@ -66,6 +82,17 @@ class CallbackModule(CallbackBase):
         # Display looks sys.stdout/sys.stderr up on every write, so wrapping them here counts every line.
         sys.stdout = _LineCountingStream(sys.stdout, self._lines)
         sys.stderr = _LineCountingStream(sys.stderr, self._lines)
+
+    def _path(self, file_path):
+        return _relative(file_path, self._roots)
+
+    def _res(self, raw):
+        res = _clean(raw)
+        if self._max_res_bytes > 0:
+            size = len(json.dumps(res, default=str, ensure_ascii=False, separators=(',', ':')).encode('utf-8'))
+            if size > self._max_res_bytes:
+                return {'truncated': True, 'bytes': size}
+        return res
 
     def _emit(self, event, data):
         if self._fd < 0:
@@ -85,7 +112,7 @@ class CallbackModule(CallbackBase):
 
     # playbook, play, task
     def v2_playbook_on_start(self, playbook):
-        self._emit('playbook_on_start', {'playbook': os.path.basename(playbook._file_name)})
+        self._emit('playbook_on_start', {'playbook': self._path(playbook._file_name)})
 
     def v2_playbook_on_play_start(self, play):
         self._play_uuid = str(play._uuid)
@@ -94,7 +121,7 @@ class CallbackModule(CallbackBase):
 
     def _task_start(self, event, task):
         self._task_uuid = str(task._uuid)
-        self._emit(event, {'task': task.get_name(), 'task_uuid': self._task_uuid, 'task_path': task.get_path(),
+        self._emit(event, {'task': task.get_name(), 'task_uuid': self._task_uuid, 'task_path': self._path(task.get_path()),
                            'parent_uuid': self._play_uuid})
 
     def v2_playbook_on_task_start(self, task, is_conditional):
@@ -122,12 +149,12 @@ class CallbackModule(CallbackBase):
             self._starts.pop((host, str(task._uuid)), None)
         raw = result._result
         no_log = bool(getattr(task, 'no_log', False)) or bool(raw.get('_ansible_no_log'))
-        data = {'host': host, 'task': task.get_name(), 'task_uuid': str(task._uuid), 'task_path': task.get_path(),
+        data = {'host': host, 'task': task.get_name(), 'task_uuid': str(task._uuid), 'task_path': self._path(task.get_path()),
                 'parent_uuid': str(task._uuid), 'changed': bool(raw.get('changed', False)),
                 'start': start.isoformat(), 'end': end.isoformat(), 'duration': (end - start).total_seconds()}
         # A no_log result is never sent, not even censored: its keys alone may tell too much.
         if with_res and not no_log:
-            data['res'] = _clean(raw)
+            data['res'] = self._res(raw)
         if no_log:
             data['no_log'] = True
         self._emit(event, data)

@@ -4,4 +4,11 @@ export {
   scriptJsonToYamlInventory, type SourceInventory, sourceInventoryFromList, summarizeInventoryList,
 } from './inventory/ansible-inventory.js';
 export { fetchInventoryUrl, type FetchInventoryUrlOptions, isRefusedAddress, loadUrlInventory } from './inventory/inventory-url.js';
-export { type HostStats, type RunConclusion, type RunOutcome, type RunPlaybookOptions, type RunReason, runPlaybook } from './playbook/run-playbook.js';
+export {
+  DEFAULT_MAX_EVENT_RES_BYTES, DEFAULT_MAX_LOG_BYTES, type HostStats, type RunConclusion, type RunOutcome, type RunPlaybookOptions, type RunReason, runPlaybook,
+} from './playbook/run-playbook.js';
+export {
+  probeBwrap, resolveSandboxMode, type Sandbox, SANDBOX_SETTINGS, sandboxed, type SandboxMode, type SandboxProbe, type SandboxSetting, type SandboxSpec, SandboxUnavailableError,
+} from './sandbox/sandbox.js';
+export { normalizePlaybookPath, type PlaybookAtBranch, type PlaybookEntry, resolvePlaybookAtBranch } from './git/playbook-lookup.js';
+export { HostPatternError, hostLimitProblem, inventoryForHosts, type InventoryHosts, inventoryHosts } from './inventory/inventory-shards.js';

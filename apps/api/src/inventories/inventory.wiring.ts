@@ -1,7 +1,7 @@
 // Composes the inventory and inventory-source services with the executor's real ansible-inventory runners.
 import { type Authorizer, type Clock, type CredentialGate, createInventoryService, createInventorySourceService, type InventorySourceRunners } from '@baton/core';
 import type { Database } from '@baton/db';
-import { loadUrlInventory, parseInventory, runInventorySource } from '@baton/executor';
+import { loadUrlInventory, parseInventory, runInventorySource, type Sandbox } from '@baton/executor';
 
 /** Bounds of one ansible-inventory run or URL fetch: a refresh answers synchronously, so these bound the request. */
 export const INVENTORY_LIMITS = { timeoutMs: 60_000, maxOutputBytes: 16 * 1024 * 1024 } as const;
@@ -14,19 +14,21 @@ export interface InventoryWiringOptions {
   checkout: InventorySourceRunners['checkout'];
   /** extra CA certificates (PEM) trusted for url sources; production uses the system store only */
   urlCa?: string | undefined;
+  /** ansible-inventory and source scripts run in it (bubblewrap), so a script cannot read the data dir */
+  sandbox?: Sandbox | undefined;
 }
 
 export function createInventoryServices(db: Database, opts: InventoryWiringOptions) {
   const { repos, transaction } = db;
   const runners: InventorySourceRunners = {
-    runSource: (o) => runInventorySource({ ...o, ...INVENTORY_LIMITS }),
+    runSource: (o) => runInventorySource({ ...o, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),
     loadUrl: (o) => loadUrlInventory({ ...o, ca: opts.urlCa, timeoutMs: INVENTORY_LIMITS.timeoutMs, maxBytes: INVENTORY_LIMITS.maxOutputBytes }),
     checkout: opts.checkout,
   };
   return {
     inventories: createInventoryService({
       inventories: repos.inventories, inventorySources: repos.inventorySources, transaction, authz: opts.authz, clock: opts.clock,
-      parse: (content) => parseInventory({ content, timeoutMs: INVENTORY_LIMITS.timeoutMs, maxOutputBytes: INVENTORY_LIMITS.maxOutputBytes }),
+      parse: (content) => parseInventory({ content, timeoutMs: INVENTORY_LIMITS.timeoutMs, maxOutputBytes: INVENTORY_LIMITS.maxOutputBytes, sandbox: opts.sandbox }),
     }),
     inventorySources: createInventorySourceService({
       inventorySources: repos.inventorySources, inventories: repos.inventories, projects: repos.projects, transaction, authz: opts.authz, clock: opts.clock,

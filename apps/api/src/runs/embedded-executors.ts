@@ -87,6 +87,7 @@ export function createEmbeddedExecutors(deps: EmbeddedExecutorDeps): EmbeddedExe
           if (event.kind === 'status' && event.data.status === 'finished') finished = true;
           deps.ingest.push(event.kind === 'status' && event.data.status === 'running' ? { ...event, data: { ...event.data, worker: name } } : event);
         },
+        onSpawn: (pid) => deps.logger.info('ansible-playbook started', { run_id: runId, pid, at: new Date().toISOString() }),
       });
       await deps.ingest.flush();
     } catch (err) {

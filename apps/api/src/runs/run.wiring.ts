@@ -1,14 +1,24 @@
 // Composes the runs domain: the RunQueue and EventBus seams (in-process in embedded mode), the ingester that
 // persists executor events before publishing them, the runs service, and the recovery sweep.
-import { type Authorizer, type Clock, createRunAccess } from '@baton/core';
+import {
+  type Authorizer, type Clock, createRunAccess, createRunBundleBuilder, createRunIngester, createRunRecovery, createRunService, createWorkerService, createRunOutputService,
+  type CredentialService, type InventoryService, type ProjectService,
+} from '@baton/core';
 import type { Database } from '@baton/db';
+import { inventoryForHosts, inventoryHosts, parseInventory, resolvePlaybookAtBranch, type Sandbox } from '@baton/executor';
 import { createInProcessEventBus, createInProcessRunQueue, type EventBus, type OnLeaseLost, type RunQueue } from '@baton/queue';
+import { INVENTORY_LIMITS } from '../inventories/inventory.wiring.js';
 
 export interface RunWiringOptions {
   authz: Authorizer;
   clock: Clock;
   /** lease length of the in-process queue (tests shorten it) */
   leaseMs?: number | undefined;
+  credentials: Pick<CredentialService, 'requireUsable' | 'reveal'>;
+  projects: Pick<ProjectService, 'playbookSource'>;
+  inventories: Pick<InventoryService, 'requireUsable'>;
+  /** ansible-inventory runs at submit (inline inventories, shards) go in it too */
+  sandbox?: Sandbox | undefined;
 }
 
 export function createRunServices(db: Database, opts: RunWiringOptions) {
@@ -18,17 +28,41 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
   const runQueue: RunQueue = createInProcessRunQueue({ onLost: (...args) => onLost(...args), ...(opts.leaseMs ? { leaseMs: opts.leaseMs } : {}) });
   const eventBus: EventBus = createInProcessEventBus();
   const runAccess = createRunAccess({ runs: repos.runs, authz: opts.authz });
-  // [ingest] the run ingester is created here and `onLost` bound to finish lost runs (error / worker_lost).
-  // [runs] the runs service and the run bundle builder are created here.
-  // [output] the run output service (logs, events) is created here.
-  // [workers] the worker registry service is created here.
-  void onLost;
+  // The single writer of run events and, after submit, of run status; its errors have no caller to go to.
+  const reportRunError = (err: unknown) => console.error('baton: runs:', err);
+  const ingester = createRunIngester({
+    transaction: db.transaction, publish: (e) => eventBus.publish(e), clock: opts.clock, onError: reportRunError,
+  });
+  onLost = (runId) => void ingester.finish(runId, { conclusion: 'error', reason: 'worker_lost' }, ['running', 'pending']).catch(reportRunError);
+  const runRecovery = createRunRecovery({ runs: repos.runs, queue: runQueue, finish: (...args) => ingester.finish(...args) });
+  // Submit, cancel and retry; ansible and git are the executor's own functions, bounded like inventory parsing.
+  const runs = createRunService({
+    runs: repos.runs, transaction: db.transaction, authz: opts.authz, access: runAccess, clock: opts.clock, projects: opts.projects,
+    resolvePlaybook: resolvePlaybookAtBranch, inventories: opts.inventories, credentials: opts.credentials,
+    inventoryTool: {
+      parse: (content) => parseInventory({ content, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),
+      hosts: (o) => inventoryHosts({ ...o, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),
+      forHosts: inventoryForHosts,
+    },
+    queue: runQueue, finish: (...args) => ingester.finish(...args),
+    onEnqueueError: (runId, err) => reportRunError(new Error(`run ${runId} committed but not enqueued (the recovery sweep will): ${(err as Error).message}`)),
+  });
+  const runBundles = createRunBundleBuilder({ runs: repos.runs, projects: repos.projects, inventories: repos.inventories, credentials: opts.credentials });
+  const runOutput = createRunOutputService({ runEvents: repos.runEvents, runs: repos.runs, access: runAccess });
+  const workers = createWorkerService({ workers: repos.workers, clock: opts.clock });
   return {
+    runs,
+    runBundles,
+    runOutput,
     runQueue,
     eventBus,
     runAccess,
+    runIngest: ingester,
+    runRecovery,
+    workers,
     /** Ends the seams; executors must have stopped first. */
     async closeRuns(): Promise<void> {
+      await ingester.close();
       await runQueue.close();
       await eventBus.close();
     },

@@ -6,7 +6,9 @@ import { createTestDatabase, type TestDatabase } from '@baton/db/testing';
 import type { DialectName } from '@baton/db';
 import type { Express } from 'express';
 import supertest from 'supertest';
+import { DEFAULT_LEASE_MS } from '@baton/queue';
 import { createApp } from '../app.js';
+import { type EmbeddedMode, startEmbeddedMode } from '../runs/embedded-mode.js';
 import type { Operation } from '../http/registry.js';
 import { createLogger } from '../logger.js';
 import { createServices, type Services } from '../wiring.js';
@@ -23,17 +25,28 @@ export interface Harness {
   /** Creates a user with this role and signs them in. */
   user(role: Role, username?: string): Promise<{ id: string; username: string; password: string; token: string }>;
   admin: { id: string; token: string };
+  /** the embedded executors, when `executors` was given */
+  embedded?: EmbeddedMode | undefined;
   close(): Promise<void>;
+}
+
+/** Embedded executors for a test: how many runs at once, and optionally a short lease and short cancel grace periods. */
+export interface EmbeddedExecutorsOption {
+  count: number;
+  leaseMs?: number;
+  interruptGraceMs?: number;
+  terminateGraceMs?: number;
 }
 
 let counter = 0;
 export const PASSWORD = 'correct horse battery staple';
 
-export async function createHarness(dialect: DialectName, opts: { throttle?: ThrottleLimits; clock?: Clock; bodyLimitBytes?: number; uiDir?: string; trustProxy?: boolean; logStream?: NodeJS.WritableStream; inventoryUrlCa?: string } = {}): Promise<Harness> {
+export async function createHarness(dialect: DialectName, opts: { throttle?: ThrottleLimits; clock?: Clock; bodyLimitBytes?: number; uiDir?: string; trustProxy?: boolean; logStream?: NodeJS.WritableStream; inventoryUrlCa?: string; executors?: EmbeddedExecutorsOption } = {}): Promise<Harness> {
   const tdb = await createTestDatabase(dialect);
   const keyring = new Keyring(generateMasterKey());
   const services = createServices(tdb.db, {
     keyring, clock: opts.clock ?? systemClock, tokenTtlSeconds: 3600, inventoryUrlCa: opts.inventoryUrlCa, throttle: opts.throttle ?? { ...DEFAULT_THROTTLE, perAddress: 1000 },
+    leaseMs: opts.executors?.leaseMs,
   });
   const { app, operations } = createApp({
     services,
@@ -54,7 +67,19 @@ export async function createHarness(dialect: DialectName, opts: { throttle?: Thr
   }
 
   const admin = await user('admin', 'root');
-  return { http, app, operations, tdb, services, keyring, user, admin, close: () => tdb.drop() };
+  // The executors of embedded mode, when a test asks for them: the same start-up path as `baton serve`.
+  const embedded = opts.executors
+    ? await startEmbeddedMode(services, {
+        executors: opts.executors.count, sandbox: { mode: 'off', hidden: [] }, logger: createLogger('error', { silent: true }),
+        leaseMs: opts.executors.leaseMs ?? DEFAULT_LEASE_MS, name: `test-${++counter}`,
+        interruptGraceMs: opts.executors.interruptGraceMs, terminateGraceMs: opts.executors.terminateGraceMs,
+      })
+    : undefined;
+  const close = async () => {
+    await embedded?.stop(0);
+    await tdb.drop();
+  };
+  return { http, app, operations, tdb, services, keyring, user, admin, embedded, close };
 }
 
 export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });

@@ -37,3 +37,8 @@ export class RateLimitedError extends BatonError {
 }
 /** A dependency is down (503). */
 export class UnavailableError extends BatonError {}
+/**
+ * Something a run references (its project, inventory or a credential) no longer exists when the run is
+ * dispatched; the message names it. The executor finishes such a run `error` / `missing_input` (422 over HTTP).
+ */
+export class RunInputMissingError extends UnprocessableError {}

@@ -46,7 +46,7 @@ type TxRepos = {
  * Failures of the git seam arrive as the executor's GitError; core never imports the executor, so it knows
  * that error only by its shape: name 'GitError', a code and git's (scrubbed) reason.
  */
-function gitFailure(err: unknown): { code: string; reason: string } | undefined {
+export function gitFailure(err: unknown): { code: string; reason: string } | undefined {
   if (!(err instanceof Error) || err.name !== 'GitError') return undefined;
   const { code, reason } = err as Error & { code?: unknown; reason?: unknown };
   return typeof code === 'string' && typeof reason === 'string' ? { code, reason } : undefined;
@@ -55,7 +55,8 @@ function gitFailure(err: unknown): { code: string; reason: string } | undefined 
 /** The request field a git failure is about, so the problem's `errors` point at what to fix. */
 const FIELD_OF_GIT_FAILURE: Record<string, string> = { branch_not_found: 'body.branch', bad_credential: 'body.credential_id', bad_input: 'body.branch' };
 
-function toGitAuth(cred: ProjectCredential): GitAuth {
+/** A project credential as git auth; a credential of another type is a 409. */
+export function toGitAuth(cred: ProjectCredential): GitAuth {
   const { inputs } = cred;
   if (cred.type === 'token') return { kind: 'token', token: String(inputs.token) };
   if (cred.type === 'ssh_key') {
@@ -217,6 +218,15 @@ export function createProjectService(deps: {
       const project = await visible(p, projectId, 'use');
       if (project.last_commit === null) throw new ConflictError(`project ${projectId} has not been synced yet`);
       return { url: project.git_url, commit: project.last_commit, auth: await storedAuth(project) };
+    },
+
+    /**
+     * INTERNAL, for submitting a run: the project's repository and branch, whose head the run resolves and records
+     * (needs `use` on the project). Secrets inside: never log or return it.
+     */
+    async playbookSource(p: Principal, projectId: string): Promise<GitTarget> {
+      const project = await visible(p, projectId, 'use');
+      return { url: project.git_url, branch: project.branch, auth: await storedAuth(project) };
     },
   };
 }

@@ -27,9 +27,9 @@ const OUTPUT_CAP_BYTES = 256 * 1024;
 const ALLOWED_PROTOCOLS = 'https:ssh:git:file';
 const DEFAULT_TOKEN_USERNAME = 'x-access-token';
 
-const COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+export const COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
-interface Workspace {
+export interface Workspace {
   dir: string;
   env: NodeJS.ProcessEnv;
   secrets: string[];
@@ -79,7 +79,7 @@ function run(ws: Workspace, cmd: string, args: string[], opts: { cwd?: string; s
   );
 }
 
-async function git(ws: Workspace, args: string[], cwd?: string): Promise<string> {
+export async function git(ws: Workspace, args: string[], cwd?: string): Promise<string> {
   const r = await run(ws, 'git', args, { cwd });
   if (r.code !== 0) throw new GitError('git_failed', reasonFrom(r.stderr, ws.secrets));
   return r.stdout;
@@ -143,7 +143,7 @@ async function loadSshKey(ws: Workspace, privateKey: string, passphrase: string 
 }
 
 /** Runs `fn` in a fresh private workspace set up for `auth`; always stops the agent and removes the directory. */
-async function withWorkspace<T>(auth: GitAuth | undefined, timeoutMs: number, fn: (ws: Workspace) => Promise<T>): Promise<T> {
+export async function withWorkspace<T>(auth: GitAuth | undefined, timeoutMs: number, fn: (ws: Workspace) => Promise<T>): Promise<T> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'baton-git-'));
   await fs.chmod(dir, 0o700);
   const home = path.join(dir, 'home');
@@ -213,15 +213,20 @@ export async function startOwnedSshAgent(opts: { dir: string; env: NodeJS.Proces
   return { socket: ws.env.SSH_AUTH_SOCK!, stop: () => stopAgent(ws) };
 }
 
-function checkUrl(url: string): void {
+export function checkUrl(url: string): void {
   const problem = gitUrlProblem(url);
   if (problem !== undefined) throw new GitError('refused_url', `git URL ${problem}`);
+}
+
+/** A branch name git could read as an option, or that holds whitespace, is refused before git runs. */
+export function checkBranchName(branch: string): void {
+  if (!branch || branch.startsWith('-') || /\s/.test(branch)) throw new GitError('bad_input', `not a branch name: ${branch}`);
 }
 
 /** The commit at the head of `branch` in the remote repository at `url`. */
 export async function resolveBranchHead(opts: { url: string; branch: string; auth?: GitAuth | undefined; timeoutMs?: number | undefined }): Promise<string> {
   checkUrl(opts.url);
-  if (!opts.branch || opts.branch.startsWith('-') || /\s/.test(opts.branch)) throw new GitError('bad_input', `not a branch name: ${opts.branch}`);
+  checkBranchName(opts.branch);
   const ref = `refs/heads/${opts.branch}`;
   return withWorkspace(opts.auth, opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS, async (ws) => {
     const out = await git(ws, ['ls-remote', '--heads', '--', opts.url, ref]);

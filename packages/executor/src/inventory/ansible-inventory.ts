@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { InventoryFormat, InventoryGroup, InventoryHost, ParsedInventory } from '@baton/contracts';
 import { runCapped } from '../process/capped-process.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
 
 /** ansible refused the inventory (bad syntax, nothing parsed, too slow or too large to list). */
 export class InventoryParseError extends Error {
@@ -23,9 +24,9 @@ export interface SourceInventory extends ParsedInventory {
 export const DEFAULT_PARSE_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_LIST_BYTES = 16 * 1024 * 1024;
 
-const EXTENSION: Record<InventoryFormat, string> = { ini: '.ini', yaml: '.yaml', json: '.json' };
+export const EXTENSION: Record<InventoryFormat, string> = { ini: '.ini', yaml: '.yaml', json: '.json' };
 /** Only the plugin that reads the detected format: errors then name one plugin, and neither executes anything. */
-const PLUGIN_FOR: Record<InventoryFormat, string> = { ini: 'ini', yaml: 'yaml', json: 'yaml' };
+export const PLUGIN_FOR: Record<InventoryFormat, string> = { ini: 'ini', yaml: 'yaml', json: 'yaml' };
 
 /**
  * JSON when it starts with `{`; YAML when the first meaningful line is `---` or a `key:` mapping line; otherwise
@@ -111,7 +112,7 @@ export function scriptJsonToYamlInventory(script: unknown): Record<string, unkno
   return out;
 }
 
-interface ListRun {
+export interface ListRun {
   inventoryPath: string;
   workDir: string;
   enablePlugins: string[];
@@ -119,10 +120,25 @@ interface ListRun {
   env?: NodeJS.ProcessEnv | undefined;
   timeoutMs: number;
   maxOutputBytes: number;
+  sandbox?: Sandbox | undefined;
+}
+
+/**
+ * The sandbox of one ansible-inventory run: it writes only its private directory, and the directories holding
+ * every other private directory (runs, checkouts) are hidden, except the checkout it reads its source from.
+ */
+export function inventorySandbox(run: ListRun) {
+  if (!run.sandbox) return undefined;
+  return {
+    ...run.sandbox,
+    hidden: [...run.sandbox.hidden, path.dirname(run.workDir), os.tmpdir()],
+    writable: [run.workDir],
+    readable: [...(run.cwd ? [run.cwd] : []), path.dirname(run.inventoryPath)],
+  };
 }
 
 /** ansible's warnings are wrapped at 80 columns and name our temp paths: one line per message, paths hidden. */
-function ansibleMessage(stderr: string, hidePaths: Array<[string, string]>): string {
+export function ansibleMessage(stderr: string, hidePaths: Array<[string, string]>): string {
   let text = stderr.replace(/\r/g, '');
   const messages = text
     .split(/^(?=\[WARNING\]:|ERROR!|\[ERROR\]:)/m)
@@ -133,15 +149,18 @@ function ansibleMessage(stderr: string, hidePaths: Array<[string, string]>): str
   return text || 'ansible-inventory failed without a message';
 }
 
-async function listInventory(run: ListRun, fail: (message: string) => Error): Promise<Record<string, unknown>> {
+/** The environment of an ansible CLI reading an inventory: nothing enabled but `enablePlugins`, no config but ours. */
+export async function ansibleInventoryEnv(run: Pick<ListRun, 'workDir' | 'enablePlugins' | 'env'>): Promise<NodeJS.ProcessEnv> {
   // An empty ansible.cfg of our own: a config file in the working directory (a project checkout) must not
   // re-enable plugins or change paths behind our back. Environment variables win over it anyway.
   const config = path.join(run.workDir, 'ansible.cfg');
   await fs.writeFile(config, '', { mode: 0o600 });
-  const env: NodeJS.ProcessEnv = {
+  return {
     PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     LANG: 'C.UTF-8',
     HOME: run.workDir,
+    // Python's tempfile: the private directory, the one place the sandbox lets it write.
+    TMPDIR: run.workDir,
     ...run.env,
     ANSIBLE_CONFIG: config,
     ANSIBLE_HOME: path.join(run.workDir, 'ansible-home'),
@@ -152,8 +171,14 @@ async function listInventory(run: ListRun, fail: (message: string) => Error): Pr
     ANSIBLE_NOCOLOR: 'True',
     NO_COLOR: '1',
   };
+}
+
+export async function listInventory(run: ListRun, fail: (message: string) => Error): Promise<Record<string, unknown>> {
+  const env = await ansibleInventoryEnv(run);
   const hidePaths: Array<[string, string]> = [[run.inventoryPath, path.basename(run.inventoryPath)], [run.workDir + path.sep, ''], [run.workDir, '.']];
-  const r = await runCapped('ansible-inventory', ['-i', run.inventoryPath, '--list'], { cwd: run.cwd ?? run.workDir, env, timeoutMs: run.timeoutMs, maxOutputBytes: run.maxOutputBytes });
+  const r = await runCapped('ansible-inventory', ['-i', run.inventoryPath, '--list'], {
+    cwd: run.cwd ?? run.workDir, env, timeoutMs: run.timeoutMs, maxOutputBytes: run.maxOutputBytes, sandbox: inventorySandbox(run),
+  });
   if (r.killedFor === 'timeout') throw fail(`ansible-inventory did not finish within ${Math.round(run.timeoutMs / 1000)} s`);
   if (r.killedFor === 'output-too-large') throw fail(`ansible-inventory printed more than ${run.maxOutputBytes} bytes`);
   if (r.exitCode !== 0) throw fail(ansibleMessage(r.stderr, hidePaths));
@@ -166,7 +191,7 @@ async function listInventory(run: ListRun, fail: (message: string) => Error): Pr
   throw fail('ansible-inventory --list did not print a JSON object');
 }
 
-async function withPrivateDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+export async function withPrivateDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   // mkdtemp creates the directory with mode 0700: nobody else can read the content or swap the file.
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'baton-inventory-'));
   try {
@@ -180,13 +205,16 @@ async function withPrivateDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
  * Parses a stored inventory. It is written to a non-executable file and only the `ini` or `yaml` plugin is
  * enabled, so a stored inventory can never run anything (no `script`, no other plugin).
  */
-export async function parseInventory(opts: { content: string; timeoutMs?: number; maxOutputBytes?: number }): Promise<ParsedInventory> {
+export async function parseInventory(opts: { content: string; timeoutMs?: number; maxOutputBytes?: number; sandbox?: Sandbox | undefined }): Promise<ParsedInventory> {
   const format = detectInventoryFormat(opts.content);
   return withPrivateDir(async (dir) => {
     const file = path.join(dir, `inventory${EXTENSION[format]}`);
     await fs.writeFile(file, opts.content, { mode: 0o600 });
     const list = await listInventory(
-      { inventoryPath: file, workDir: dir, enablePlugins: [PLUGIN_FOR[format]], timeoutMs: opts.timeoutMs ?? DEFAULT_PARSE_TIMEOUT_MS, maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_LIST_BYTES },
+      {
+        inventoryPath: file, workDir: dir, enablePlugins: [PLUGIN_FOR[format]], timeoutMs: opts.timeoutMs ?? DEFAULT_PARSE_TIMEOUT_MS, maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_LIST_BYTES,
+        sandbox: opts.sandbox,
+      },
       (m) => new InventoryParseError(m),
     );
     return { format, list, ...summarizeInventoryList(list) };
@@ -209,10 +237,15 @@ export async function runInventorySource(opts: {
   enablePlugins: string[];
   timeoutMs: number;
   maxOutputBytes: number;
+  /** run the source in the bubblewrap sandbox (off by default) */
+  sandbox?: Sandbox | undefined;
 }): Promise<SourceInventory> {
   return withPrivateDir(async (dir) => {
     const list = await listInventory(
-      { inventoryPath: path.resolve(opts.source), workDir: dir, enablePlugins: opts.enablePlugins, cwd: opts.cwd, env: opts.env, timeoutMs: opts.timeoutMs, maxOutputBytes: opts.maxOutputBytes },
+      {
+        inventoryPath: path.resolve(opts.source), workDir: dir, enablePlugins: opts.enablePlugins, cwd: opts.cwd, env: opts.env, timeoutMs: opts.timeoutMs,
+        maxOutputBytes: opts.maxOutputBytes, sandbox: opts.sandbox,
+      },
       (m) => new InventorySourceError(m),
     );
     return sourceInventoryFromList(list);

@@ -1,7 +1,9 @@
 // Turns ansible's two output streams (stdout with the human log, the callback plugin's JSON lines) into one
 // ordered sequence of run events with a gap-free `seq` from 1. An ansible event waits until the stdout lines
-// it points at (its end_line) have been emitted as `log` events, so a reader sees the log before the event
-// that printed it, even though the two arrive on separate pipes.
+// it points at (its end_line) have come out of ansible, so a reader sees the log before the event that printed
+// it, even though the two arrive on separate pipes. Secrets and the private run directory's path are masked in
+// every string, and the log and each event's `res` are capped so a runaway playbook cannot fill the database.
+import { StringDecoder } from 'node:string_decoder';
 import type { LogEventData, RunEvent } from '@baton/contracts';
 
 /** One host's counts from ansible's final playbook_on_stats. */
@@ -15,6 +17,13 @@ export interface HostStats {
   ignored: number;
 }
 
+export interface RunEventStreamLimits {
+  /** bytes of ansible output kept in the log; the rest is dropped with one notice */
+  maxLogBytes: number;
+  /** largest serialized `res` of an ansible event; a larger one becomes `{truncated: true, bytes}` */
+  maxEventResBytes: number;
+}
+
 interface PendingAnsibleEvent {
   kind: string;
   data: Record<string, unknown>;
@@ -23,15 +32,24 @@ interface PendingAnsibleEvent {
 
 const REDACTED = '********';
 
+const countLines = (text: string) => text.split('\n').length - 1;
+
 export class RunEventStream {
   private seq = 0;
   /** lines emitted in `log` events so far */
   logLines = 0;
   /** per-host stats from playbook_on_stats, once it came */
   stats: Record<string, HostStats> | undefined;
+  /** lines ansible printed, kept or dropped: the numbering its events' start_line/end_line use */
+  private ansibleLines = 0;
+  private logBytes = 0;
+  private logCapped = false;
   private partialLine = '';
+  private readonly decoder = new StringDecoder('utf8');
   private partialEventLine = '';
   private pending: PendingAnsibleEvent[] = [];
+  /** [from, to] replacements (private paths) applied after the secrets, longest first */
+  private replacements: Array<[string, string]> = [];
 
   private readonly secrets: string[];
 
@@ -40,9 +58,15 @@ export class RunEventStream {
     private readonly onEvent: (event: RunEvent) => void,
     secrets: string[],
     private readonly now: () => Date,
+    private readonly limits: RunEventStreamLimits,
   ) {
     // Longest first: a secret that contains a shorter one must be masked whole, not around the shorter one.
     this.secrets = [...secrets].sort((a, b) => b.length - a.length);
+  }
+
+  /** From now on every string of every event shows `to` where it had `from` (the run directory's paths). */
+  replacePaths(pairs: Array<[string, string]>): void {
+    this.replacements = [...this.replacements, ...pairs.filter(([from]) => from.length > 1)].sort((a, b) => b[0].length - a[0].length);
   }
 
   private emit(kind: string, data: Record<string, unknown>): void {
@@ -52,6 +76,7 @@ export class RunEventStream {
   private redact(text: string): string {
     let out = text;
     for (const s of this.secrets) if (out.includes(s)) out = out.split(s).join(REDACTED);
+    for (const [from, to] of this.replacements) if (out.includes(from)) out = out.split(from).join(to);
     return out;
   }
 
@@ -70,22 +95,62 @@ export class RunEventStream {
   }
 
   private emitLog(text: string): void {
-    const lines = text.split('\n').length - 1;
+    const lines = countLines(text);
     const data: LogEventData = { text: this.redact(text), start_line: this.logLines + 1, end_line: this.logLines + 1 + lines };
     this.logLines += lines;
     this.emit('log', { ...data });
-    this.releaseEventsUpTo(this.logLines);
+  }
+
+  /** Complete lines of ansible's output: into the log while it is under its cap, then only counted. */
+  private ansibleOutput(text: string): void {
+    if (!this.logCapped) {
+      const bytes = Buffer.byteLength(text);
+      if (this.logBytes + bytes <= this.limits.maxLogBytes) {
+        this.logBytes += bytes;
+        this.emitLog(text);
+      } else {
+        // The whole lines that still fit, then the notice; nothing of ansible's output after that.
+        let kept = '';
+        for (const line of text.split(/(?<=\n)/)) {
+          const size = Buffer.byteLength(line);
+          if (this.logBytes + size > this.limits.maxLogBytes) break;
+          this.logBytes += size;
+          kept += line;
+        }
+        if (kept) this.emitLog(kept);
+        this.capLog();
+      }
+    }
+    this.ansibleLines += countLines(text);
+    this.releaseEventsUpTo(this.ansibleLines);
+  }
+
+  private capLog(): void {
+    this.logCapped = true;
+    this.ownLogLine(`baton: the log exceeded ${this.limits.maxLogBytes} bytes; further output is dropped (the run goes on)`);
   }
 
   /** A chunk of ansible's stdout: complete lines go out at once, the rest waits for its newline. */
   stdout(chunk: Buffer): void {
-    const text = this.partialLine + chunk.toString('utf8');
-    const cut = text.lastIndexOf('\n') + 1;
-    this.partialLine = text.slice(cut);
-    if (cut > 0) this.emitLog(text.slice(0, cut));
+    const text = this.decoder.write(chunk);
+    if (this.logCapped) {
+      // Only the count matters now; no line is kept, however long it grows.
+      this.ansibleLines += countLines(text);
+      this.releaseEventsUpTo(this.ansibleLines);
+      return;
+    }
+    const all = this.partialLine + text;
+    const cut = all.lastIndexOf('\n') + 1;
+    this.partialLine = all.slice(cut);
+    if (cut > 0) this.ansibleOutput(all.slice(0, cut));
+    // A line that can no longer fit is not buffered until its newline: it could be endless.
+    if (!this.logCapped && this.logBytes + this.partialLine.length > this.limits.maxLogBytes) {
+      this.partialLine = '';
+      this.capLog();
+    }
   }
 
-  /** A line of Baton's own (a refusal, a cancel notice) appended to the run's log. */
+  /** A line of Baton's own (a refusal, a cancel notice) appended to the run's log; never dropped. */
   ownLogLine(line: string): void {
     this.emitLog(`${line}\n`);
   }
@@ -99,18 +164,24 @@ export class RunEventStream {
   }
 
   private acceptAnsibleEvent(line: string): void {
-    let record: Record<string, unknown>;
+    let parsed: Record<string, unknown>;
     try {
-      record = this.redactValue(JSON.parse(line)) as Record<string, unknown>;
+      parsed = JSON.parse(line) as Record<string, unknown>;
     } catch {
       return; // only our plugin writes here; a torn line (ansible killed mid-write) carries nothing usable
     }
-    const { event, ...data } = record;
+    if (!parsed || typeof parsed !== 'object') return;
+    // The plugin caps `res` already; this holds whatever reaches us, before the (costly) masking.
+    if (parsed.res !== undefined) {
+      const bytes = Buffer.byteLength(JSON.stringify(parsed.res));
+      if (bytes > this.limits.maxEventResBytes) parsed.res = { truncated: true, bytes };
+    }
+    const { event, ...data } = this.redactValue(parsed) as Record<string, unknown>;
     if (typeof event !== 'string' || !event) return;
     if (event === 'playbook_on_stats') this.stats = data.stats as Record<string, HostStats>;
     const endLine = typeof data.end_line === 'number' ? data.end_line : 0;
     this.pending.push({ kind: event, data, endLine });
-    this.releaseEventsUpTo(this.logLines);
+    this.releaseEventsUpTo(this.ansibleLines);
   }
 
   /** Emits, in arrival order, the waiting events whose stdout lines (before end_line) are all out. */
@@ -123,11 +194,9 @@ export class RunEventStream {
 
   /** Ansible is gone: the last unterminated line and every waiting event go out. */
   flush(): void {
-    if (this.partialLine) {
-      const rest = this.partialLine;
-      this.partialLine = '';
-      this.emitLog(`${rest}\n`);
-    }
+    const rest = this.partialLine + this.decoder.end();
+    this.partialLine = '';
+    if (rest && !this.logCapped) this.ansibleOutput(`${rest}\n`);
     if (this.partialEventLine.trim()) this.acceptAnsibleEvent(this.partialEventLine);
     this.partialEventLine = '';
     this.releaseEventsUpTo(Number.POSITIVE_INFINITY);

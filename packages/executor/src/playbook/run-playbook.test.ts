@@ -16,7 +16,7 @@ function inlineBundle(content: string, extra: Partial<RunBundle> = {}): RunBundl
 
 const play = (tasks: string, header = '') => `- hosts: all\n  gather_facts: false\n${header}  tasks:\n${tasks}`;
 
-async function run(bundle: RunBundle, opts: Partial<RunPlaybookOptions> = {}) {
+async function runIn(bundle: RunBundle, opts: Partial<RunPlaybookOptions> = {}) {
   const events: RunEvent[] = [];
   const outcome = await runPlaybook(bundle, {
     workRoot,
@@ -32,7 +32,11 @@ async function run(bundle: RunBundle, opts: Partial<RunPlaybookOptions> = {}) {
 
 const runDirsLeft = () => fs.readdirSync(workRoot).filter((n) => n.startsWith('baton-run-'));
 
-describe('runPlaybook against localhost', () => {
+// Every behaviour holds inside the bubblewrap sandbox as well: the agent socket and FIFOs in the run directory,
+// ssh to loopback, cancel through the process group, local tasks needing a temp directory (check-mode copy).
+describe.each(['off', 'bwrap'] as const)('runPlaybook against localhost (sandbox %s)', (mode) => {
+  const run = (bundle: RunBundle, opts: Partial<RunPlaybookOptions> = {}) => runIn(bundle, { sandbox: { mode, hidden: [] }, ...opts });
+
   it('succeeds with per-host stats, ordered gap-free events and a final status', async () => {
     const { outcome, events, log, kinds } = await run(inlineBundle(play('    - debug: msg=hello-from-baton\n    - command: echo changed\n')));
     expect(outcome).toMatchObject({ exitCode: 0, conclusion: 'succeeded' });
@@ -119,8 +123,10 @@ describe('runPlaybook against localhost', () => {
         if (e.kind === 'playbook_on_task_start') setTimeout(() => controller.abort(), 300);
       },
     });
-    const { outcome, events } = await running;
+    const { outcome, events, log } = await running;
     expect(outcome).toMatchObject({ conclusion: 'canceled', reason: 'canceled' });
+    // SIGINT reached ansible itself, which stopped on its own (inside bwrap too), before any SIGKILL
+    expect(log).toContain('User interrupted execution');
     expect(events.at(-1)!.data).toMatchObject({ status: 'finished', conclusion: 'canceled' });
     expect(() => execFileSync('pgrep', ['-f', marker])).toThrow(); // pgrep exits 1 when nothing matches
     expect(runDirsLeft()).toEqual([]);
@@ -211,5 +217,111 @@ describe('runPlaybook against localhost', () => {
       await sshd.stop();
       fs.rmSync(sshDir, { recursive: true, force: true });
     }
+  });
+
+  it('names files relative to the project root in events, and never the run directory', async () => {
+    const repo = createRepo(tempDir('baton-playbook-paths'));
+    fs.mkdirSync(path.join(repo.dir, 'plays', 'roles', 'greet', 'tasks'), { recursive: true });
+    fs.writeFileSync(path.join(repo.dir, 'plays', 'roles', 'greet', 'tasks', 'main.yml'), '- debug: msg=from-the-role\n');
+    const tasks = '    - debug: msg="dir={{ playbook_dir }}"\n    - command: pwd\n    - include_tasks: missing.yml\n';
+    fs.writeFileSync(path.join(repo.dir, 'plays', 'site.yml'), play(tasks, '  roles: [greet]\n'));
+    repo.git('add', '.');
+    repo.git('commit', '-q', '-m', 'a playbook with a role');
+    const bundle: RunBundle = { ...inlineBundle(''), playbook: { source: 'project', path: 'plays/site.yml', git: { url: repo.url, commit: repo.head() } } };
+    try {
+      const { outcome, events, log } = await run(bundle);
+      expect(outcome.conclusion).toBe('failed'); // the include names a missing file: its error names a path too
+      expect(events.find((e) => e.kind === 'playbook_on_start')!.data.playbook).toBe('plays/site.yml');
+      const paths = events.filter((e) => e.kind === 'playbook_on_task_start').map((e) => e.data.task_path as string);
+      expect(paths[0]).toMatch(/^plays\/roles\/greet\/tasks\/main\.yml:1$/);
+      expect(paths.slice(1)).toEqual([expect.stringMatching(/^plays\/site\.yml:\d+$/), expect.stringMatching(/^plays\/site\.yml:\d+$/), expect.stringMatching(/^plays\/site\.yml:\d+$/)]);
+      expect(events.find((e) => e.kind === 'runner_on_ok' && e.data.task === 'command')!.data.res).toMatchObject({ stdout: 'plays' }); // ansible runs local tasks in the playbook's directory
+      expect(log).toContain('dir=plays');
+      expect(log).toContain('missing.yml');
+      expect(JSON.stringify(events)).not.toContain('baton-run-');
+    } finally {
+      fs.rmSync(path.dirname(repo.dir), { recursive: true, force: true });
+    }
+
+    const inline = await run(inlineBundle(play('    - debug: msg="dir={{ playbook_dir }}"\n')));
+    expect(inline.events.find((e) => e.kind === 'playbook_on_start')!.data.playbook).toBe('playbook.yml');
+    expect(inline.events.find((e) => e.kind === 'playbook_on_task_start')!.data.task_path).toBe('playbook.yml:4');
+    expect(inline.log).toContain('dir=.');
+    expect(JSON.stringify(inline.events)).not.toContain('baton-run-');
+  });
+});
+
+const finals = (events: RunEvent[]) => events.filter((e) => e.kind === 'status' && e.data.status === 'finished');
+
+describe('runPlaybook when the executor itself fails', () => {
+  it('ends with one final error / executor_error status when the run directory cannot be created', async () => {
+    const { outcome, events, log } = await runIn(inlineBundle(play('    - ping:\n')), { workRoot: path.join(workRoot, 'does-not-exist') });
+    expect(outcome).toMatchObject({ conclusion: 'error', reason: 'executor_error', exitCode: null, stats: {} });
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events[0]!.data).toEqual({ status: 'running' });
+    expect(finals(events)).toEqual([events.at(-1)]);
+    expect(events.at(-1)!.data).toEqual({ status: 'finished', conclusion: 'error', reason: 'executor_error', exit_code: null, stats: {} });
+    expect(log).toMatch(/^baton: the executor failed: ENOENT/m);
+  });
+
+  it('stops ansible and ends error / executor_error when handling an event throws', async () => {
+    const marker = `baton-broken-consumer-${process.pid}`;
+    let thrown = false;
+    const { outcome, events, log } = await runIn(inlineBundle(play(`    - command: sleep 30 ${marker}\n`)), {
+      interruptGraceMs: 2_000,
+      terminateGraceMs: 1_000,
+      onEvent: (e) => {
+        if (e.kind === 'playbook_on_task_start' && !thrown) {
+          thrown = true;
+          throw new Error('the consumer broke');
+        }
+      },
+    });
+    expect(thrown).toBe(true);
+    expect(outcome).toMatchObject({ conclusion: 'error', reason: 'executor_error' });
+    expect(finals(events)).toEqual([events.at(-1)]);
+    expect(events.at(-1)!.data).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'executor_error' });
+    expect(log).toContain('baton: the executor failed: the consumer broke');
+    expect(() => execFileSync('pgrep', ['-f', marker])).toThrow();
+    expect(runDirsLeft()).toEqual([]);
+  });
+
+  it('ends error / executor_error when the sandbox cannot be set up', async () => {
+    // The run directory's parent is hidden in the sandbox; hiding the root itself is refused.
+    const { outcome, events, log } = await runIn(inlineBundle(play('    - ping:\n')), { sandbox: { mode: 'bwrap', hidden: ['/'] } });
+    expect(outcome).toMatchObject({ conclusion: 'error', reason: 'executor_error', exitCode: null });
+    expect(finals(events)).toHaveLength(1);
+    expect(log).toContain('baton: the executor failed: the sandbox cannot hide the root directory');
+    expect(runDirsLeft()).toEqual([]);
+  });
+});
+
+describe('runPlaybook output caps', () => {
+  it('drops the log past maxLogBytes with one notice, while events go on', async () => {
+    const tasks = '    - debug: msg="{{ range(0, 400) | list }}"\n    - debug: msg=after-the-cap\n';
+    const { outcome, events, log } = await runIn(inlineBundle(play(tasks)), { maxLogBytes: 3_000 });
+    expect(outcome.conclusion).toBe('succeeded');
+    const notice = 'baton: the log exceeded 3000 bytes; further output is dropped (the run goes on)\n';
+    expect(log.split(notice)).toHaveLength(2);
+    const [kept, after] = log.split(notice) as [string, string];
+    expect(Buffer.byteLength(kept)).toBeLessThanOrEqual(3_000);
+    expect(Buffer.byteLength(kept)).toBeGreaterThan(2_000);
+    expect(after).toBe('');
+    expect(log).not.toContain('PLAY RECAP');
+    expect(events.find((e) => e.kind === 'runner_on_ok' && (e.data.res as { msg?: string })?.msg === 'after-the-cap')).toBeDefined();
+    expect(events.filter((e) => e.kind === 'playbook_on_stats')).toHaveLength(1);
+    expect(outcome.stats.localhost).toMatchObject({ ok: 2 });
+    const logEvents = events.filter((e) => e.kind === 'log');
+    logEvents.forEach((e, i) => expect(e.data.start_line).toBe(i === 0 ? 1 : logEvents[i - 1]!.data.end_line));
+    expect(events.at(-1)!.data).toMatchObject({ status: 'finished', conclusion: 'succeeded' });
+  });
+
+  it('replaces an event res larger than maxEventResBytes with its size', async () => {
+    const { outcome, events } = await runIn(inlineBundle(play('    - command: seq 1 5000\n    - command: echo small\n')), { maxEventResBytes: 2_000 });
+    expect(outcome.conclusion).toBe('succeeded');
+    const [big, small] = events.filter((e) => e.kind === 'runner_on_ok');
+    expect(big!.data.res).toEqual({ truncated: true, bytes: expect.any(Number) });
+    expect((big!.data.res as { bytes: number }).bytes).toBeGreaterThan(2_000 + 5000 * 2);
+    expect(small!.data.res).toMatchObject({ stdout: 'small', rc: 0 });
   });
 });

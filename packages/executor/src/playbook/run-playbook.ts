@@ -1,7 +1,7 @@
 // Runs ONE sealed run bundle with the real ansible-playbook (ARCHITECTURE.md, "Executing ansible-playbook"):
 // a private 0700 run directory (always removed), the project checked out at the bundle's commit, secrets
-// served off disk (ssh-agent, FIFOs), our callback plugin for structured events, and a cancel that escalates
-// SIGINT → SIGTERM → SIGKILL on ansible's own process group.
+// served off disk (ssh-agent, FIFOs), our callback plugin for structured events, a cancel that escalates
+// SIGINT → SIGTERM → SIGKILL on ansible's own process group, and optionally the bubblewrap sandbox.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -9,14 +9,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BundleCredential, RunBundle, RunEvent } from '@baton/contracts';
 import { GitError, checkoutCommit, startOwnedSshAgent, type OwnedSshAgent } from '../git/git.js';
+import { type Sandbox, sandboxed } from '../sandbox/sandbox.js';
 import { type HostStats, RunEventStream } from './run-event-stream.js';
+import { type SecretFifo, serveSecretThroughFifo } from './secret-fifo.js';
 
 export type { HostStats };
-import { type SecretFifo, serveSecretThroughFifo } from './secret-fifo.js';
 
 export type RunConclusion = 'succeeded' | 'failed' | 'canceled' | 'error';
 /** Why a run ended the way it did, where the conclusion alone does not say. */
-export type RunReason = 'timeout' | 'canceled' | 'bad_playbook' | 'checkout_failed' | 'bad_credential' | 'ansible_error';
+export type RunReason = 'timeout' | 'canceled' | 'bad_playbook' | 'checkout_failed' | 'bad_credential' | 'ansible_error' | 'executor_error';
 
 export interface RunOutcome {
   /** ansible-playbook's exit code; null when it never started or was killed by a signal */
@@ -40,10 +41,20 @@ export interface RunPlaybookOptions {
   /** how long ansible gets to stop after SIGINT, then after SIGTERM, before the next signal (10 s, 5 s) */
   interruptGraceMs?: number | undefined;
   terminateGraceMs?: number | undefined;
+  /** bytes of ansible output kept in the run's log (64 MiB); the rest is dropped with a notice, events go on */
+  maxLogBytes?: number | undefined;
+  /** largest serialized `res` of one ansible event (256 KiB); a larger one becomes `{truncated: true, bytes}` */
+  maxEventResBytes?: number | undefined;
+  /** run ansible-playbook in the bubblewrap sandbox, hiding these paths too (off by default) */
+  sandbox?: Sandbox | undefined;
+  /** called once the ansible-playbook process exists (dispatch latency is measured up to here) */
+  onSpawn?: ((pid: number) => void) | undefined;
 }
 
 const DEFAULT_INTERRUPT_GRACE_MS = 10_000;
 const DEFAULT_TERMINATE_GRACE_MS = 5_000;
+export const DEFAULT_MAX_LOG_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_MAX_EVENT_RES_BYTES = 256 * 1024;
 /** Exit code of ansible-playbook for AnsibleParserError (also used for unreachable hosts, hence the stats check). */
 const ANSIBLE_PARSER_ERROR_EXIT = 4;
 const INVENTORY_EXTENSION: Record<RunBundle['inventory']['format'], string> = { ini: '.ini', yaml: '.yaml', json: '.json' };
@@ -52,6 +63,8 @@ const INVENTORY_EXTENSION: Record<RunBundle['inventory']['format'], string> = { 
  * two levels below the package root, so this resolves in the sources (tests) and in the build output alike.
  */
 const CALLBACK_PLUGIN_DIR = fileURLToPath(new URL('../../callback', import.meta.url));
+/** Where a project is checked out inside the run directory. */
+const PROJECT_DIR = 'project';
 /** The fd on which the callback plugin writes its JSON lines (stdin, stdout, stderr, then this pipe). */
 const EVENTS_FD = 3;
 
@@ -92,9 +105,16 @@ async function projectPlaybookPath(root: string, relative: string): Promise<stri
 }
 
 interface PreparedRun {
+  /** what to spawn: ansible-playbook, or bwrap around it */
+  command: string;
   args: string[];
   env: NodeJS.ProcessEnv;
   cwd: string;
+}
+
+interface RunSettings {
+  maxEventResBytes: number;
+  sandbox?: Sandbox | undefined;
 }
 
 interface RunResources {
@@ -144,7 +164,23 @@ async function prepareCredentials(dir: string, credentials: BundleCredential[], 
   return { args, env };
 }
 
-async function prepareRun(bundle: RunBundle, dir: string, res: RunResources): Promise<PreparedRun> {
+/**
+ * ansible's remote temp directory for `ansible_connection=local`: `~user/.ansible/tmp` of the server's own user
+ * (from the password database, not $HOME). The sandbox covers it with a private tmpfs, so a local task can
+ * write it while the filesystem is read-only, and sees no other run's files there. Created beforehand (as
+ * ansible itself would) because bubblewrap cannot create a mount point on a read-only root.
+ */
+async function localRemoteTemp(): Promise<string | undefined> {
+  try {
+    const dir = path.join(os.userInfo().homedir, '.ansible', 'tmp');
+    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    return dir;
+  } catch {
+    return undefined; // no home directory: local tasks that need a temp directory fail in the sandbox
+  }
+}
+
+async function prepareRun(bundle: RunBundle, dir: string, res: RunResources, settings: RunSettings): Promise<PreparedRun> {
   const home = path.join(dir, 'home');
   const controlDir = path.join(dir, 'cp');
   const localTemp = path.join(dir, 'tmp');
@@ -165,7 +201,7 @@ async function prepareRun(bundle: RunBundle, dir: string, res: RunResources): Pr
     playbook = path.join(dir, 'playbook.yml');
     await fs.writeFile(playbook, bundle.playbook.content, { mode: 0o600 });
   } else {
-    const project = path.join(dir, 'project');
+    const project = path.join(dir, PROJECT_DIR);
     const { git } = bundle.playbook;
     try {
       await checkoutCommit({ url: git.url, commit: git.commit, dir: project, auth: git.auth });
@@ -181,6 +217,8 @@ async function prepareRun(bundle: RunBundle, dir: string, res: RunResources): Pr
   const baseEnv: NodeJS.ProcessEnv = {
     PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     HOME: home,
+    // Python's tempfile and ssh's helpers: the run directory, the one place the sandbox lets them write.
+    TMPDIR: localTemp,
     // ansible-core refuses to start unless the locale's encoding is UTF-8.
     LANG: 'C.UTF-8',
     LC_ALL: 'C.UTF-8',
@@ -195,6 +233,10 @@ async function prepareRun(bundle: RunBundle, dir: string, res: RunResources): Pr
     ANSIBLE_CALLBACKS_ENABLED: 'baton_events',
     ANSIBLE_CALLBACK_PLUGINS: CALLBACK_PLUGIN_DIR,
     BATON_EVENTS_FD: String(EVENTS_FD),
+    BATON_MAX_RES_BYTES: String(settings.maxEventResBytes),
+    // Events name files relative to the project (or the inline playbook's) root, never the run directory.
+    BATON_PATH_ROOT: cwd,
+    BATON_RUN_DIR: dir,
     ANSIBLE_NOCOLOR: 'True',
     ANSIBLE_PIPELINING: 'True',
     ANSIBLE_SSH_CONTROL_PATH_DIR: controlDir,
@@ -218,7 +260,19 @@ async function prepareRun(bundle: RunBundle, dir: string, res: RunResources): Pr
   if (bundle.forks !== undefined) args.push('--forks', String(bundle.forks));
   if (bundle.verbosity) args.push(`-${'v'.repeat(bundle.verbosity)}`);
   args.push('--', playbook);
-  return { args, env, cwd };
+  const sandbox = settings.sandbox;
+  const command =
+    sandbox?.mode === 'bwrap'
+      ? sandboxed('ansible-playbook', args, {
+          mode: 'bwrap',
+          // The run directory's parent holds every other run's directory (its ssh-agent socket, its FIFOs); the
+          // system temp directory holds checkouts and other private directories, and becomes a private, writable /tmp.
+          hidden: [...sandbox.hidden, path.dirname(dir), os.tmpdir(), ...[await localRemoteTemp()].filter((d): d is string => d !== undefined)],
+          writable: [dir],
+          readable: [CALLBACK_PLUGIN_DIR],
+        })
+      : { command: 'ansible-playbook', args };
+  return { ...command, env, cwd };
 }
 
 /** Asks every ssh ControlPersist master of the run to exit, so none outlives it holding a connection. */
@@ -250,19 +304,25 @@ interface AnsibleResult {
   stoppedFor?: 'canceled' | 'timeout' | undefined;
 }
 
-/** Spawns ansible-playbook in its own process group, streams its output into `stream`, stops it on request. */
-function runAnsible(prepared: PreparedRun, stream: RunEventStream, opts: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined; interruptGraceMs: number; terminateGraceMs: number }): Promise<AnsibleResult> {
+/**
+ * Spawns ansible-playbook in its own process group, streams its output into `stream`, stops it on request.
+ * Rejects when it cannot start or when handling its output throws (the event consumer broke): the group is
+ * stopped first, so nothing keeps running unwatched.
+ */
+function runAnsible(prepared: PreparedRun, stream: RunEventStream, opts: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined; interruptGraceMs: number; terminateGraceMs: number; onSpawn?: ((pid: number) => void) | undefined }): Promise<AnsibleResult> {
   return new Promise((resolve, reject) => {
     // stderr joins stdout in the shell, so parser errors land in the log in the order they were printed.
-    const child = spawn('/bin/sh', ['-c', 'exec "$0" "$@" 2>&1', 'ansible-playbook', ...prepared.args], {
+    const child = spawn('/bin/sh', ['-c', 'exec "$0" "$@" 2>&1', prepared.command, ...prepared.args], {
       cwd: prepared.cwd,
       env: prepared.env,
       detached: true,
       stdio: ['ignore', 'pipe', 'ignore', 'pipe'],
     });
-    let stoppedFor: AnsibleResult['stoppedFor'];
+    if (child.pid !== undefined) opts.onSpawn?.(child.pid);
+    let stoppedFor: AnsibleResult['stoppedFor'] | 'broken';
+    let failure: unknown;
     const exited = new Promise<'exited'>((r) => child.once('exit', () => r('exited')));
-    const stop = async (why: NonNullable<AnsibleResult['stoppedFor']>) => {
+    const stop = async (why: NonNullable<typeof stoppedFor>) => {
       if (stoppedFor || child.exitCode !== null || child.signalCode !== null) return;
       stoppedFor = why;
       signalGroup(child, 'SIGINT');
@@ -275,8 +335,18 @@ function runAnsible(prepared: PreparedRun, stream: RunEventStream, opts: { signa
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => void stop('timeout'), opts.timeoutMs);
 
-    child.stdout!.on('data', (chunk: Buffer) => stream.stdout(chunk));
-    (child.stdio[EVENTS_FD] as NodeJS.ReadableStream).on('data', (chunk: Buffer) => stream.ansibleEvents(chunk));
+    // A throw inside a stream listener would be an uncaught exception for the whole server.
+    const guarded = (handle: (chunk: Buffer) => void) => (chunk: Buffer) => {
+      if (failure !== undefined) return;
+      try {
+        handle(chunk);
+      } catch (err) {
+        failure = err;
+        void stop('broken');
+      }
+    };
+    child.stdout!.on('data', guarded((chunk) => stream.stdout(chunk)));
+    (child.stdio[EVENTS_FD] as NodeJS.ReadableStream).on('data', guarded((chunk) => stream.ansibleEvents(chunk)));
     // Whatever ansible left behind in its group (a module's child, a stuck worker) goes with it; otherwise a
     // leftover holding the pipes would keep 'close' from ever coming.
     child.once('exit', () => killProcessGroupOf(child.pid));
@@ -290,7 +360,8 @@ function runAnsible(prepared: PreparedRun, stream: RunEventStream, opts: { signa
     });
     child.once('close', (exitCode) => {
       done();
-      resolve({ exitCode, stoppedFor });
+      if (failure !== undefined) reject(failure);
+      else resolve({ exitCode, stoppedFor: stoppedFor === 'broken' ? undefined : stoppedFor });
     });
     if (opts.signal?.aborted) onAbort();
   });
@@ -318,17 +389,63 @@ function concludeFrom(result: AnsibleResult, stats: Record<string, HostStats> | 
   return { conclusion: 'error', reason: 'ansible_error' };
 }
 
-/** Runs one bundle to its end; never throws for anything the bundle or ansible did, only reports it. */
+/** How event strings name the run directory: relative to the project (or inline playbook) root, else to the run dir. */
+async function privatePathReplacements(dir: string, root: string): Promise<Array<[string, string]>> {
+  const pairs: Array<[string, string]> = [];
+  // The project does not exist yet: its real path is the run directory's real path joined with its name.
+  const realDir = await fs.realpath(dir);
+  const realRoot = path.join(realDir, path.relative(dir, root));
+  for (const form of new Set([root, realRoot, dir, realDir])) pairs.push([`${form}${path.sep}`, '']);
+  for (const form of new Set([dir, realDir])) pairs.push([form, '.']);
+  return pairs;
+}
+
+/** What broke, for the run's log: the error's own words, with the run directory's path left out. */
+function describeFailure(err: unknown, dir: string | undefined): string {
+  // Duck-typed: errors from Node's own modules may come from another realm (vm contexts, test runners).
+  const text = typeof err === 'object' && err !== null && typeof (err as Error).message === 'string' ? (err as Error).message : String(err);
+  const oneLine = text.replace(/\s+/g, ' ').trim() || 'unknown error';
+  return dir ? oneLine.split(dir).join('<run dir>') : oneLine;
+}
+
+/** Stops and removes everything the run owned; each step is tried, whatever the others did. */
+async function cleanUp(dir: string | undefined, resources: RunResources): Promise<string[]> {
+  const problems: string[] = [];
+  const attempt = async (what: string, step: () => Promise<unknown>) => {
+    try {
+      await step();
+    } catch (err) {
+      problems.push(`${what}: ${describeFailure(err, dir)}`);
+    }
+  };
+  await Promise.all(resources.fifos.map((f) => attempt('closing a secret FIFO', () => f.close())));
+  if (dir) await attempt('closing ssh control sockets', () => closeControlSockets(path.join(dir, 'cp'), { PATH: process.env.PATH }));
+  if (resources.agent) await attempt('stopping the ssh-agent', () => resources.agent!.stop());
+  if (dir) await attempt('removing the run directory', () => fs.rm(dir, { recursive: true, force: true }));
+  return problems;
+}
+
+/**
+ * Runs one bundle to its end. Never throws for anything the bundle, ansible or the host did: after the first
+ * event (`status: running`) there is always exactly one final `status: finished` event, an unexpected failure
+ * being `error` / `executor_error`. It throws only when `onEvent` itself throws on that final event.
+ */
 export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): Promise<RunOutcome> {
-  const stream = new RunEventStream(bundle.run_id, opts.onEvent, secretsOf(bundle), opts.now ?? (() => new Date()));
-  const dir = await fs.mkdtemp(path.join(opts.workRoot ?? os.tmpdir(), 'baton-run-'));
+  const stream = new RunEventStream(bundle.run_id, opts.onEvent, secretsOf(bundle), opts.now ?? (() => new Date()), {
+    maxLogBytes: opts.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES,
+    maxEventResBytes: opts.maxEventResBytes ?? DEFAULT_MAX_EVENT_RES_BYTES,
+  });
   const resources: RunResources = { fifos: [] };
+  let dir: string | undefined;
   let result: AnsibleResult = { exitCode: null };
   let outcome: Pick<RunOutcome, 'conclusion' | 'reason'>;
+  stream.status({ status: 'running' });
   try {
+    dir = await fs.mkdtemp(path.join(opts.workRoot ?? os.tmpdir(), 'baton-run-'));
     await fs.chmod(dir, 0o700);
-    stream.status({ status: 'running' });
-    const prepared = await prepareRun(bundle, dir, resources);
+    // Before anything can print a path: a checkout error names the project directory too.
+    stream.replacePaths(await privatePathReplacements(dir, bundle.playbook.source === 'project' ? path.join(dir, PROJECT_DIR) : dir));
+    const prepared = await prepareRun(bundle, dir, resources, { maxEventResBytes: opts.maxEventResBytes ?? DEFAULT_MAX_EVENT_RES_BYTES, sandbox: opts.sandbox });
     if (opts.signal?.aborted) {
       outcome = { conclusion: 'canceled', reason: 'canceled' };
     } else {
@@ -337,21 +454,27 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
         timeoutMs: bundle.timeout_s === undefined ? undefined : bundle.timeout_s * 1000,
         interruptGraceMs: opts.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS,
         terminateGraceMs: opts.terminateGraceMs ?? DEFAULT_TERMINATE_GRACE_MS,
+        onSpawn: opts.onSpawn,
       });
       stream.flush();
       outcome = concludeFrom(result, stream.stats);
     }
   } catch (err) {
-    if (!(err instanceof RunRefused)) throw err;
-    stream.ownLogLine(err.message);
-    outcome = { conclusion: err.conclusion, reason: err.reason };
-  } finally {
-    await Promise.all(resources.fifos.map((f) => f.close()));
-    await closeControlSockets(path.join(dir, 'cp'), { PATH: process.env.PATH });
-    await resources.agent?.stop();
-    await fs.rm(dir, { recursive: true, force: true });
+    outcome = err instanceof RunRefused ? { conclusion: err.conclusion, reason: err.reason } : { conclusion: 'error', reason: 'executor_error' };
+    const line = err instanceof RunRefused ? err.message : `baton: the executor failed: ${describeFailure(err, dir)}`;
+    try {
+      stream.ownLogLine(line);
+    } catch {
+      // The consumer is what broke; the final status below is its last chance.
+    }
   }
-  if (result.stoppedFor) stream.ownLogLine(result.stoppedFor === 'timeout' ? `baton: the run exceeded its timeout of ${bundle.timeout_s} s and was stopped` : 'baton: the run was canceled');
+  const problems = await cleanUp(dir, resources);
+  try {
+    for (const problem of problems) stream.ownLogLine(`baton: cleanup after the run failed: ${problem}`);
+    if (result.stoppedFor) stream.ownLogLine(result.stoppedFor === 'timeout' ? `baton: the run exceeded its timeout of ${bundle.timeout_s} s and was stopped` : 'baton: the run was canceled');
+  } catch {
+    // As above: only the final status still matters.
+  }
   const stats = stream.stats ?? {};
   stream.status({ status: 'finished', conclusion: outcome.conclusion, ...(outcome.reason ? { reason: outcome.reason } : {}), exit_code: result.exitCode, stats });
   return { exitCode: result.exitCode, ...outcome, stats, logLines: stream.logLines };

@@ -1,4 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { type Sandbox, sandboxed } from '../sandbox/sandbox.js';
+
+/** The sandbox of one capped run: what it hides, and what it may write (`cwd` when not given) or must read. */
+export interface CappedRunSandbox extends Sandbox {
+  writable?: string[] | undefined;
+  readable?: string[] | undefined;
+}
 
 export interface CappedRunOptions {
   cwd: string;
@@ -7,6 +14,8 @@ export interface CappedRunOptions {
   maxOutputBytes: number;
   /** written to the child's stdin, which is then closed (a secret goes here, never into argv) */
   stdin?: string | undefined;
+  /** run the command in the bubblewrap sandbox (off by default) */
+  sandbox?: CappedRunSandbox | undefined;
 }
 
 export interface CappedRunResult {
@@ -37,7 +46,9 @@ export function killProcessGroup(child: ChildProcess): void {
  */
 export function runCapped(command: string, args: string[], opts: CappedRunOptions): Promise<CappedRunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const sb = opts.sandbox;
+    const run = sb ? sandboxed(command, args, { mode: sb.mode, hidden: sb.hidden, writable: sb.writable ?? [opts.cwd], readable: sb.readable }) : { command, args };
+    const child = spawn(run.command, run.args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     if (opts.stdin !== undefined) {
       child.stdin!.on('error', () => undefined); // a child that exits before reading stdin is judged by its exit code
       child.stdin!.end(opts.stdin);

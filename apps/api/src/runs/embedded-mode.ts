@@ -1,0 +1,66 @@
+// What `baton serve` runs beside the HTTP API in embedded mode: the start-up reconcile, the in-process
+// executors, and the periodic recovery sweep. The harness uses it too, so tests run the same path.
+import { runPlaybook, type SandboxMode } from '@baton/executor';
+import type { Logger } from 'winston';
+import type { Services } from '../wiring.js';
+import { createEmbeddedExecutors, type EmbeddedExecutors } from './embedded-executors.js';
+
+/** How often the recovery sweep looks for runs pending in the database but absent from the queue. */
+export const SWEEP_INTERVAL_MS = 30_000;
+
+export interface EmbeddedModeOptions {
+  executors: number;
+  workDir?: string | undefined;
+  sandbox: { mode: SandboxMode; hidden: string[] };
+  logger: Logger;
+  leaseMs: number;
+  sweepIntervalMs?: number | undefined;
+  /** executor name (default `<hostname>/embedded`) */
+  name?: string | undefined;
+  /** ansible's grace periods after SIGINT and SIGTERM on cancel (tests shorten them) */
+  interruptGraceMs?: number | undefined;
+  terminateGraceMs?: number | undefined;
+}
+
+export interface EmbeddedMode {
+  executors: EmbeddedExecutors;
+  /** Stops taking runs, lets running ones go on for `graceMs`, cancels the rest, then ends the seams. */
+  stop(graceMs: number): Promise<void>;
+}
+
+type RunServices = Pick<Services, 'runQueue' | 'runIngest' | 'runBundles' | 'runRecovery' | 'workers' | 'closeRuns'>;
+
+export async function startEmbeddedMode(services: RunServices, opts: EmbeddedModeOptions): Promise<EmbeddedMode> {
+  const { logger } = opts;
+  // Nothing holds a lease in a process that just started: every `running` run is lost, every pending one requeued.
+  const recovered = await services.runRecovery.reconcile();
+  if (recovered.lost.length || recovered.requeued.length) logger.info('runs recovered at start', { lost: recovered.lost, requeued: recovered.requeued });
+
+  const executors = createEmbeddedExecutors({
+    queue: services.runQueue, ingest: services.runIngest, bundles: services.runBundles, workers: services.workers, runPlaybook,
+    playbookOptions: {
+      workRoot: opts.workDir, sandbox: opts.sandbox,
+      ...(opts.interruptGraceMs !== undefined ? { interruptGraceMs: opts.interruptGraceMs } : {}),
+      ...(opts.terminateGraceMs !== undefined ? { terminateGraceMs: opts.terminateGraceMs } : {}),
+    },
+    capacity: opts.executors, name: opts.name, logger, leaseMs: opts.leaseMs,
+  });
+  if (opts.executors > 0) await executors.start();
+
+  const sweep = setInterval(() => {
+    services.runRecovery.reconcile().then(
+      (r) => (r.lost.length || r.requeued.length) && logger.warn('recovery sweep', { lost: r.lost, requeued: r.requeued }),
+      (err: Error) => logger.error('recovery sweep failed', { error: err.message }),
+    );
+  }, opts.sweepIntervalMs ?? SWEEP_INTERVAL_MS);
+  sweep.unref();
+
+  return {
+    executors,
+    async stop(graceMs) {
+      clearInterval(sweep);
+      await executors.stop(graceMs);
+      await services.closeRuns();
+    },
+  };
+}

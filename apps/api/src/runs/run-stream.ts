@@ -1,0 +1,145 @@
+// One SSE client watching one run (ARCHITECTURE.md, "Events"): stored events after the resume point, then live
+// ones, each exactly once and in seq order, then `event: end` once the run is over.
+import type { RunEvent } from '@baton/contracts';
+import { isFinalEvent, type RunOutputService } from '@baton/core';
+import type { EventBus, Unsubscribe } from '@baton/queue';
+import type { Response } from 'express';
+
+export interface RunStreamDeps {
+  output: Pick<RunOutputService, 'eventsAfter' | 'isOver'>;
+  eventBus: Pick<EventBus, 'subscribe'>;
+  /** Interval of the `: keepalive` comment that keeps proxies from closing an idle stream. */
+  heartbeatMs: number;
+  /** Live events waiting for a slow client before it is dropped (default SSE_MAX_BEHIND). */
+  maxBehind?: number | undefined;
+  /** Failures after the stream started (the response is then just ended; the client resumes with Last-Event-ID). */
+  onError?: ((err: unknown) => void) | undefined;
+}
+
+/** Stored events read per query while catching up. */
+const PAGE = 500;
+/**
+ * Live events a client may fall behind by: one that cannot keep up is disconnected rather than buffered
+ * without bound, and resumes from the database with Last-Event-ID.
+ */
+export const SSE_MAX_BEHIND = 10_000;
+
+const reportError = (err: unknown) => console.error('baton: run stream:', err);
+
+/** A kind is one line of the frame whatever it contains. */
+const frame = (e: RunEvent) => `id: ${e.seq}\nevent: ${e.kind.replace(/[\r\n]/g, ' ')}\ndata: ${JSON.stringify(e)}\n\n`;
+
+/**
+ * Starts streaming the events of `runId` after `afterSeq` to `res` and resolves once the stream is set up; the
+ * rest happens as events come. Without a race: it subscribes to the bus first (live events wait in a queue),
+ * then sends the stored events after the resume point, then the live ones, skipping any already sent and
+ * filling a jump in seq from the database first. Rejects (before anything is written) if subscribing fails.
+ */
+export async function streamRunEvents(deps: RunStreamDeps, runId: string, afterSeq: number, res: Response): Promise<void> {
+  let lastSent = afterSeq;
+  let closed = false;
+  let heartbeat: NodeJS.Timeout | undefined = undefined;
+  let unsubscribe: Unsubscribe | undefined;
+
+  const stop = (): void => {
+    closed = true;
+    if (heartbeat) clearInterval(heartbeat);
+    unsubscribe?.();
+    unsubscribe = undefined;
+  };
+  const end = (): void => {
+    if (closed) return;
+    stop();
+    res.end();
+  };
+
+  /** Resolves when the client has read what is buffered, or is gone. */
+  const drained = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
+
+  const send = (e: RunEvent): void => {
+    res.write(frame(e));
+    lastSent = e.seq;
+    if (isFinalEvent(e)) {
+      res.write('event: end\ndata: {}\n\n');
+      end();
+    }
+  };
+
+  /** Sends stored events after the last one sent, up to `upTo`, page by page, minding backpressure. */
+  const sendStored = async (upTo: number): Promise<void> => {
+    while (!closed && lastSent < upTo) {
+      const page = await deps.output.eventsAfter(runId, lastSent, PAGE);
+      for (const e of page) {
+        if (closed || e.seq > upTo) return;
+        send(e);
+        if (!closed && res.writableNeedDrain) await drained();
+      }
+      if (page.length < PAGE) return;
+    }
+  };
+
+  const catchUp = async (): Promise<void> => {
+    await sendStored(Number.POSITIVE_INFINITY);
+    // A run can be over without a final event reaching us (one finished before any event, say): read once
+    // more after seeing it finished (a final event is stored in the same transaction as the status), then end.
+    if (!closed && (await deps.output.isOver(runId))) {
+      await sendStored(Number.POSITIVE_INFINITY);
+      if (!closed) res.write('event: end\ndata: {}\n\n');
+      end();
+    }
+  };
+
+  const deliver = async (e: RunEvent): Promise<void> => {
+    if (e.seq <= lastSent) return;
+    // Events are stored before they are published: a jump in seq is filled from the database.
+    if (e.seq > lastSent + 1) await sendStored(e.seq - 1);
+    if (!closed && e.seq > lastSent) send(e);
+    if (!closed && res.writableNeedDrain) await drained();
+  };
+
+  // One task at a time, in order: the catch-up first, then each live event as it arrived.
+  let gateOpen!: () => void;
+  let tail: Promise<void> = new Promise<void>((resolve) => {
+    gateOpen = resolve;
+  }).then(catchUp);
+  const fail = (err: unknown): void => {
+    (deps.onError ?? reportError)(err);
+    end();
+  };
+  tail = tail.catch(fail);
+  let behind = 0;
+  const enqueue = (task: () => Promise<void>): void => {
+    if (++behind > (deps.maxBehind ?? SSE_MAX_BEHIND)) return end();
+    tail = tail
+      .then(() => (closed ? undefined : task()))
+      .catch(fail)
+      .finally(() => {
+        behind -= 1;
+      });
+  };
+
+  res.on('close', stop);
+  unsubscribe = await deps.eventBus.subscribe(runId, (e) => enqueue(() => deliver(e)));
+  if (closed) {
+    // The client left while we subscribed.
+    stop();
+    return;
+  }
+  res.status(200);
+  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-cache');
+  res.setHeader('Connection', 'keep-alive');
+  res.setHeader('X-Accel-Buffering', 'no');
+  res.flushHeaders();
+  heartbeat = setInterval(() => res.write(': keepalive\n\n'), deps.heartbeatMs);
+  gateOpen();
+}

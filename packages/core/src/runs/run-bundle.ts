@@ -1,0 +1,87 @@
+// The run bundle (ARCHITECTURE.md, "A run's path" step 2): everything an executor needs for one run, looked up
+// at dispatch, so a run uses the inventory and credentials as they are when it starts. Holds secrets in clear:
+// never log, store or return it.
+import type { BundleCredential, RunBundle } from '@baton/contracts';
+import type { InventoryRepo, ProjectRepo, RunRepo, RunRow } from '@baton/db';
+import { ConflictError, NotFoundError, RunInputMissingError } from '../common/errors.js';
+import type { CredentialService, RevealedCredential } from '../credentials/credential.service.js';
+import { toGitAuth } from '../projects/project.service.js';
+
+export interface RunBundleBuilderDeps {
+  runs: Pick<RunRepo, 'findById'>;
+  projects: Pick<ProjectRepo, 'findById'>;
+  inventories: Pick<InventoryRepo, 'findById'>;
+  credentials: Pick<CredentialService, 'reveal'>;
+}
+
+const BUNDLE_CREDENTIAL_TYPES: ReadonlySet<string> = new Set(['ssh_key', 'become_password', 'vault_password', 'env']);
+const INVENTORY_FORMATS: ReadonlySet<string> = new Set(['ini', 'yaml', 'json']);
+
+export function createRunBundleBuilder(deps: RunBundleBuilderDeps) {
+  /** The credential as it is now; one deleted since the run was submitted is a missing input. */
+  async function reveal(id: string, of: string): Promise<RevealedCredential> {
+    try {
+      return await deps.credentials.reveal(id);
+    } catch (err) {
+      if (err instanceof NotFoundError) throw new RunInputMissingError(`credential ${id} ${of} no longer exists`);
+      throw err;
+    }
+  }
+
+  async function playbookOf(run: RunRow): Promise<RunBundle['playbook']> {
+    if (run.playbook_source === 'inline') return { source: 'inline', content: run.playbook };
+    if (!run.project_id || !run.git_commit) throw new ConflictError(`run ${run.id} has a project playbook without a project or commit`);
+    const project = await deps.projects.findById(run.project_id);
+    if (!project) throw new RunInputMissingError(`project ${run.project_id} of run ${run.id} no longer exists`);
+    // The project's current credential: a rotated token or key applies to runs already queued.
+    const auth = project.credential_id === null ? undefined : toGitAuth(await reveal(project.credential_id, `of project ${project.id}`));
+    return { source: 'project', path: run.playbook, git: { url: project.git_url, commit: run.git_commit, ...(auth ? { auth } : {}) } };
+  }
+
+  async function inventoryOf(run: RunRow): Promise<RunBundle['inventory']> {
+    // Shards and inline inventories carry their content; an inventory by id is read as it is now.
+    if (run.inventory_content !== null) return { content: run.inventory_content, format: formatOf(run.inventory_format, run.id) };
+    if (!run.inventory_id) throw new ConflictError(`run ${run.id} has no inventory`);
+    const inventory = await deps.inventories.findById(run.inventory_id);
+    if (!inventory) throw new RunInputMissingError(`inventory ${run.inventory_id} of run ${run.id} no longer exists`);
+    return { content: inventory.content, format: formatOf(inventory.format, run.id) };
+  }
+
+  async function credentialsOf(run: RunRow): Promise<BundleCredential[]> {
+    const out: BundleCredential[] = [];
+    for (const id of JSON.parse(run.credential_ids) as string[]) {
+      const cred = await reveal(id, `of run ${run.id}`);
+      if (!BUNDLE_CREDENTIAL_TYPES.has(cred.type)) throw new ConflictError(`credential ${id} is a ${cred.type} credential, which a run cannot use`);
+      out.push({ type: cred.type, inputs: cred.inputs } as BundleCredential);
+    }
+    return out;
+  }
+
+  return {
+    async build(runId: string): Promise<RunBundle> {
+      const run = await deps.runs.findById(runId);
+      if (!run) throw new NotFoundError(`run ${runId} not found`);
+      if (run.kind === 'split') throw new ConflictError(`run ${runId} is a split: only its shards run`);
+      const [playbook, inventory, credentials] = [await playbookOf(run), await inventoryOf(run), await credentialsOf(run)];
+      return {
+        run_id: run.id,
+        playbook,
+        inventory,
+        // A shard's inventory holds only its hosts already; its limit is shown, never passed to ansible.
+        ...(run.host_limit !== null && run.kind !== 'shard' ? { limit: run.host_limit } : {}),
+        ...(run.extra_vars !== null ? { extra_vars: JSON.parse(run.extra_vars) as Record<string, unknown> } : {}),
+        check: run.check_mode === 1,
+        ...(run.forks !== null ? { forks: run.forks } : {}),
+        ...(run.verbosity !== null ? { verbosity: run.verbosity } : {}),
+        ...(run.timeout_s !== null ? { timeout_s: run.timeout_s } : {}),
+        credentials,
+      };
+    },
+  };
+}
+export type RunBundleBuilder = ReturnType<typeof createRunBundleBuilder>;
+
+function formatOf(format: string | null, runId: string): RunBundle['inventory']['format'] {
+  if (format !== null && INVENTORY_FORMATS.has(format)) return format as RunBundle['inventory']['format'];
+  throw new ConflictError(`run ${runId} has an inventory of unknown format ${format}`);
+}

@@ -1,0 +1,121 @@
+// Restarts of the real `baton serve` (bin/baton) with runs in flight: a pending run is dispatched after the restart,
+// a running run whose server died is finished error/worker_lost and never run again, and a graceful stop cancels
+// what is still running once the grace period is over. SQLite and PostgreSQL.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from '@jest/globals';
+import type { Run } from '@baton/contracts';
+import { DIALECTS } from '@baton/db/testing';
+import { ADMIN_PASSWORD, cleanupProcesses, freshEnv, login, type Server, serve, tempDir } from './support/baton-process.js';
+
+afterAll(cleanupProcesses);
+
+/**
+ * The playbooks leave marker files in this machine's temp dir to prove how often they ran; the bubblewrap sandbox
+ * would give them a private one, so these tests run unsandboxed (the executor's own tests cover the sandbox).
+ */
+const UNSANDBOXED = { BATON_SANDBOX: 'off' };
+
+const LOCAL_INVENTORY = 'alpha ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n';
+
+/** One API call; the body is typed by the caller (a run unless it says otherwise). */
+async function call<T = Run>(s: Server, token: string, method: string, url: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${s.base}${url}`, {
+    method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json().catch(() => undefined)) as T };
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+const finishedRun = (s: Server, token: string, id: string) =>
+  waitFor(`run ${id} to finish`, async () => {
+    const r = await call(s, token, 'GET', `/v1/runs/${id}`);
+    return r.body?.status === 'finished' ? r.body : undefined;
+  });
+
+describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (dialect) => {
+  it('dispatches a run left pending by a stopped server after the restart, once', async () => {
+    const env = { ...(await freshEnv(dialect)), ...UNSANDBOXED, BATON_ADMIN_PASSWORD: ADMIN_PASSWORD };
+    const marker = path.join(tempDir('baton-restart-'), 'ran');
+    // No executors: the run stays pending while this server lives.
+    const idle = await serve({ ...env, BATON_EXECUTORS: '0' });
+    const { token } = await login(idle.base, 'admin', ADMIN_PASSWORD);
+    const inv = await call(idle, token!, 'POST', '/v1/inventories', { name: 'local', content: LOCAL_INVENTORY });
+    const run = await call(idle, token!, 'POST', '/v1/runs', {
+      playbook: `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.shell: echo ran >> ${marker}\n`, inventory_id: inv.body.id,
+    });
+    expect(run.status).toBe(201);
+    expect((await call(idle, token!, 'GET', `/v1/runs/${run.body.id}`)).body.status).toBe('pending');
+    await idle.stop();
+
+    const busy = await serve({ ...env, BATON_EXECUTORS: '2' });
+    try {
+      const again = (await login(busy.base, 'admin', ADMIN_PASSWORD)).token!;
+      expect(await finishedRun(busy, again, run.body.id)).toMatchObject({ conclusion: 'succeeded' });
+      const workers = await call(busy, again, 'GET', '/v1/workers');
+      expect(workers.body).toEqual([expect.objectContaining({ mode: 'embedded', capacity: 2, freshness: 'fresh' })]);
+    } finally {
+      await busy.stop();
+    }
+    expect(fs.readFileSync(marker, 'utf8')).toBe('ran\n');
+  }, 180_000);
+
+  it('finishes a run whose server was killed mid-run as error/worker_lost and never runs it again', async () => {
+    const env = { ...(await freshEnv(dialect)), ...UNSANDBOXED, BATON_ADMIN_PASSWORD: ADMIN_PASSWORD, BATON_EXECUTORS: '2' };
+    const marker = path.join(tempDir('baton-restart-'), 'started');
+    const first = await serve(env);
+    const { token } = await login(first.base, 'admin', ADMIN_PASSWORD);
+    const inv = await call(first, token!, 'POST', '/v1/inventories', { name: 'local', content: LOCAL_INVENTORY });
+    const run = await call(first, token!, 'POST', '/v1/runs', {
+      playbook: `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.shell: echo started >> ${marker}; sleep 8\n`, inventory_id: inv.body.id,
+    });
+    expect(run.status).toBe(201);
+    await waitFor('the task to start', async () => (fs.existsSync(marker) ? true : undefined));
+    await first.kill();
+
+    const second = await serve(env);
+    try {
+      const again = (await login(second.base, 'admin', ADMIN_PASSWORD)).token!;
+      const lost = (await call(second, again, 'GET', `/v1/runs/${run.body.id}`)).body;
+      expect(lost).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
+      const events = (await call<Array<{ data: Record<string, unknown> }>>(second, again, 'GET', `/v1/runs/${run.body.id}/events?kind=status`)).body;
+      expect(events[events.length - 1]!.data).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
+      // Longer than the task would take: a second start would have appended a line by now.
+      await new Promise((r) => setTimeout(r, 10_000));
+      expect(fs.readFileSync(marker, 'utf8')).toBe('started\n');
+    } finally {
+      await second.stop();
+    }
+  }, 180_000);
+
+  it('on SIGTERM lets a running run go on for the grace period, then cancels it', async () => {
+    const env = { ...(await freshEnv(dialect)), ...UNSANDBOXED, BATON_ADMIN_PASSWORD: ADMIN_PASSWORD, BATON_EXECUTORS: '1', BATON_RUN_GRACE_SECONDS: '1' };
+    const marker = path.join(tempDir('baton-restart-'), 'started');
+    const s = await serve(env);
+    const { token } = await login(s.base, 'admin', ADMIN_PASSWORD);
+    const inv = await call(s, token!, 'POST', '/v1/inventories', { name: 'local', content: LOCAL_INVENTORY });
+    const run = await call(s, token!, 'POST', '/v1/runs', {
+      playbook: `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.shell: echo started >> ${marker}; sleep 120\n`, inventory_id: inv.body.id,
+    });
+    await waitFor('the task to start', async () => (fs.existsSync(marker) ? true : undefined));
+    const exit = await s.stop();
+    expect(exit.code).toBe(0);
+
+    const after = await serve({ ...env, BATON_EXECUTORS: '0' });
+    try {
+      const again = (await login(after.base, 'admin', ADMIN_PASSWORD)).token!;
+      expect((await call(after, again, 'GET', `/v1/runs/${run.body.id}`)).body).toMatchObject({ status: 'finished', conclusion: 'canceled' });
+    } finally {
+      await after.stop();
+    }
+  }, 180_000);
+});
