@@ -73,7 +73,7 @@ describe.each(DIALECTS)('runs end to end on %s', (dialect) => {
   it('runs on local hosts: success, a failing host, a playbook that does not parse, check mode', async () => {
     const target = path.join(markers, 'check-mode-file');
     const [ok, oneFails, broken, dry] = await Promise.all([
-      submit({ playbook: '- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.command: echo hello-from-{{ inventory_hostname }}\n', inventory_id: ids.local }),
+      submit({ playbook: '- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.command: echo hello-from-{{ inventory_hostname }}\n', inventory_id: ids.local, verbosity: 1 }),
       submit({ playbook: "- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.fail: { msg: beta breaks }\n      when: inventory_hostname == 'beta'\n", inventory_id: ids.local }),
       submit({ playbook: '- hosts: all\n  tasks:\n    - ansible.builtin.debug: msg="unclosed\n  - : [\n', inventory_id: ids.local }),
       submit({ playbook: `- hosts: alpha\n  gather_facts: false\n  tasks:\n    - ansible.builtin.copy: { content: drift, dest: ${target} }\n`, inventory_id: ids.local, check: true }),
@@ -82,6 +82,7 @@ describe.each(DIALECTS)('runs end to end on %s', (dialect) => {
     const okRun = await finished(ok.id);
     expect(okRun).toMatchObject({ conclusion: 'succeeded', worker: expect.any(String), exit_code: 0, host_summary: { total: 2, changed: 2, failed: 0 } });
     expect(okRun.host_stats).toMatchObject({ alpha: { changed: 1, failed: 0 }, beta: { changed: 1, failed: 0 } });
+    // verbosity 1 (-v) prints each result, stdout included.
     expect(await logOf(ok.id)).toContain('hello-from-beta');
     const okEvents = await eventsOf(ok.id);
     expect(okEvents.map((e) => e.seq)).toEqual(okEvents.map((_, i) => i + 1));
@@ -104,7 +105,7 @@ describe.each(DIALECTS)('runs end to end on %s', (dialect) => {
 
   it('runs over ssh with an ssh_key credential; an unreachable host fails the run', async () => {
     const [fleet, ghost] = await Promise.all([
-      submit({ playbook: '- hosts: fleet\n  gather_facts: false\n  tasks:\n    - ansible.builtin.command: hostname -I\n', inventory_id: ids.ssh, credential_ids: [ids.cred] }),
+      submit({ playbook: '- hosts: fleet\n  gather_facts: false\n  tasks:\n    - ansible.builtin.command: hostname -I\n', inventory_id: ids.ssh, credential_ids: [ids.cred], verbosity: 1 }),
       submit({ playbook: '- hosts: fleet\n  gather_facts: false\n  tasks:\n    - ansible.builtin.ping:\n', inventory_id: ids.withGhost, credential_ids: [ids.cred] }),
     ]);
     const fleetRun = await finished(fleet.id);

@@ -101,6 +101,7 @@ describe.each(DIALECTS)('run output routes on %s', (dialect) => {
   afterAll(async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
+    await h.services.closeRuns();
     await h.close();
   });
 
@@ -509,6 +510,57 @@ describe.each(DIALECTS)('run output routes on %s', (dialect) => {
     await h.tdb.db.repos.runs.advanceProgress(runId, { lastSeq: list.at(-1)!.seq, logLines: lines, logBytes: bytes });
     if (list.some((e) => e.kind === 'status' && e.data.status === 'finished')) await h.tdb.db.repos.runs.update(runId, { status: 'finished', conclusion: 'succeeded' });
   }
+});
+
+describe.each(DIALECTS)('output of a real run on %s', (dialect) => {
+  let h: Harness;
+  let server: Server;
+  beforeAll(async () => {
+    h = await createHarness(dialect, { executors: { count: 1 } });
+    server = h.app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await h.close();
+  });
+
+  it('streams, lists and serves by line and byte what ansible-playbook printed, multibyte text included', async () => {
+    const playbook = '- hosts: all\n  gather_facts: false\n  tasks:\n' +
+      ['ünïcode ✓', '日本語のログ', 'emoji 🎉 done'].map((msg, i) => `    - name: say ${i}\n      ansible.builtin.debug: { msg: "${msg}" }\n`).join('');
+    const submitted = await h.http.post('/v1/runs').set(bearer(h.admin.token)).send({ playbook, inventory: 'localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n' });
+    expect(submitted.status).toBe(201);
+    const id = submitted.body.id as string;
+    const port = (server.address() as AddressInfo).port;
+    const s = await openSse(`http://127.0.0.1:${port}/v1/runs/${id}/stream`, bearer(h.admin.token));
+    await s.until((x) => x.ended(), 'the end of the run', 90_000);
+    const streamed = s.frames.filter((f) => f.id !== undefined).map((f) => JSON.parse(f.data!) as RunEvent);
+    expect(streamed.map((e) => e.seq)).toEqual(streamed.map((_, i) => i + 1));
+    expect(streamed.at(-1)).toMatchObject({ kind: 'status', data: { status: 'finished', conclusion: 'succeeded' } });
+    expect(s.frames.at(-1)).toEqual({ event: 'end', data: '{}' });
+    const listed = await h.http.get(`/v1/runs/${id}/events?limit=10000`).set(bearer(h.admin.token));
+    expect(listed.body).toEqual(streamed);
+
+    const log = streamed.filter((e) => e.kind === 'log').map((e) => e.data.text as string).join('');
+    expect(log).toContain('日本語のログ');
+    const bytes = Buffer.from(log, 'utf8');
+    const whole = await h.http.get(`/v1/runs/${id}/logs`).set(bearer(h.admin.token));
+    expect(whole.text).toBe(log);
+    const lines = log.split('\n').slice(0, -1).map((l) => `${l}\n`);
+    const run = (await h.http.get(`/v1/runs/${id}`).set(bearer(h.admin.token))).body as { log_lines: number; last_seq: number };
+    expect(run).toMatchObject({ log_lines: lines.length, last_seq: streamed.length });
+    for (let offset = 0; offset < lines.length; offset += 3) {
+      const page = await h.http.get(`/v1/runs/${id}/logs?offset=${offset}&limit=3`).set(bearer(h.admin.token));
+      expect(page.text).toBe(lines.slice(offset, offset + 3).join(''));
+      expect(page.headers['x-total-lines']).toBe(String(lines.length));
+    }
+    const at = bytes.indexOf(Buffer.from('🎉'));
+    const tail = await h.http.get(`/v1/runs/${id}/logs`).set(bearer(h.admin.token)).set('Range', `bytes=${at}-`);
+    expect(tail.status).toBe(206);
+    expect(tail.headers['content-range']).toBe(`bytes ${at}-${bytes.length - 1}/${bytes.length}`);
+    expect(tail.text).toBe(bytes.subarray(at).toString('utf8'));
+  }, 120_000);
 });
 
 /** Polls `done` until it holds; the timeout is a safety net, never a measure of speed. */

@@ -6,7 +6,7 @@ import { parseRange } from '../http/byte-range.js';
 import { sendProblem } from '../http/problem.js';
 import { defineOperation, type Operation } from '../http/registry.js';
 import type { Services } from '../wiring.js';
-import { streamRunEvents } from './run-stream.js';
+import { drained, streamRunEvents } from './run-stream.js';
 
 export interface RunOutputRouteOptions {
   /** Interval of the SSE `: keepalive` comment (tests shorten it). */
@@ -48,11 +48,13 @@ async function sendWholeLog(s: Svc, p: Principal, id: string, pageBytes: number,
   if (req.method === 'HEAD') return void res.end();
   let sent = first.body.length;
   res.write(first.body);
+  await drained(res);
   while (sent < total && !res.destroyed) {
     const next = await s.runOutput.logBytes(p, id, { start: sent, end: Math.min(sent + pageBytes, total) - 1 });
     if (next.body.length === 0) break;
     sent += next.body.length;
-    if (!res.write(next.body)) await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
+    res.write(next.body);
+    await drained(res);
   }
   res.end();
 }

@@ -24,6 +24,20 @@ const PAGE = 500;
  */
 export const SSE_MAX_BEHIND = 10_000;
 
+/** Resolves once the client has taken what is buffered for it (at once if nothing waits), or is gone. */
+export function drained(res: Response): Promise<void> {
+  if (res.destroyed || !res.writableNeedDrain) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
 const reportError = (err: unknown) => console.error('baton: run stream:', err);
 
 /** A kind is one line of the frame whatever it contains. */
@@ -53,18 +67,6 @@ export async function streamRunEvents(deps: RunStreamDeps, runId: string, afterS
     res.end();
   };
 
-  /** Resolves when the client has read what is buffered, or is gone. */
-  const drained = () =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        res.off('drain', done);
-        res.off('close', done);
-        resolve();
-      };
-      res.on('drain', done);
-      res.on('close', done);
-    });
-
   const send = (e: RunEvent): void => {
     res.write(frame(e));
     lastSent = e.seq;
@@ -81,7 +83,7 @@ export async function streamRunEvents(deps: RunStreamDeps, runId: string, afterS
       for (const e of page) {
         if (closed || e.seq > upTo) return;
         send(e);
-        if (!closed && res.writableNeedDrain) await drained();
+        if (!closed) await drained(res);
       }
       if (page.length < PAGE) return;
     }
@@ -103,7 +105,7 @@ export async function streamRunEvents(deps: RunStreamDeps, runId: string, afterS
     // Events are stored before they are published: a jump in seq is filled from the database.
     if (e.seq > lastSent + 1) await sendStored(e.seq - 1);
     if (!closed && e.seq > lastSent) send(e);
-    if (!closed && res.writableNeedDrain) await drained();
+    if (!closed) await drained(res);
   };
 
   // One task at a time, in order: the catch-up first, then each live event as it arrived.
