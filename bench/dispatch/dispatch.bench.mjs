@@ -12,7 +12,6 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const args = process.argv.slice(2);
@@ -27,33 +26,50 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const PASSWORD = 'bench password 12345';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-bench-dispatch-'));
+// The server logs to a file, not a pipe: Node writes to a pipe synchronously, so a reader that falls behind
+// would stall the server's event loop and the figure would measure the reader.
+const logFile = path.join(dataDir, 'serve.log');
+const logFd = fs.openSync(logFile, 'w');
 const server = spawn(path.join(root, 'bin/baton'), ['serve'], {
   env: {
     ...process.env, BATON_PORT: '0', BATON_DATA_DIR: dataDir, BATON_ADMIN_PASSWORD: PASSWORD, BATON_EXECUTORS: String(SUBMITTERS + 2),
     BATON_LOG_LEVEL: 'info', BATON_RUN_GRACE_SECONDS: '1', ...(DATABASE ? { BATON_DATABASE_URL: DATABASE } : {}),
   },
-  stdio: ['ignore', 'pipe', 'inherit'],
+  stdio: ['ignore', logFd, 'inherit'],
 });
 
-const started = new Map(); // run id → epoch ms of spawn
+const started = new Map(); // run id → the `ansible-playbook started` entry
 const waiters = new Map(); // run id → resolve
 let baseUrl;
+let resolveListening;
 const listening = new Promise((resolve, reject) => {
+  resolveListening = resolve;
   server.once('exit', (code) => reject(new Error(`baton serve exited with ${code}`)));
-  readline.createInterface({ input: server.stdout }).on('line', (line) => {
+});
+let readOffset = 0;
+let partial = '';
+const tail = setInterval(() => {
+  const size = fs.statSync(logFile).size;
+  if (size <= readOffset) return;
+  const buffer = Buffer.alloc(size - readOffset);
+  fs.readSync(fs.openSync(logFile, 'r'), buffer, 0, buffer.length, readOffset);
+  readOffset = size;
+  const lines = (partial + buffer.toString('utf8')).split('\n');
+  partial = lines.pop();
+  for (const line of lines) {
     let entry;
     try {
       entry = JSON.parse(line);
     } catch {
-      return;
+      continue;
     }
-    if (entry.message === 'listening') resolve(entry.url.replace(/\/$/, ''));
+    if (entry.message === 'listening') resolveListening(entry.url.replace(/\/$/, ''));
     if (entry.message === 'ansible-playbook started') {
-      started.set(entry.run_id, Date.parse(entry.at));
+      started.set(entry.run_id, entry);
       waiters.get(entry.run_id)?.();
     }
-  });
-});
+  }
+}, 10);
 
 async function api(method, url, token, body) {
   const res = await fetch(`${baseUrl}${url}`, {
@@ -66,7 +82,6 @@ async function api(method, url, token, body) {
   return json;
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
 try {
@@ -75,6 +90,7 @@ try {
   const inventory = await api('POST', '/v1/inventories', token, { name: 'bench', content: 'localhost ansible_connection=local\n' });
   const playbook = '- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.debug: { msg: dispatched }\n';
   const latencies = [];
+  const parts = { post: [], queue: [], claim: [], bundle: [], prepare: [] };
   let next = 0;
 
   async function submitter() {
@@ -82,16 +98,22 @@ try {
       next += 1;
       const t0 = Date.now();
       const run = await api('POST', '/v1/runs', token, { playbook, inventory_id: inventory.id });
+      const t1 = Date.now();
       if (!started.has(run.id)) await new Promise((resolve) => waiters.set(run.id, resolve));
-      latencies.push(started.get(run.id) - t0);
-      for (;;) {
-        const current = await api('GET', `/v1/runs/${run.id}`, token);
-        if (current.status === 'finished') {
-          if (current.conclusion !== 'succeeded') throw new Error(`run ${run.id} ended ${current.conclusion} (${current.reason})`);
-          break;
-        }
-        await sleep(50);
-      }
+      const entry = started.get(run.id);
+      const spawnedAt = Date.parse(entry.at);
+      const leasedAt = Date.parse(entry.leased_at);
+      latencies.push(spawnedAt - t0);
+      parts.post.push(t1 - t0);
+      parts.queue.push(leasedAt - t1);
+      parts.claim.push(entry.claim_ms);
+      parts.bundle.push(entry.bundle_ms);
+      parts.prepare.push(spawnedAt - leasedAt - entry.claim_ms - entry.bundle_ms);
+      // Wait for the end like a client would: on the run's event stream, not by polling.
+      const stream = await fetch(`${baseUrl}/v1/runs/${run.id}/stream`, { headers: { authorization: `Bearer ${token}` } });
+      await stream.text();
+      const current = await api('GET', `/v1/runs/${run.id}`, token);
+      if (current.conclusion !== 'succeeded') throw new Error(`run ${run.id} ended ${current.status} ${current.conclusion} (${current.reason})`);
     }
   }
 
@@ -103,7 +125,15 @@ try {
       `p50 ${percentile(sorted, 50)} ms, p99 ${percentile(sorted, 99)} ms, max ${sorted[sorted.length - 1]} ms ` +
       `(target p99 < 100 ms; ${((Date.now() - began) / 1000).toFixed(1)} s in all)`,
   );
+  // Where the time goes (p50 / p99 of each step): the POST itself, waiting in the queue after the answer, the
+  // claim, building the bundle, and preparing the run directory up to spawn.
+  const steps = Object.entries(parts).map(([step, values]) => {
+    const v = [...values].sort((a, b) => a - b);
+    return `${step} ${percentile(v, 50)}/${percentile(v, 99)}`;
+  });
+  console.log(`  steps (p50/p99 ms): ${steps.join(', ')}`);
 } finally {
+  clearInterval(tail);
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));
   fs.rmSync(dataDir, { recursive: true, force: true });

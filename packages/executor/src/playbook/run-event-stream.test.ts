@@ -53,6 +53,15 @@ describe('RunEventStream', () => {
     expect(log()).toBe('grüße\n');
   });
 
+  it('keeps a character split across two reads of the callback pipe whole', () => {
+    const { s, events } = stream();
+    const bytes = Buffer.from(`${JSON.stringify({ event: 'runner_on_ok', end_line: 1, task: 'grüße' })}\n`);
+    const cut = bytes.indexOf(Buffer.from('ü')) + 1; // inside ü's two bytes
+    s.ansibleEvents(bytes.subarray(0, cut));
+    s.ansibleEvents(bytes.subarray(cut));
+    expect(events.map((e) => e.data.task)).toEqual(['grüße']);
+  });
+
   it('shows private paths as given in every string of every event, after masking secrets', () => {
     const { s, events, log, ansibleEvent } = stream({}, ['hunter22']);
     s.replacePaths([['/tmp/baton-run-1/project/', ''], ['/tmp/baton-run-1/', ''], ['/tmp/baton-run-1', '.']]);

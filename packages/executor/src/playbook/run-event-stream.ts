@@ -46,6 +46,8 @@ export class RunEventStream {
   private logCapped = false;
   private partialLine = '';
   private readonly decoder = new StringDecoder('utf8');
+  /** The callback's pipe has its own decoder: a character split across two reads must stay whole there too. */
+  private readonly eventDecoder = new StringDecoder('utf8');
   private partialEventLine = '';
   private pending: PendingAnsibleEvent[] = [];
   /** [from, to] replacements (private paths) applied after the secrets, longest first */
@@ -157,7 +159,7 @@ export class RunEventStream {
 
   /** A chunk of the callback plugin's JSON lines. */
   ansibleEvents(chunk: Buffer): void {
-    const text = this.partialEventLine + chunk.toString('utf8');
+    const text = this.partialEventLine + this.eventDecoder.write(chunk);
     const lines = text.split('\n');
     this.partialEventLine = lines.pop()!;
     for (const line of lines) if (line.trim()) this.acceptAnsibleEvent(line);
