@@ -4,9 +4,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import type { Run } from '@baton/contracts';
+import net from 'node:net';
+import type { Run, Worker } from '@baton/contracts';
+import { openDatabase, type RunRow } from '@baton/db';
 import { DIALECTS } from '@baton/db/testing';
-import { ADMIN_PASSWORD, cleanupProcesses, freshEnv, login, type Server, serve, tempDir } from './support/baton-process.js';
+import { ADMIN_PASSWORD, cleanupProcesses, freePort, freshEnv, login, run as runBaton, type Server, serve, tempDir } from './support/baton-process.js';
 
 afterAll(cleanupProcesses);
 
@@ -41,6 +43,28 @@ const finishedRun = (s: Server, token: string, id: string) =>
     const r = await call(s, token, 'GET', `/v1/runs/${id}`);
     return r.body?.status === 'finished' ? r.body : undefined;
   });
+
+/** A run's row read straight from the database (no server holds it meanwhile), for what no API shows while none runs. */
+async function storedRun(env: Record<string, string>, id: string): Promise<RunRow | undefined> {
+  const db = openDatabase(env.BATON_DATABASE_URL ?? `sqlite:${path.join(env.BATON_DATA_DIR!, 'baton.db')}`);
+  try {
+    return await db.repos.runs.findById(id);
+  } finally {
+    await db.close();
+  }
+}
+
+/** Submits a playbook that marks its start in a file, then sleeps `seconds`; resolves once the task runs. */
+async function startSleepingRun(s: Server, token: string, seconds: number): Promise<{ id: string; marker: string }> {
+  const marker = path.join(tempDir('baton-restart-'), 'started');
+  const inv = await call(s, token, 'POST', '/v1/inventories', { name: `local ${marker}`, content: LOCAL_INVENTORY });
+  const run = await call(s, token, 'POST', '/v1/runs', {
+    playbook: `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.shell: echo started >> ${marker}; sleep ${seconds}\n`, inventory_id: inv.body.id,
+  });
+  expect(run.status).toBe(201);
+  await waitFor('the task to start', async () => (fs.existsSync(marker) ? true : undefined));
+  return { id: run.body.id, marker };
+}
 
 describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (dialect) => {
   it('dispatches a run left pending by a stopped server after the restart, once', async () => {
@@ -82,6 +106,18 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
     await waitFor('the task to start', async () => (fs.existsSync(marker) ? true : undefined));
     await first.kill();
 
+    // A server that cannot listen changes nothing: it never reconciles, so the run is still running in the database.
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const blocked = await runBaton(['serve'], { ...env, BATON_PORT: String((taken.address() as net.AddressInfo).port) });
+      expect(blocked.code).toBe(2);
+      expect(blocked.stderr).toContain('EADDRINUSE');
+    } finally {
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+    }
+    expect(await storedRun(env, run.body.id)).toMatchObject({ status: 'running', conclusion: null });
+
     const second = await serve(env);
     try {
       const again = (await login(second.base, 'admin', ADMIN_PASSWORD)).token!;
@@ -117,5 +153,50 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
     } finally {
       await after.stop();
     }
+  }, 180_000);
+
+  it('leaves a live server’s running run alone when a second server starts on the same database (refused on SQLite)', async () => {
+    const fresh = await freshEnv(dialect);
+    const dataDir = fresh.BATON_DATA_DIR!;
+    const env = { ...fresh, ...UNSANDBOXED, BATON_ADMIN_PASSWORD: ADMIN_PASSWORD, BATON_EXECUTORS: '2' };
+    const first = await serve(env);
+    try {
+      const { token } = await login(first.base, 'admin', ADMIN_PASSWORD);
+      const { id, marker } = await startSleepingRun(first, token!, 6);
+      const [executor] = (await call<Worker[]>(first, token!, 'GET', '/v1/workers')).body;
+      expect(executor!.name).toMatch(/\/embedded\/\d+$/);
+      const firstPid = executor!.name.split('/').pop()!;
+
+      if (dialect === 'sqlite') {
+        expect(fs.existsSync(path.join(dataDir, 'baton.db.serve.lock'))).toBe(true);
+        const second = await runBaton(['serve'], { ...env, BATON_PORT: String(await freePort()) });
+        expect(second.code).toBe(2);
+        expect(second.stderr).toContain('another baton serve uses this SQLite database');
+        expect(second.stderr).toContain(`pid ${firstPid} on host`);
+        expect(second.stderr).toContain(executor!.name);
+        expect(second.stderr).not.toMatch(/\n\s+at /);
+      } else {
+        // PostgreSQL takes several servers: the second one judges the first one's executor alive.
+        const second = await serve(env);
+        try {
+          const again = (await login(second.base, 'admin', ADMIN_PASSWORD)).token!;
+          expect((await call(second, again, 'GET', `/v1/runs/${id}`)).body).toMatchObject({ status: 'running' });
+          const names = (await call<Worker[]>(second, again, 'GET', '/v1/workers')).body.map((w) => w.name);
+          expect(names).toHaveLength(2);
+          expect(names).toContain(executor!.name);
+        } finally {
+          expect((await second.stop()).code).toBe(0);
+        }
+      }
+
+      expect(await finishedRun(first, token!, id)).toMatchObject({ conclusion: 'succeeded', worker: executor!.name });
+      const statuses = (await call<Array<{ data: Record<string, unknown> }>>(first, token!, 'GET', `/v1/runs/${id}/events?kind=status`)).body;
+      expect(statuses.map((e) => e.data.reason)).not.toContain('worker_lost');
+      expect(fs.readFileSync(marker, 'utf8')).toBe('started\n');
+    } finally {
+      expect((await first.stop()).code).toBe(0);
+    }
+    // A graceful stop takes its lock along: the next server starts.
+    if (dialect === 'sqlite') expect(fs.readdirSync(dataDir).filter((f) => f.includes('lock'))).toEqual([]);
   }, 180_000);
 });

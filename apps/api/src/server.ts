@@ -1,22 +1,30 @@
 import type http from 'node:http';
-import path from 'node:path';
-import { ensureInitialAdmin } from '@baton/core';
+import os from 'node:os';
+import { embeddedWorkerName, ensureInitialAdmin } from '@baton/core';
 import { resolveSandboxMode, type Sandbox } from '@baton/executor';
 import { DEFAULT_LEASE_MS } from '@baton/queue';
+import type { Express } from 'express';
 import type { Logger } from 'winston';
 import { createApp } from './app.js';
 import type { Config } from './config/config.js';
 import { ConfigError } from './config/config.js';
 import { createLogger } from './logger.js';
-import { startEmbeddedMode } from './runs/embedded-mode.js';
+import { type EmbeddedMode, startEmbeddedMode } from './runs/embedded-mode.js';
+import { sandboxHiddenPaths } from './runs/sandbox-paths.js';
+import { acquireServeLock, serveLockFile } from './runs/serve-lock.js';
 import { openRuntime } from './runtime.js';
 
-/** What a sandboxed child must not see: the data dir (master key, SQLite database) and a database file kept elsewhere. */
-function sandboxHiddenPaths(config: Config): string[] {
-  const hidden = [config.dataDir];
-  const sqlite = /^sqlite:(?:\/\/)?(.+)$/.exec(config.databaseUrl)?.[1];
-  if (sqlite) hidden.push(path.dirname(path.resolve(sqlite)));
-  return [...new Set(hidden)];
+async function listen(app: Express, config: Config): Promise<http.Server> {
+  try {
+    return await new Promise<http.Server>((resolve, reject) => {
+      const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
+      s.once('error', reject);
+    });
+  } catch (err) {
+    // Port taken, address not on this host, no permission: the operator fixes it in the configuration.
+    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    throw new ConfigError(`cannot listen on ${config.host}:${config.port} (BATON_HOST, BATON_PORT): ${code}`);
+  }
 }
 
 /** `baton serve`: migrate, make sure an admin exists, listen, and stop gracefully on SIGTERM/SIGINT. */
@@ -29,47 +37,69 @@ export async function serve(config: Config, out: { print(line: string): void } =
     throw new ConfigError(err.message);
   });
   const sandbox: Sandbox = { mode: sandboxMode, hidden: sandboxHiddenPaths(config) };
-  const rt = await openRuntime(config, { createKey: true, sandbox });
-  const admin = await ensureInitialAdmin({ users: rt.db.repos.users, userService: rt.services.users, password: config.adminPassword });
-  if (admin.created) {
-    out.print(
-      admin.generatedPassword
-        ? `Created user "admin" (role admin). Its password, shown this once: ${admin.generatedPassword}`
-        : 'Created user "admin" (role admin) with the password from BATON_ADMIN_PASSWORD.',
-    );
-  }
-
-  // Embedded mode: reconcile what a previous process left, then run executors in this process.
-  const embedded = await startEmbeddedMode(rt.services, {
-    executors: config.executors, workDir: config.workDir, logger, leaseMs: DEFAULT_LEASE_MS,
-    sandbox,
-  });
-  logger.info('executors', { count: config.executors, sandbox: sandboxMode, work_dir: config.workDir });
-
-  const { app } = createApp({
-    services: rt.services,
-    ping: () => rt.db.ping(),
-    gauges: { usersByRole: () => rt.db.repos.users.countByRole(), auditEntries: async () => (await rt.db.repos.audit.head()).seq },
-    logger,
-    bodyLimitBytes: config.bodyLimitBytes,
-    trustProxy: config.trustProxy,
-    uiDir: config.uiDir,
-  });
-
-  let server: http.Server;
+  // Before the database is even opened: a second server on one SQLite database changes nothing, not even a migration.
+  const lockFile = serveLockFile(config.databaseUrl);
+  const lock = lockFile ? acquireServeLock(lockFile) : undefined;
   try {
-    server = await new Promise<http.Server>((resolve, reject) => {
-      const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
-      s.once('error', reject);
+    return await start(config, out, { logger, sandbox, release: () => lock?.release() });
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
+}
+
+async function start(
+  config: Config,
+  out: { print(line: string): void },
+  opts: { logger: Logger; sandbox: Sandbox; release: () => void },
+): Promise<{ server: http.Server; stop(): Promise<void>; logger: Logger }> {
+  const { logger, sandbox } = opts;
+  const rt = await openRuntime(config, { createKey: true, sandbox });
+  // /readyz answers 503 until the executors run: the start-up reconcile has settled every run by then.
+  let started = false;
+  let server: http.Server | undefined;
+  let embedded: EmbeddedMode;
+  try {
+    const admin = await ensureInitialAdmin({ users: rt.db.repos.users, userService: rt.services.users, password: config.adminPassword });
+    if (admin.created) {
+      out.print(
+        admin.generatedPassword
+          ? `Created user "admin" (role admin). Its password, shown this once: ${admin.generatedPassword}`
+          : 'Created user "admin" (role admin) with the password from BATON_ADMIN_PASSWORD.',
+      );
+    }
+    const { app } = createApp({
+      services: rt.services,
+      ping: async () => {
+        if (!started) throw new Error('starting');
+        await rt.db.ping();
+      },
+      gauges: { usersByRole: () => rt.db.repos.users.countByRole(), auditEntries: async () => (await rt.db.repos.audit.head()).seq },
+      logger,
+      bodyLimitBytes: config.bodyLimitBytes,
+      trustProxy: config.trustProxy,
+      uiDir: config.uiDir,
+    });
+    // The port first: a server that cannot listen must not reconcile (finish or requeue) anything.
+    server = await listen(app, config);
+    // Embedded mode: reconcile what a previous process left, then run executors in this process, named after it.
+    embedded = await startEmbeddedMode(rt.services, {
+      executors: config.executors, workDir: config.workDir, logger, leaseMs: DEFAULT_LEASE_MS, sandbox, executorThread: true,
+      name: embeddedWorkerName(os.hostname(), process.pid),
     });
   } catch (err) {
-    await embedded.stop(0).catch(() => {});
+    if (server) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server!.close(() => resolve()));
+    }
+    await rt.services.closeRuns().catch(() => {});
     await rt.db.close().catch(() => {});
-    // Port taken, address not on this host, no permission: the operator fixes it in the configuration.
-    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    throw new ConfigError(`cannot listen on ${config.host}:${config.port} (BATON_HOST, BATON_PORT): ${code}`);
+    throw err;
   }
-  const address = server.address();
+  started = true;
+  logger.info('executors', { count: config.executors, sandbox: sandbox.mode, work_dir: config.workDir, name: embedded.executors.name });
+  const listening = server;
+  const address = listening.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   logger.info('listening', { url: `http://${config.host}:${port}/`, database: rt.db.dialect, data_dir: config.dataDir });
 
@@ -78,14 +108,15 @@ export async function serve(config: Config, out: { print(line: string): void } =
     (stopping ??= (async () => {
       logger.info('shutting down');
       // Stop accepting, let in-flight requests finish, then cut whatever is left after the grace period.
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const grace = setTimeout(() => server.closeAllConnections(), config.shutdownGraceSeconds * 1000);
+      const closed = new Promise<void>((resolve) => listening.close(() => resolve()));
+      listening.closeIdleConnections();
+      const grace = setTimeout(() => listening.closeAllConnections(), config.shutdownGraceSeconds * 1000);
       // Running runs get their own grace period, then are canceled; their final events still reach SSE clients.
       await Promise.all([closed, embedded.stop(config.runGraceSeconds * 1000)]);
       clearTimeout(grace);
       await rt.db.close();
+      opts.release();
       logger.info('stopped');
     })());
-  return { server, stop, logger };
+  return { server: listening, stop, logger };
 }

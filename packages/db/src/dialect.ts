@@ -54,6 +54,31 @@ class BatonSqliteDialect extends SqliteDialect {
   }
 }
 
+/** Distinct SQL texts kept compiled; Baton's queries are a few hundred shapes, so this holds them all. */
+const STATEMENT_CACHE_SIZE = 1000;
+
+/**
+ * Kysely prepares every query afresh; compiling SQL was the largest single cost of the server's thread under
+ * load. better-sqlite3 statements are reusable and Kysely runs one at a time on this one handle, so each SQL
+ * text is compiled once (least recently used ones are dropped past the limit).
+ */
+function cachePreparedStatements(handle: SqliteDatabase.Database): void {
+  const prepare = handle.prepare.bind(handle);
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  handle.prepare = ((source: string) => {
+    const hit = cache.get(source);
+    if (hit) {
+      cache.delete(source);
+      cache.set(source, hit);
+      return hit;
+    }
+    const statement = prepare(source);
+    cache.set(source, statement);
+    if (cache.size > STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    return statement;
+  }) as typeof handle.prepare;
+}
+
 // One handle per file per process: better-sqlite3 waits for a lock synchronously (busy_timeout), which
 // blocks the event loop, so a second handle in the same process can never let the first one finish.
 // Separate processes (the CLI beside a running server) queue on the file lock as they should.
@@ -64,6 +89,7 @@ function openSqlite(file: string): Kysely<Schema> {
   handle.pragma('busy_timeout = 10000');
   handle.pragma('foreign_keys = ON');
   handle.pragma('synchronous = NORMAL');
+  cachePreparedStatements(handle);
   return new Kysely<Schema>({ dialect: new BatonSqliteDialect({ database: handle }) });
 }
 

@@ -6,7 +6,9 @@ export {
 export { fetchInventoryUrl, type FetchInventoryUrlOptions, isRefusedAddress, loadUrlInventory } from './inventory/inventory-url.js';
 export {
   DEFAULT_MAX_EVENT_RES_BYTES, DEFAULT_MAX_LOG_BYTES, type HostStats, type RunConclusion, type RunOutcome, type RunPlaybookOptions, type RunReason, runPlaybook,
+  ShutdownAbort,
 } from './playbook/run-playbook.js';
+export { cleanupLeftoverRuns } from './playbook/run-leftovers.js';
 export {
   probeBwrap, resolveSandboxMode, type Sandbox, SANDBOX_SETTINGS, sandboxed, type SandboxMode, type SandboxProbe, type SandboxSetting, type SandboxSpec, SandboxUnavailableError,
 } from './sandbox/sandbox.js';

@@ -104,6 +104,8 @@ describe.each(DIALECTS)('credentials on %s', (dialect) => {
     ['an env name with a dash', { type: 'env', inputs: { variables: { 'MY-VAR': 'x' } } }, 'body.inputs.variables.MY-VAR'],
     ['a reserved BATON_ env name', { type: 'env', inputs: { variables: { baton_token: 'x' } } }, 'body.inputs.variables.baton_token'],
     ['a reserved executor env name', { type: 'env', inputs: { variables: { SSH_AUTH_SOCK: '/tmp/x' } } }, 'body.inputs.variables.SSH_AUTH_SOCK'],
+    ['a dynamic-loader env name (loads code into the launcher)', { type: 'env', inputs: { variables: { LD_AUDIT: './audit.so' } } }, 'body.inputs.variables.LD_AUDIT'],
+    ['an interpreter env name (runs code in ansible)', { type: 'env', inputs: { variables: { PYTHONPATH: '.' } } }, 'body.inputs.variables.PYTHONPATH'],
     ['a numeric env value', { type: 'env', inputs: { variables: { A: 1 } } }, 'body.inputs.variables.A'],
     ['an unparsable ssh key', { type: 'ssh_key', inputs: { private_key: '-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----' } }, 'body.inputs.private_key'],
     ['a public key as ssh key', { type: 'ssh_key', inputs: { private_key: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI user@host' } }, 'body.inputs.private_key'],

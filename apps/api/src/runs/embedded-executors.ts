@@ -2,7 +2,7 @@
 // in-process RunQueue and runs them with the same executor code a `baton worker` daemon uses.
 import os from 'node:os';
 import type { RunBundle, RunConclusion, RunEvent, RunStatus } from '@baton/contracts';
-import type { RunOutcome, RunPlaybookOptions } from '@baton/executor';
+import { type RunOutcome, type RunPlaybookOptions, ShutdownAbort } from '@baton/executor';
 import type { Lease, RunJob, RunQueue, WorkerSubscription } from '@baton/queue';
 import type { Logger } from 'winston';
 
@@ -123,7 +123,7 @@ export function createEmbeddedExecutors(deps: EmbeddedExecutorDeps): EmbeddedExe
       if (!subscription) return;
       const closing = subscription.close();
       const timer = setTimeout(() => {
-        for (const controller of inFlight.values()) controller.abort(new Error('baton serve is shutting down'));
+        for (const controller of inFlight.values()) controller.abort(new ShutdownAbort());
       }, graceMs);
       await closing;
       clearTimeout(timer);

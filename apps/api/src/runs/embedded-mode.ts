@@ -1,9 +1,10 @@
 // What `baton serve` runs beside the HTTP API in embedded mode: the start-up reconcile, the in-process
 // executors, and the periodic recovery sweep. The harness uses it too, so tests run the same path.
-import { runPlaybook, type SandboxMode } from '@baton/executor';
+import { cleanupLeftoverRuns, runPlaybook, type SandboxMode } from '@baton/executor';
 import type { Logger } from 'winston';
 import type { Services } from '../wiring.js';
 import { createEmbeddedExecutors, type EmbeddedExecutors } from './embedded-executors.js';
+import { startExecutorThread } from './executor-thread.js';
 
 /** How often the recovery sweep looks for runs pending in the database but absent from the queue. */
 export const SWEEP_INTERVAL_MS = 30_000;
@@ -17,6 +18,11 @@ export interface EmbeddedModeOptions {
   sweepIntervalMs?: number | undefined;
   /** executor name (default `<hostname>/embedded`) */
   name?: string | undefined;
+  /**
+   * Run playbooks on a thread of their own (the built server). Tests run from TypeScript sources, which a worker
+   * thread cannot load, and call runPlaybook on the main thread; the code path is otherwise the same.
+   */
+  executorThread?: boolean | undefined;
   /** ansible's grace periods after SIGINT and SIGTERM on cancel (tests shorten them) */
   interruptGraceMs?: number | undefined;
   terminateGraceMs?: number | undefined;
@@ -32,12 +38,19 @@ type RunServices = Pick<Services, 'runQueue' | 'runIngest' | 'runBundles' | 'run
 
 export async function startEmbeddedMode(services: RunServices, opts: EmbeddedModeOptions): Promise<EmbeddedMode> {
   const { logger } = opts;
+  // Run directories of a server that died (its ssh-agents, ansible process groups, FIFOs) are cleared first.
+  if (opts.workDir) {
+    const cleaned = await cleanupLeftoverRuns(opts.workDir);
+    if (cleaned.length) logger.warn('removed run directories left by a server that died', { dirs: cleaned });
+  }
   // Nothing holds a lease in a process that just started: every `running` run is lost, every pending one requeued.
   const recovered = await services.runRecovery.reconcile();
   if (recovered.lost.length || recovered.requeued.length) logger.info('runs recovered at start', { lost: recovered.lost, requeued: recovered.requeued });
 
+  const thread = opts.executorThread && opts.executors > 0 ? startExecutorThread() : undefined;
   const executors = createEmbeddedExecutors({
-    queue: services.runQueue, ingest: services.runIngest, bundles: services.runBundles, workers: services.workers, runPlaybook,
+    queue: services.runQueue, ingest: services.runIngest, bundles: services.runBundles, workers: services.workers,
+    runPlaybook: thread ? thread.runPlaybook : runPlaybook,
     playbookOptions: {
       workRoot: opts.workDir, sandbox: opts.sandbox,
       ...(opts.interruptGraceMs !== undefined ? { interruptGraceMs: opts.interruptGraceMs } : {}),
@@ -60,6 +73,7 @@ export async function startEmbeddedMode(services: RunServices, opts: EmbeddedMod
     async stop(graceMs) {
       clearInterval(sweep);
       await executors.stop(graceMs);
+      await thread?.close();
       await services.closeRuns();
     },
   };

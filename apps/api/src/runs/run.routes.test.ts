@@ -458,8 +458,15 @@ describe.each(DIALECTS)('runs on %s', (dialect) => {
       ]);
       const res = await h.http.post(`/v1/runs/${run.id}/retry`).set(bearer(h.admin.token));
       expect(res.status).toBe(201);
-      expect(res.body).toMatchObject({ kind: 'run', retry_of: run.id, hosts: ['db1', 'web2'], limit: 'db1,web2', status: 'pending' });
-      expect((await row(res.body.id)).inventory_content).toBe(INI);
+      // An inventory of only the failed hosts, as shards get theirs; no --limit.
+      expect(res.body).toMatchObject({ kind: 'run', retry_of: run.id, hosts: ['db1', 'web2'], limit: null, status: 'pending' });
+      const stored = await row(res.body.id);
+      expect(stored.inventory_format).toBe('yaml');
+      const parsed = await parseInventory({ content: stored.inventory_content! });
+      expect(parsed.hosts.map((x) => [x.name, x.groups])).toEqual([['db1', ['db']], ['web2', ['web']]]);
+      const bundle = await h.services.runBundles.build(res.body.id);
+      expect(bundle.limit).toBeUndefined();
+      expect(bundle.inventory).toEqual({ content: stored.inventory_content, format: 'yaml' });
       expect(await pending()).toContain(res.body.id);
 
       const { body: errored } = await created(h.admin.token, { playbook: PLAYBOOK, inventory: INI, limit: 'web' });
@@ -467,6 +474,37 @@ describe.each(DIALECTS)('runs on %s', (dialect) => {
       const whole = await h.http.post(`/v1/runs/${errored.id}/retry`).set(bearer(h.admin.token));
       expect(whole.status).toBe(201);
       expect(whole.body).toMatchObject({ retry_of: errored.id, hosts: null, limit: 'web' });
+    });
+
+    it('retries hosts whose names ansible would read as patterns (`,`) or a file (`@…`) on exactly those hosts', async () => {
+      const op = await h.user('operator');
+      const yaml = 'all:\n  hosts:\n    "@/etc/hostname":\n      ansible_host: 10.0.0.9\n    "web,1":\n    plain:\n';
+      const inventory = await createInventory(op.token, yaml);
+      const { body: run } = await created(op.token, { playbook: PLAYBOOK, inventory_id: inventory });
+      await conclude(run.id, 'failed');
+      const counts = { ok: 0, changed: 0, failed: 0, unreachable: 0, skipped: 0, rescued: 0, ignored: 0 };
+      await repos().runs.replaceHosts(run.id, [
+        { run_id: run.id, host: '@/etc/hostname', outcome: 'failed', ...counts, failed: 1 },
+        { run_id: run.id, host: 'plain', outcome: 'ok', ...counts, ok: 1 },
+        { run_id: run.id, host: 'web,1', outcome: 'unreachable', ...counts, unreachable: 1 },
+      ]);
+      const res = await h.http.post(`/v1/runs/${run.id}/retry`).set(bearer(op.token));
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({ hosts: ['@/etc/hostname', 'web,1'], limit: null, inventory_id: inventory });
+      const bundle = await h.services.runBundles.build(res.body.id);
+      expect(bundle.limit).toBeUndefined();
+      const parsed = await parseInventory({ content: bundle.inventory.content });
+      expect(parsed.hosts.map((x) => x.name).sort()).toEqual(['@/etc/hostname', 'web,1']);
+      expect((parsed.list._meta as { hostvars: Record<string, unknown> }).hostvars['@/etc/hostname']).toEqual({ ansible_host: '10.0.0.9' });
+
+      // A failed host gone from the inventory since: 409 naming it, nothing stored.
+      const put = await h.http.put(`/v1/inventories/${inventory}`).set(bearer(op.token)).send({ name: unique('inv'), content: 'all:\n  hosts:\n    plain:\n    "web,1":\n' });
+      expect(put.status).toBe(200);
+      const before = await runCount();
+      const gone = await h.http.post(`/v1/runs/${run.id}/retry`).set(bearer(op.token));
+      expectProblem(gone, 409);
+      expect(gone.body.detail).toContain('@/etc/hostname');
+      expect(await runCount()).toBe(before);
     });
 
     it('answers 409 for a run that is not finished, one where nothing failed, a split without failed shards, and a shard', async () => {

@@ -1,5 +1,6 @@
 // Composes the runs domain: the RunQueue and EventBus seams (in-process in embedded mode), the ingester that
 // persists executor events before publishing them, the runs service, and the recovery sweep.
+import os from 'node:os';
 import {
   type Authorizer, type Clock, createRunAccess, createRunBundleBuilder, createRunIngester, createRunRecovery, createRunService, createWorkerService, createRunOutputService,
   type CredentialService, type InventoryService, type ProjectService,
@@ -8,6 +9,7 @@ import type { Database } from '@baton/db';
 import { inventoryForHosts, inventoryHosts, parseInventory, resolvePlaybookAtBranch, type Sandbox } from '@baton/executor';
 import { createInProcessEventBus, createInProcessRunQueue, type EventBus, type OnLeaseLost, type RunQueue } from '@baton/queue';
 import { INVENTORY_LIMITS } from '../inventories/inventory.wiring.js';
+import { processAlive } from './process-alive.js';
 
 export interface RunWiringOptions {
   authz: Authorizer;
@@ -34,7 +36,10 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
     transaction: db.transaction, publish: (e) => eventBus.publish(e), clock: opts.clock, onError: reportRunError,
   });
   onLost = (runId) => void ingester.finish(runId, { conclusion: 'error', reason: 'worker_lost' }, ['running', 'pending']).catch(reportRunError);
-  const runRecovery = createRunRecovery({ runs: repos.runs, queue: runQueue, finish: (...args) => ingester.finish(...args) });
+  const runRecovery = createRunRecovery({
+    runs: repos.runs, workers: repos.workers, queue: runQueue, finish: (...args) => ingester.finish(...args), clock: opts.clock,
+    self: { hostname: os.hostname(), pid: process.pid, processAlive },
+  });
   // Submit, cancel and retry; ansible and git are the executor's own functions, bounded like inventory parsing.
   const runs = createRunService({
     runs: repos.runs, transaction: db.transaction, authz: opts.authz, access: runAccess, clock: opts.clock, projects: opts.projects,
@@ -49,7 +54,7 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
   });
   const runBundles = createRunBundleBuilder({ runs: repos.runs, projects: repos.projects, inventories: repos.inventories, credentials: opts.credentials });
   const runOutput = createRunOutputService({ runEvents: repos.runEvents, runs: repos.runs, access: runAccess });
-  const workers = createWorkerService({ workers: repos.workers, clock: opts.clock });
+  const workers = createWorkerService({ workers: repos.workers, runs: repos.runs, access: runAccess, clock: opts.clock });
   return {
     runs,
     runBundles,

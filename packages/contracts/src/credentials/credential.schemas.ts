@@ -27,11 +27,18 @@ export const RESERVED_ENV_NAMES: ReadonlySet<string> = new Set([
   // overriding them could turn off the run's ssh-agent, its event callback or its control-socket isolation.
   'SSH_AUTH_SOCK', 'ANSIBLE_CALLBACKS_ENABLED', 'ANSIBLE_CALLBACK_PLUGINS', 'ANSIBLE_SSH_CONTROL_PATH_DIR', 'ANSIBLE_PIPELINING',
   'ANSIBLE_RETRY_FILES_ENABLED',
-  // Which programs run and which libraries they load stay the server's choice.
-  'PATH', 'LD_PRELOAD', 'LD_LIBRARY_PATH',
+  // Which programs run and which libraries they load stay the server's choice: the dynamic loader, glibc and
+  // the interpreters read these to load code or files (LD_AUDIT=./x.so would run a project's library).
+  'PATH', 'GCONV_PATH', 'GLIBC_TUNABLES', 'LOCPATH', 'NLSPATH', 'HOSTALIASES', 'RES_OPTIONS', 'BASH_ENV', 'ENV', 'RUBYOPT', 'NODE_OPTIONS',
+  // The run's private home and temp directories.
+  'HOME', 'TMPDIR',
+  // The shell that loads a run's variables refuses a non-numeric OPTIND (and stops there).
+  'OPTIND',
 ]);
+/** Prefixes of whole families: the loader's LD_*, malloc's MALLOC_*, Python's PYTHON* (PYTHONSTARTUP…), Perl's PERL5*. */
+const RESERVED_ENV_PREFIXES = /^(?:LD_|MALLOC_|PYTHON|PERL5)/;
 /** `BATON_*` (any case) is Baton's own namespace. */
-export const isReservedEnvName = (name: string): boolean => /^BATON_/i.test(name) || RESERVED_ENV_NAMES.has(name);
+export const isReservedEnvName = (name: string): boolean => /^BATON_/i.test(name) || RESERVED_ENV_PREFIXES.test(name) || RESERVED_ENV_NAMES.has(name);
 
 export const CREDENTIAL_LIMITS = {
   privateKey: 16_384, // an 8192-bit RSA key in encrypted PEM is about 6.5 kB
@@ -56,7 +63,7 @@ const EnvName = z
   .string()
   .max(CREDENTIAL_LIMITS.envName, `a variable name is at most ${CREDENTIAL_LIMITS.envName} characters`)
   .regex(ENV_NAME_PATTERN, 'a variable name is letters, digits and _, not starting with a digit')
-  .refine((n) => !isReservedEnvName(n), 'this variable name is reserved (BATON_* and the variables the executor sets)');
+  .refine((n) => !isReservedEnvName(n), 'this variable name is reserved (BATON_*, the variables the executor sets, and those that make programs load code: LD_*, PYTHON*…)');
 
 export const SshKeyInputs = z.strictObject({
   private_key: secret(CREDENTIAL_LIMITS.privateKey).meta({ description: 'PEM (RSA, EC, PKCS#8; encrypted or not) or OpenSSH private key; secret' }),

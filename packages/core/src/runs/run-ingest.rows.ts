@@ -4,12 +4,17 @@ import type { RunEventRepo, RunEventRow, RunRepo, RunTaskResultRow } from '@bato
 
 export type EventTx = { runs: Pick<RunRepo, 'findById' | 'advanceProgress'>; runEvents: Pick<RunEventRepo, 'insertBatch'> };
 
-export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-const int = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) ? v : null);
+/** PostgreSQL refuses U+0000 in text (and the whole batch with it): every raw string column is written without it. */
+export const stripNul = (s: string): string => (s.includes('\0') ? s.replaceAll('\0', '') : s);
+/** A string of the event, NUL-free, for a text column. */
+export const text = (v: unknown): string | undefined => (typeof v === 'string' ? stripNul(v) : undefined);
+/** The integer columns are 32-bit in PostgreSQL: a larger value would fail the batch, so it is not a value. */
+const MAX_INT = 2_147_483_647;
+export const int = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) && Math.abs(v) <= MAX_INT ? v : null);
 
 /** RFC 3339 UTC, like every other timestamp Baton stores; the callback plugin writes Python's `+00:00` form. */
-function isoOrNull(v: unknown): string | null {
-  const s = str(v);
+export function isoOrNull(v: unknown): string | null {
+  const s = text(v);
   if (!s) return null;
   const d = new Date(s);
   return Number.isNaN(d.getTime()) ? null : d.toISOString();
@@ -17,7 +22,7 @@ function isoOrNull(v: unknown): string | null {
 
 export function toEventRow(e: RunEvent, logByte: number | null): RunEventRow {
   return {
-    run_id: e.run_id, seq: e.seq, ts: e.ts, kind: e.kind, host: str(e.data.host) ?? null,
+    run_id: e.run_id, seq: e.seq, ts: stripNul(e.ts), kind: stripNul(e.kind), host: text(e.data.host) ?? null,
     log_line: e.kind === 'log' ? int(e.data.start_line) : null, log_byte: logByte, data: JSON.stringify(e.data),
   };
 }
@@ -26,9 +31,9 @@ export function toEventRow(e: RunEvent, logByte: number | null): RunEventRow {
 export function toTaskResultRow(e: RunEvent, status: string): RunTaskResultRow {
   const d = e.data;
   return {
-    run_id: e.run_id, seq: e.seq, task_uuid: str(d.task_uuid) ?? '', task: str(d.task) ?? '', task_path: str(d.task_path) ?? null,
-    host: str(d.host) ?? '', status, changed: d.changed === true ? 1 : 0, started_at: isoOrNull(d.start), ended_at: isoOrNull(d.end),
-    duration_ms: typeof d.duration === 'number' && Number.isFinite(d.duration) ? Math.round(d.duration * 1000) : null,
+    run_id: e.run_id, seq: e.seq, task_uuid: text(d.task_uuid) ?? '', task: text(d.task) ?? '', task_path: text(d.task_path) ?? null,
+    host: text(d.host) ?? '', status, changed: d.changed === true ? 1 : 0, started_at: isoOrNull(d.start), ended_at: isoOrNull(d.end),
+    duration_ms: typeof d.duration === 'number' ? int(Math.round(d.duration * 1000)) : null,
   };
 }
 

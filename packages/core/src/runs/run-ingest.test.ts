@@ -209,14 +209,40 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
     // The buffered event went in first; the API's status event follows it.
     expect((await storedEvents(id)).map((x) => [x.seq, x.kind])).toEqual([[1, 'playbook_on_start'], [2, 'status']]);
 
-    // The lost executor carries on: its seq 2 collides with the API's event and is dropped, its finish changes nothing.
+    // The lost executor carries on: nothing it sends after the run's final status is stored or published, and its finish changes nothing.
+    const publishedBefore = publishedOf(id).length;
     ingester.push(e.ev('log', { text: 'late\n', start_line: 1, end_line: 2 }));
+    ingester.push(e.ev('runner_on_ok', { host: 'web1', task: 'late', task_uuid: 'u9' }));
     ingester.push(e.finished('succeeded', { web1: counts() }));
     await ingester.flush();
-    expect((await storedEvents(id)).map((x) => [x.seq, x.kind])).toEqual([[1, 'playbook_on_start'], [2, 'status'], [3, 'status']]);
+    expect((await storedEvents(id)).map((x) => [x.seq, x.kind])).toEqual([[1, 'playbook_on_start'], [2, 'status']]);
+    expect(publishedOf(id)).toHaveLength(publishedBefore);
     const after = await run(id);
-    expect(after).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost', finished_at: NOW.toISOString(), exit_code: null, stats: null });
+    expect(after).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost', finished_at: NOW.toISOString(), exit_code: null, stats: null, last_seq: 2, log_bytes: 0 });
     expect(await tdb.db.repos.runs.hostsOf(id)).toEqual([]);
+    expect(await tdb.db.repos.runs.taskResultsOf(id)).toEqual([]);
+  });
+
+  it('stores nothing after an executor’s own final status: not in the same batch, not later, not from a restarted ingester', async () => {
+    const id = await createRun({ status: 'running' });
+    const e = eventsOf(id);
+    ingester.push(e.ev('playbook_on_start', {}));
+    ingester.push(e.finished('succeeded', { web1: counts() }));
+    // Forged or late: they follow the end in the same batch.
+    ingester.push(e.ev('runner_on_failed', { host: 'web1', task: 'forged', task_uuid: 'f1' }));
+    ingester.push(e.ev('status', { status: 'running', worker: 'intruder' }));
+    await ingester.flush();
+    ingester.push(e.finished('failed', { web1: counts({ failed: 1 }) }));
+    await ingester.flush();
+    const restarted = newIngester();
+    restarted.push(e.ev('log', { text: 'later still\n', start_line: 1, end_line: 2 }));
+    await restarted.close();
+
+    expect((await storedEvents(id)).map((x) => [x.seq, x.kind])).toEqual([[1, 'playbook_on_start'], [2, 'status']]);
+    expect(publishedOf(id).map((x) => x.seq)).toEqual([1, 2]);
+    expect(await run(id)).toMatchObject({ status: 'finished', conclusion: 'succeeded', last_seq: 2, worker: null, log_bytes: 0 });
+    expect(await tdb.db.repos.runs.taskResultsOf(id)).toEqual([]);
+    expect((await tdb.db.repos.runs.hostsOf(id)).map((h) => h.outcome)).toEqual(['ok']);
   });
 
   it('finishes from the API only from the given statuses, appending a status event with the next seq', async () => {
@@ -355,7 +381,7 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
 
     // A batch of only the unknown run fails whole too, and nothing of it is published.
     failing.push(eventsOf(unknown).ev('playbook_on_start', {}));
-    await expect(failing.close()).rejects.toThrow(/FOREIGN KEY|foreign key/i);
+    await expect(failing.close()).rejects.toThrow(/does not exist/);
     expect(published.length).toBe(before + 1);
   });
 });

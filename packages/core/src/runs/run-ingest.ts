@@ -4,7 +4,7 @@
 import type { RunConclusion, RunEvent, RunStatus } from '@baton/contracts';
 import type { RunEventRow, RunRepo, RunRow, RunTaskResultRow } from '@baton/db';
 import { type Clock, iso } from '../common/clock.js';
-import { appendStatusEvent, str, toEventRow, toTaskResultRow } from './run-ingest.rows.js';
+import { appendStatusEvent, int, isoOrNull, stripNul, text, toEventRow, toTaskResultRow } from './run-ingest.rows.js';
 import { aggregateParentFinish, normalizeStats, type SplitTx, startParent } from './run-split.js';
 import { toRunHostRows } from './run.view.js';
 
@@ -40,15 +40,43 @@ export interface RunIngesterDeps {
   onError?: (err: unknown) => void;
   batchSize?: number;
   flushIntervalMs?: number;
+  /** waits before the retries of a batch that failed for a reason that may pass (a lost connection, a busy database) */
+  retryDelaysMs?: readonly number[];
 }
 
-/** What the ingester keeps of a run between batches; seeded from its row the first time the run is seen. */
+/** A run as one batch sees it, read from its row in the batch's transaction and advanced event by event. */
 interface RunState {
   lastSeq: number;
   logLines: number;
   logBytes: number;
   parentId: string | null;
+  /** its final status event is stored: nothing may follow it */
+  finished: boolean;
 }
+
+export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [100, 500, 2_000];
+const RUN_ID = /^run_[0-9A-HJKMNP-TV-Z]{26}$/;
+/** run_events.seq is a 32-bit integer column. */
+const MAX_SEQ = 2_147_483_647;
+const MAX_REASON_CHARS = 500;
+
+/**
+ * A failure that will recur with the same events, so retrying is pointless and the bad event must be found:
+ * PostgreSQL's data exceptions, constraint violations, statement errors and limits (SQLSTATE classes 22, 23, 42,
+ * 54), SQLite's equivalents, and our own code choking on an event. Anything else (a lost connection, a busy or
+ * locked database, a full disk) may pass and is retried.
+ */
+export function isDeterministicFailure(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') {
+    if (code.startsWith('SQLITE_')) return /^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG|RANGE|ERROR)/.test(code);
+    return /^(22|23|42|54)[0-9A-Z]{3}$/.test(code);
+  }
+  const name = (err as { name?: unknown } | null)?.name;
+  return name === 'TypeError' || name === 'RangeError' || name === 'SyntaxError';
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 const TASK_RESULT_STATUS: Record<string, string> = {
   runner_on_ok: 'ok', runner_on_failed: 'failed', runner_on_skipped: 'skipped', runner_on_unreachable: 'unreachable',
@@ -57,9 +85,16 @@ const CONCLUSIONS: readonly string[] = ['succeeded', 'failed', 'canceled', 'reje
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function seedState(row: RunRow | undefined): RunState {
-  // An unknown run seeds zeros: its events then break the foreign key and the batch reports that.
-  return row ? { lastSeq: row.last_seq, logLines: row.log_lines, logBytes: row.log_bytes, parentId: row.parent_id } : { lastSeq: 0, logLines: 0, logBytes: 0, parentId: null };
+function stateOf(row: RunRow): RunState {
+  return { lastSeq: row.last_seq, logLines: row.log_lines, logBytes: row.log_bytes, parentId: row.parent_id, finished: row.status === 'finished' };
+}
+
+const isFinishedEvent = (e: RunEvent) => e.kind === 'status' && e.data.status === 'finished';
+
+/** What is stored in place of an event that cannot be: same run and seq, so the sequence stays gap-free. */
+function invalidEvent(e: RunEvent, reason: string, ts: string): RunEvent {
+  const kind = typeof e.kind === 'string' ? stripNul(e.kind).slice(0, 100) : undefined;
+  return { run_id: e.run_id, seq: e.seq, ts, kind: 'invalid', data: { reason: stripNul(reason).slice(0, MAX_REASON_CHARS), ...(kind ? { kind } : {}) } };
 }
 
 function groupByRun(events: RunEvent[]): Map<string, RunEvent[]> {
@@ -74,22 +109,21 @@ function groupByRun(events: RunEvent[]): Map<string, RunEvent[]> {
 
 /** `status: running` from an executor: an idempotent CAS pending→running (its claim usually did it already). */
 async function applyRunning(r: IngestTx, e: RunEvent, parentId: string | null): Promise<RunEvent[]> {
-  const worker = str(e.data.worker);
+  const worker = text(e.data.worker);
   await r.runs.transition(e.run_id, ['pending'], { status: 'running', started_at: e.ts, ...(worker ? { worker } : {}) });
   return parentId ? startParent(r, parentId, e.ts) : [];
 }
 
 /** `status: finished` from an executor; a run already finished (say worker_lost came first) is left as it is. */
 async function applyFinished(r: IngestTx, e: RunEvent, parentId: string | null): Promise<RunEvent[]> {
-  const conclusion = str(e.data.conclusion);
+  const conclusion = text(e.data.conclusion);
   const stats = isRecord(e.data.stats) ? normalizeStats(e.data.stats) : null;
-  const exitCode = e.data.exit_code;
   const finish = async (): Promise<boolean> => {
     const moved = await r.runs.transition(e.run_id, ['running', 'pending'], {
       status: 'finished',
       conclusion: conclusion && CONCLUSIONS.includes(conclusion) ? conclusion : 'error',
-      reason: str(e.data.reason) ?? null,
-      exit_code: typeof exitCode === 'number' && Number.isInteger(exitCode) ? exitCode : null,
+      reason: text(e.data.reason) ?? null,
+      exit_code: int(e.data.exit_code),
       stats: stats ? JSON.stringify(stats) : null,
       finished_at: e.ts,
     });
@@ -105,7 +139,7 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
   const batchSize = deps.batchSize ?? 500;
   const flushIntervalMs = deps.flushIntervalMs ?? 25;
   const onError = deps.onError ?? (() => {});
-  const states = new Map<string, RunState>();
+  const retryDelaysMs = deps.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
   let buffer: RunEvent[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let drainQueued = false;
@@ -148,41 +182,113 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
     onError(error);
   }
 
-  /** One transaction per batch; if it fails, each run's events are tried alone, so one bad run does not sink the others. */
-  async function persistBatch(batch: RunEvent[]): Promise<void> {
-    const byRun = groupByRun(batch);
-    try {
-      await persistRuns(byRun);
-    } catch (err) {
-      if (byRun.size === 1) return recordFailure(err, batch[0]!.run_id);
-      for (const [runId, events] of byRun) await persistRuns(new Map([[runId, events]])).catch((e: unknown) => recordFailure(e, runId));
+  /**
+   * Envelopes the database cannot take at all (a run id that is no run id, a seq outside the column) are dropped and
+   * reported; an event whose kind or data has the wrong type becomes an `invalid` event with its seq; every other
+   * event is stored with a NUL-free kind and an RFC 3339 UTC ts.
+   */
+  function screen(batch: RunEvent[]): RunEvent[] {
+    const now = iso(deps.clock());
+    const kept: RunEvent[] = [];
+    const dropped: RunEvent[] = [];
+    for (const e of batch) {
+      if (typeof e.run_id !== 'string' || !RUN_ID.test(e.run_id) || !Number.isInteger(e.seq) || e.seq < 1 || e.seq > MAX_SEQ) dropped.push(e);
+      else if (typeof e.kind !== 'string' || !isRecord(e.data)) kept.push(invalidEvent(e, 'kind must be a string and data an object', now));
+      else kept.push({ ...e, kind: stripNul(e.kind), ts: isoOrNull(e.ts) ?? now });
+    }
+    if (dropped.length) {
+      const first = dropped[0]!;
+      const what = `run_id ${JSON.stringify(first.run_id)?.slice(0, 60)}, seq ${String(first.seq).slice(0, 20)}`;
+      recordFailure(new Error(`${dropped.length} event(s) with no valid run id or seq were dropped (first: ${what})`), String(first.run_id).slice(0, 60));
+    }
+    return kept;
+  }
+
+  /** One transaction, retried after each of `retryDelaysMs` while it fails for a reason that may pass. Resolves with the last error, if any. */
+  async function attempt(byRun: Map<string, RunEvent[]>): Promise<unknown> {
+    for (let i = 0; ; i++) {
+      try {
+        await persistRuns(byRun);
+        return undefined;
+      } catch (err) {
+        if (isDeterministicFailure(err) || i >= retryDelaysMs.length) return err;
+        await sleep(retryDelaysMs[i]!);
+      }
     }
   }
 
+  /**
+   * One transaction per batch. A failure that outlives the retries loses nothing silently: when the database is
+   * unreachable it is reported (flush rejects); when some event cannot be stored, each run's events are tried
+   * alone and the culprits narrowed down, so the rest of the batch (the final status too) still lands.
+   */
+  async function persistBatch(batch: RunEvent[]): Promise<void> {
+    const events = screen(batch);
+    if (events.length === 0) return;
+    const byRun = groupByRun(events);
+    const err = await attempt(byRun);
+    if (err === undefined) return;
+    if (!isDeterministicFailure(err)) {
+      for (const runId of byRun.keys()) recordFailure(err, runId);
+      return;
+    }
+    for (const [runId, runEvents] of byRun) await isolate(runId, runEvents, byRun.size === 1 ? err : undefined);
+  }
+
+  /** Halves a run's failing events until the single events that fail are found; each is stored as an `invalid` event. */
+  async function isolate(runId: string, events: RunEvent[], knownError?: unknown): Promise<void> {
+    const err = knownError ?? (await attempt(new Map([[runId, events]])));
+    if (err === undefined) return;
+    if (!isDeterministicFailure(err)) return recordFailure(err, runId);
+    if (events.length > 1) {
+      const half = Math.ceil(events.length / 2);
+      await isolate(runId, events.slice(0, half));
+      await isolate(runId, events.slice(half));
+      return;
+    }
+    const bad = events[0]!;
+    const placeholderError = await attempt(new Map([[runId, [invalidEvent(bad, `not storable: ${(err as Error).message}`, bad.ts)]]]));
+    if (placeholderError !== undefined) return recordFailure(placeholderError, runId);
+    onError(new Error(`event ${bad.seq} of run ${runId} (${bad.kind}) could not be stored and was replaced by an invalid event: ${(err as Error).message}`, { cause: err }));
+    // The run's end was the event lost: it still ends, as an error.
+    if (isFinishedEvent(bad)) {
+      await finishNow(runId, { conclusion: 'error', reason: 'invalid_final_event' }, ['pending', 'running']).catch((e: unknown) => recordFailure(e, runId));
+    }
+  }
+
+  /** Stores what is new of each run's events in one transaction, then publishes it. Events of a run that does not exist are reported, not stored. */
   async function persistRuns(byRun: Map<string, RunEvent[]>): Promise<void> {
-    const drafts = new Map<string, RunState>();
-    const finished: string[] = [];
+    const unknownRuns: string[] = [];
     const toPublish = await deps.transaction(async (r) => {
-      const seeded = new Map((await r.runs.findMany([...byRun.keys()].filter((id) => !states.has(id)))).map((row) => [row.id, row]));
+      unknownRuns.length = 0;
+      const rows = new Map((await r.runs.findMany([...byRun.keys()])).map((row) => [row.id, row]));
+      const drafts = new Map<string, RunState>();
       const eventRows: RunEventRow[] = [];
       const taskRows: RunTaskResultRow[] = [];
       const fresh: RunEvent[] = [];
       for (const [runId, events] of byRun) {
-        const draft = { ...(states.get(runId) ?? seedState(seeded.get(runId))) };
+        const row = rows.get(runId);
+        if (!row) {
+          unknownRuns.push(runId);
+          continue;
+        }
+        const draft = stateOf(row);
         drafts.set(runId, draft);
         for (const e of events) {
-          // Already stored (a replayed delivery): not stored or published again.
-          if (e.seq <= draft.lastSeq) continue;
+          // Already stored (a replayed delivery): not stored or published again. After the final status: never stored.
+          if (e.seq <= draft.lastSeq || draft.finished) continue;
           let logByte: number | null = null;
           if (e.kind === 'log') {
             logByte = draft.logBytes;
-            draft.logBytes += Buffer.byteLength(str(e.data.text) ?? '', 'utf8');
-            if (typeof e.data.end_line === 'number') draft.logLines = Math.max(draft.logLines, e.data.end_line - 1);
+            draft.logBytes += Buffer.byteLength(text(e.data.text) ?? '', 'utf8');
+            const endLine = int(e.data.end_line);
+            if (endLine !== null) draft.logLines = Math.max(draft.logLines, endLine - 1);
           }
           eventRows.push(toEventRow(e, logByte));
           const taskStatus = TASK_RESULT_STATUS[e.kind];
           if (taskStatus) taskRows.push(toTaskResultRow(e, taskStatus));
           draft.lastSeq = e.seq;
+          if (isFinishedEvent(e)) draft.finished = true;
           fresh.push(e);
         }
       }
@@ -194,16 +300,11 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
         if (e.kind !== 'status') continue;
         const parentId = drafts.get(e.run_id)!.parentId;
         if (e.data.status === 'running') parentEvents.push(...(await applyRunning(r, e, parentId)));
-        if (e.data.status === 'finished') {
-          finished.push(e.run_id);
-          parentEvents.push(...(await applyFinished(r, e, parentId)));
-        }
+        if (e.data.status === 'finished') parentEvents.push(...(await applyFinished(r, e, parentId)));
       }
       return [...fresh, ...parentEvents];
     });
-    for (const [runId, draft] of drafts) states.set(runId, draft);
-    // A finished run sends nothing more; a straggler re-seeds from the row and is judged by its last_seq.
-    for (const runId of finished) states.delete(runId);
+    for (const runId of unknownRuns) recordFailure(new Error(`run ${runId} does not exist`), runId);
     await publishAll(toPublish);
   }
 
@@ -223,8 +324,6 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
       return own.length > 0 ? [...own, ...parentEvents] : undefined;
     });
     if (!events) return false;
-    // The row now holds the status event's seq; events of a lost executor arriving later re-seed from it.
-    states.delete(runId);
     await publishAll(events);
     return true;
   }

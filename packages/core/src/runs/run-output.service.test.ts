@@ -5,6 +5,7 @@ import { createAuthorizer, type Principal } from '../authz/authorize.js';
 import { NotFoundError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
 import { createRunAccess } from './run-access.js';
+import { createRunIngester } from './run-ingest.js';
 import { createRunOutputService, isFinalEvent, type RunOutputService } from './run-output.service.js';
 
 const admin: Principal = { id: 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA0', username: 'root', role: 'admin' };
@@ -121,6 +122,25 @@ describe.each(DIALECTS)('run output service on %s', (dialect) => {
     await tdb.db.repos.runEvents.insertBatch([{ run_id: growing.id, seq: growing.rows.length + 1, ts: new Date().toISOString(), kind: 'log', host: null, log_line: 3, log_byte: 8, data: JSON.stringify({ text: 'three\n', start_line: 3, end_line: 4 }) }]);
     expect(await service.logLines(submitter, growing.id, {})).toEqual({ text: 'one\ntwo\n', totalLines: 2 });
     expect((await service.logBytes(submitter, growing.id, { start: 0 })).body.toString()).toBe('one\ntwo\n');
+  });
+
+  it('reads a log chunk whose text is not a string (stored as the ingester takes it) as empty, not as a 500', async () => {
+    const id = newId('run');
+    await tdb.db.repos.runs.insert(runRow(id));
+    const ingester = createRunIngester({ transaction: tdb.db.transaction, publish: async () => {}, clock: () => new Date() });
+    const chunks: Array<Record<string, unknown>> = [
+      { text: 'a\n', start_line: 1, end_line: 2 }, { text: 42, start_line: 2, end_line: 3 }, { text: 'c\n', start_line: 3, end_line: 4 },
+      { start_line: 4, end_line: 5 }, { text: { nested: true }, start_line: 5, end_line: 6 }, { text: 'f\n', start_line: 6, end_line: 7 },
+    ];
+    chunks.forEach((data, i) => ingester.push({ run_id: id, seq: i + 1, ts: new Date().toISOString(), kind: 'log', data }));
+    await ingester.close();
+
+    expect(await service.logLines(submitter, id, {})).toEqual({ text: 'a\nc\nf\n', totalLines: 6 });
+    expect((await service.logLines(submitter, id, { offset: 1, limit: 4 })).text).toBe('c\n');
+    const bytes = await service.logBytes(submitter, id, { start: 0 });
+    expect(bytes).toMatchObject({ totalBytes: 6, range: { start: 0, end: 5 } });
+    expect(bytes.body.toString()).toBe('a\nc\nf\n');
+    expect((await service.logBytes(submitter, id, { start: 2, end: 3 })).body.toString()).toBe('c\n');
   });
 
   it('lists events in seq order by kind, host and after_seq, within the limit', async () => {

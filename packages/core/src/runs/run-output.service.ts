@@ -35,7 +35,11 @@ function linesOf(text: string): string[] {
   return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
 }
 
-const chunkData = (row: RunEventRow) => JSON.parse(row.data) as LogEventData;
+/** A log chunk's data; text that is not a string (a forged or broken event) reads as empty, as the ingester counted it. */
+function chunkData(row: RunEventRow): LogEventData {
+  const data = JSON.parse(row.data) as Partial<LogEventData>;
+  return { ...data, text: typeof data.text === 'string' ? data.text : '' } as LogEventData;
+}
 
 /** `seq` is a 32-bit integer column: PostgreSQL refuses a larger bound, and no event lies beyond it anyway. */
 const MAX_SEQ = 2_147_483_647;

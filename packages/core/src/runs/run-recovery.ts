@@ -1,7 +1,9 @@
 // The recovery sweep (ARCHITECTURE.md, "A run's path" steps 1 and 6): at start and then periodically, make the
 // queue and the database agree again. Nothing here runs a playbook twice: the queue's enqueue is idempotent
 // and an executor claims a run with a CAS on its status.
-import type { RunRepo } from '@baton/db';
+import type { RunRepo, WorkerRepo, WorkerRow } from '@baton/db';
+import { type Clock, iso } from '../common/clock.js';
+import { freshnessOf, parseEmbeddedWorkerName } from '../workers/worker.service.js';
 import type { RunIngester } from './run-ingest.js';
 
 /** The RunQueue seam, structurally (core never imports the queue package). */
@@ -11,22 +13,63 @@ export interface RecoveryQueue {
   leasedIds(): Promise<Array<{ runId: string }>>;
 }
 
+/** This process, as the sweep needs it to tell a dead executor from one living in another process. */
+export interface RecoverySelf {
+  /** this machine's hostname: embedded executors here are named `<hostname>/embedded/<pid>` */
+  hostname: string;
+  pid: number;
+  /** false once no process has this pid (kill(pid, 0) fails with ESRCH) */
+  processAlive(pid: number): boolean;
+}
+
+export interface RunRecoveryDeps {
+  runs: Pick<RunRepo, 'listByStatus'>;
+  workers: Pick<WorkerRepo, 'list' | 'deleteStaleBefore'>;
+  queue: RecoveryQueue;
+  finish: RunIngester['finish'];
+  clock: Clock;
+  self: RecoverySelf;
+}
+
 /** Splits are never queued: their shards are. */
 const QUEUED_KINDS = ['run', 'shard'];
+/** A worker silent this long is forgotten (its row deleted): every name a restarted `baton serve` used stays listed as dead for a day. */
+export const FORGET_WORKERS_AFTER_MS = 24 * 3600_000;
 
-export function createRunRecovery(deps: { runs: Pick<RunRepo, 'listByStatus'>; queue: RecoveryQueue; finish: RunIngester['finish'] }) {
+export function createRunRecovery(deps: RunRecoveryDeps) {
+  /**
+   * Whether the executor named on a running run may still hold it: its row exists and heartbeated within a
+   * lease, and, for an embedded executor of this host, its process lives and is not this one (this process
+   * holds no lease on the run, or the sweep would not ask).
+   */
+  function workerAlive(name: string | null, rows: Map<string, WorkerRow>, now: Date): boolean {
+    if (name === null) return false;
+    const embedded = parseEmbeddedWorkerName(name);
+    if (embedded && embedded.hostname === deps.self.hostname) {
+      if (embedded.pid === deps.self.pid || !deps.self.processAlive(embedded.pid)) return false;
+    }
+    const row = rows.get(name);
+    return row !== undefined && freshnessOf(new Date(row.heartbeat_at), now) !== 'dead';
+  }
+
   return {
-    /** Running runs no lease holds are finished error/worker_lost; pending runs the queue lacks are enqueued again, oldest first. */
+    /**
+     * Running runs that no lease of this process holds and whose executor is not alive are finished error/worker_lost
+     * (runs of another live executor are left to it); pending runs the queue lacks are enqueued again, oldest first.
+     */
     async reconcile(): Promise<{ requeued: string[]; lost: string[] }> {
       // The database first, the queue second: a run leased between the two reads is then seen as leased,
       // never as lost (its lease exists before its claim makes it running).
       const running = await deps.runs.listByStatus('running', { kinds: QUEUED_KINDS });
       const leased = new Set((await deps.queue.leasedIds()).map((l) => l.runId));
+      const now = deps.clock();
+      const workers = new Map((await deps.workers.list()).map((w) => [w.name, w]));
       const lost: string[] = [];
       for (const run of running) {
-        if (leased.has(run.id)) continue;
+        if (leased.has(run.id) || workerAlive(run.worker, workers, now)) continue;
         if (await deps.finish(run.id, { conclusion: 'error', reason: 'worker_lost' }, ['running'])) lost.push(run.id);
       }
+      await deps.workers.deleteStaleBefore(iso(new Date(now.getTime() - FORGET_WORKERS_AFTER_MS)));
       const pending = await deps.runs.listByStatus('pending', { kinds: QUEUED_KINDS });
       const held = new Set([...(await deps.queue.pendingIds()), ...(await deps.queue.leasedIds()).map((l) => l.runId)]);
       const requeued: string[] = [];

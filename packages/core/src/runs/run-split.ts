@@ -2,7 +2,7 @@
 // once every shard is, with a conclusion, per-host stats and run_hosts made from the shards'.
 import type { HostCounts, RunConclusion, RunEvent } from '@baton/contracts';
 import type { RunRepo, RunRow } from '@baton/db';
-import { appendStatusEvent, type EventTx } from './run-ingest.rows.js';
+import { appendStatusEvent, type EventTx, stripNul } from './run-ingest.rows.js';
 import { toRunHostRows } from './run.view.js';
 
 export type SplitRunRepo = Pick<RunRepo, 'findById' | 'children' | 'transition' | 'advanceProgress' | 'replaceHosts'>;
@@ -10,13 +10,19 @@ export type SplitTx = EventTx & { runs: SplitRunRepo };
 
 const COUNTERS = ['ok', 'changed', 'failed', 'unreachable', 'skipped', 'rescued', 'ignored'] as const;
 
-/** Per-host counts as stored; a missing or odd counter reads as 0, a host entry that is not an object is dropped. */
+/** A counter as stored: a whole number that fits the 32-bit columns, else 0. */
+const counter = (v: unknown): number => (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 2_147_483_647 ? v : 0);
+
+/**
+ * Per-host counts as stored; a missing or odd counter reads as 0, a host entry that is not an object is dropped,
+ * and host names lose any NUL (they become run_hosts rows).
+ */
 export function normalizeStats(stats: Record<string, unknown>): Record<string, HostCounts> {
   const out: Record<string, HostCounts> = {};
   for (const [host, raw] of Object.entries(stats)) {
     if (typeof raw !== 'object' || raw === null) continue;
     const counts = raw as Record<string, unknown>;
-    out[host] = Object.fromEntries(COUNTERS.map((k) => [k, typeof counts[k] === 'number' && Number.isInteger(counts[k]) ? counts[k] : 0])) as HostCounts;
+    out[stripNul(host)] = Object.fromEntries(COUNTERS.map((k) => [k, counter(counts[k])])) as HostCounts;
   }
   return out;
 }

@@ -138,17 +138,42 @@ export function createRunService(deps: RunServiceDeps) {
     return current.status === 'finished' ? 'finished' : 'stopping';
   }
 
-  /** Retry re-checks what submitting checks: the caller still has use on the project, inventory and credentials, and they exist. */
-  async function recheckInputs(p: Principal, run: RunRow): Promise<void> {
+  /**
+   * Retry re-checks what submitting checks: the caller still has use on the project, inventory and credentials, and
+   * they exist. Answers the inventory's content as the retry would run with it (a stored inventory as it is now).
+   */
+  async function recheckInputs(p: Principal, run: RunRow): Promise<string | null> {
     const gone = (what: string) => (err: unknown) => {
       if (err instanceof NotFoundError) throw new ConflictError(`run ${run.id} uses ${what}, which no longer exists or is not visible to you`);
       throw err;
     };
     if (run.project_id) await deps.projects.playbookSource(p, run.project_id).catch(gone(`project ${run.project_id}`));
-    if (run.inventory_id) await deps.inventories.requireUsable(p, run.inventory_id).catch(gone(`inventory ${run.inventory_id}`));
+    const inventory = run.inventory_id ? await deps.inventories.requireUsable(p, run.inventory_id).catch(gone(`inventory ${run.inventory_id}`)) : undefined;
     const credentialIds = JSON.parse(run.credential_ids) as string[];
     for (const [i, id] of credentialIds.entries()) {
       await deps.credentials.requireUsable(p, id, `credential_ids.${i}`, RUN_CREDENTIAL_TYPES).catch(gone(`credential ${id}`));
+    }
+    return run.inventory_content ?? inventory?.content ?? null;
+  }
+
+  /**
+   * An inventory of only `hosts`, built the way shards get theirs: never a `--limit` made of host names, which
+   * ansible would read as patterns (`a,b` is two hosts, `@/etc/hostname` reads a file). 409 when a host is no
+   * longer in the inventory, 422 when ansible no longer reads the inventory.
+   */
+  async function inventoryOfOnly(run: RunRow, content: string, hosts: string[]): Promise<string> {
+    let list: Record<string, unknown>;
+    try {
+      list = (await deps.inventoryTool.hosts({ content })).list;
+    } catch (err) {
+      if (!errorNamed(err, 'InventoryParseError')) throw err;
+      throw new UnprocessableError(`ansible-inventory no longer reads the inventory of run ${run.id}: ${err.message}`);
+    }
+    try {
+      return deps.inventoryTool.forHosts(list, hosts);
+    } catch (err) {
+      if (!errorNamed(err, 'InventoryParseError')) throw err;
+      throw new ConflictError(`run ${run.id} cannot be retried on its failed hosts: ${err.message}`);
     }
   }
 
@@ -283,7 +308,7 @@ export function createRunService(deps: RunServiceDeps) {
       if (run.kind === 'split' ? failedShards.length === 0 : !RETRYABLE.includes(run.conclusion)) {
         throw new ConflictError(`nothing of run ${id} failed (${run.conclusion}); there is nothing to retry`);
       }
-      await recheckInputs(p, run);
+      const inventoryContent = await recheckInputs(p, run);
 
       const now = deps.clock();
       const fresh = freshRunState(p, iso(now));
@@ -300,9 +325,11 @@ export function createRunService(deps: RunServiceDeps) {
         summary = `retried split ${id} as ${again.id} with its ${count} failed shard${count === 1 ? '' : 's'}: ${failedShards.map((s) => s.id).join(', ')}`;
       } else {
         const failedHosts = (await deps.runs.hostsOf(id)).filter((h) => h.outcome === 'failed' || h.outcome === 'unreachable').map((h) => h.host);
-        if (failedHosts.length) {
+        if (failedHosts.length && inventoryContent !== null) {
           again.hosts = JSON.stringify(failedHosts);
-          again.host_limit = failedHosts.join(',');
+          again.host_limit = null;
+          again.inventory_content = await inventoryOfOnly(run, inventoryContent, failedHosts);
+          again.inventory_format = 'yaml';
         }
         summary = `retried run ${id} as ${again.id}${failedHosts.length ? ` on its ${failedHosts.length} failed or unreachable hosts` : ''}`;
       }

@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { RunRow } from '@baton/db';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '@baton/db/testing';
-import type { Principal } from '../authz/authorize.js';
-import { createWorkerService, freshnessOf, HEARTBEAT_INTERVAL_MS } from './worker.service.js';
+import { createAuthorizer, type Principal } from '../authz/authorize.js';
+import { newId } from '../common/ids.js';
+import { createRunAccess } from '../runs/run-access.js';
+import { createWorkerService, embeddedWorkerName, freshnessOf, HEARTBEAT_INTERVAL_MS, parseEmbeddedWorkerName } from './worker.service.js';
 
 const viewer: Principal = { id: 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA3', username: 'viewer', role: 'viewer' };
 const T0 = new Date('2025-03-01T12:00:00.000Z');
@@ -15,6 +18,19 @@ describe('worker freshness', () => {
   });
 });
 
+describe('embedded worker names', () => {
+  it('carry the host and the pid, so each `baton serve` process has its own', () => {
+    expect(embeddedWorkerName('box-a', 4242)).toBe('box-a/embedded/4242');
+    expect(parseEmbeddedWorkerName('box-a/embedded/4242')).toEqual({ hostname: 'box-a', pid: 4242 });
+    expect(parseEmbeddedWorkerName('a/b/embedded/7')).toEqual({ hostname: 'a/b', pid: 7 });
+  });
+
+  it.each(['box-a/embedded', 'box-a/embedded/', 'box-a/embedded/0', 'box-a/embedded/-1', 'box-a/embedded/12x', '/embedded/5', 'daemon-1', 'box-a/embedded/12345678901'])(
+    'are not read from %p',
+    (name) => expect(parseEmbeddedWorkerName(name)).toBeUndefined(),
+  );
+});
+
 describe.each(DIALECTS)('worker service on %s', (dialect) => {
   let tdb: TestDatabase;
   let now = T0;
@@ -22,7 +38,10 @@ describe.each(DIALECTS)('worker service on %s', (dialect) => {
 
   beforeAll(async () => {
     tdb = await createTestDatabase(dialect);
-    service = createWorkerService({ workers: tdb.db.repos.workers, clock: () => now });
+    const { repos } = tdb.db;
+    service = createWorkerService({
+      workers: repos.workers, runs: repos.runs, access: createRunAccess({ runs: repos.runs, authz: createAuthorizer({ grants: repos.grants, teams: repos.teams }) }), clock: () => now,
+    });
   });
   afterAll(() => tdb.drop());
 
@@ -31,7 +50,7 @@ describe.each(DIALECTS)('worker service on %s', (dialect) => {
     await service.register({ name: 'alpha-1', host: 'box-a', mode: 'embedded', labels: [], capacity: 2 });
     const [alpha, zeta] = await service.list(viewer);
     expect(alpha).toEqual({
-      id: expect.stringMatching(/^wrk_[0-9A-Z]{26}$/), name: 'alpha-1', host: 'box-a', mode: 'embedded', labels: [], capacity: 2, running: [],
+      id: expect.stringMatching(/^wrk_[0-9A-Z]{26}$/), name: 'alpha-1', host: 'box-a', mode: 'embedded', labels: [], capacity: 2, running: [], running_count: 0,
       started_at: T0.toISOString(), last_heartbeat: T0.toISOString(), lease_expires_at: at(30_000).toISOString(), freshness: 'fresh',
     });
     expect(zeta).toMatchObject({ name: 'zeta-1', mode: 'daemon', labels: ['linux', 'eu'], capacity: 4 });
@@ -41,7 +60,7 @@ describe.each(DIALECTS)('worker service on %s', (dialect) => {
     now = at(18_000); // alpha beat 13 s ago, zeta 18 s ago
     const listed = await service.list(viewer);
     expect(listed.map((w) => [w.name, w.freshness])).toEqual([['alpha-1', 'fresh'], ['zeta-1', 'stale']]);
-    expect(listed[0]).toMatchObject({ running: ['run_01ARZ3NDEKTSV4RRFFQ69G5FAV'], last_heartbeat: at(5_000).toISOString(), lease_expires_at: at(35_000).toISOString() });
+    expect(listed[0]).toMatchObject({ running: [], running_count: 1, last_heartbeat: at(5_000).toISOString(), lease_expires_at: at(35_000).toISOString() });
     now = at(40_000);
     expect((await service.list(viewer)).map((w) => w.freshness)).toEqual(['dead', 'dead']);
   });
@@ -60,4 +79,35 @@ describe.each(DIALECTS)('worker service on %s', (dialect) => {
     await service.heartbeat('ghost', [], at(90_000));
     expect((await service.list(viewer)).map((w) => w.name)).toEqual(['alpha-1', 'zeta-1']);
   });
+
+  it('shows a non-admin only the ids of running runs they may see, and everyone how many there are', async () => {
+    const submitter: Principal = { id: newId('usr'), username: 'op', role: 'operator' };
+    const admin: Principal = { id: newId('usr'), username: 'root', role: 'admin' };
+    const runOf = async (submittedBy: string) => {
+      const id = newId('run');
+      await tdb.db.repos.runs.insert(runRow(id, submittedBy));
+      return id;
+    };
+    const own = await runOf(submitter.id);
+    const others = await runOf(newId('usr'));
+    await service.register({ name: 'busy-1', host: 'box-d', mode: 'embedded', labels: [], capacity: 3 });
+    // A run id that names no run (deleted since, or never stored) is nobody's to see but an admin's.
+    const ghost = newId('run');
+    await service.heartbeat('busy-1', [others, own, ghost], at(120_000));
+    const busy = async (p: Principal) => (await service.list(p)).find((w) => w.name === 'busy-1')!;
+
+    expect(await busy(submitter)).toMatchObject({ running: [own], running_count: 3 });
+    expect(await busy(viewer)).toMatchObject({ running: [], running_count: 3 });
+    expect(await busy(admin)).toMatchObject({ running: [others, own, ghost], running_count: 3 });
+  });
 });
+
+function runRow(id: string, submittedBy: string): RunRow {
+  return {
+    id, kind: 'run', parent_id: null, shard_index: null, shard_count: null, retry_of: null, status: 'running', conclusion: null, reason: null,
+    playbook_source: 'inline', playbook: '- hosts: all\n', project_id: null, git_commit: null, template_id: null, inventory_id: null,
+    inventory_content: 'web1\n', inventory_format: 'ini', host_limit: null, hosts: null, extra_vars: null, credential_ids: '[]', check_mode: 0,
+    forks: null, verbosity: null, timeout_s: null, labels: '[]', submitted_by: submittedBy, worker: 'busy-1', exit_code: null,
+    stats: null, last_seq: 0, log_lines: 0, log_bytes: 0, created_at: T0.toISOString(), started_at: null, finished_at: null, cancel_requested_at: null,
+  };
+}

@@ -1,15 +1,30 @@
 // The registry of executors (embedded ones now, `baton worker` daemons with queue mode): who runs what, and
 // whether each is still alive, judged by how long ago it last heartbeated.
 import type { Worker } from '@baton/contracts';
-import type { WorkerRepo, WorkerRow } from '@baton/db';
+import type { RunRepo, WorkerRepo, WorkerRow } from '@baton/db';
 import type { Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { newId } from '../common/ids.js';
+import type { RunAccess } from '../runs/run-access.js';
 
 export const HEARTBEAT_INTERVAL_MS = 5_000;
 /** Up to three missed heartbeats is still fresh; up to six (a default lease) is stale; later the worker is dead. */
 export const FRESH_WITHIN_MS = 15_000;
 export const STALE_WITHIN_MS = 30_000;
+
+/**
+ * The name of `baton serve`'s embedded executor: one per process, so a second process on the same database
+ * never takes over (or judges) the first one's row and runs.
+ */
+export function embeddedWorkerName(hostname: string, pid: number): string {
+  return `${hostname}/embedded/${pid}`;
+}
+
+/** The host and pid in an embedded executor's name; undefined for any other name. */
+export function parseEmbeddedWorkerName(name: string): { hostname: string; pid: number } | undefined {
+  const m = /^(.+)\/embedded\/([1-9][0-9]{0,9})$/.exec(name);
+  return m ? { hostname: m[1]!, pid: Number(m[2]) } : undefined;
+}
 
 export function freshnessOf(heartbeatAt: Date, now: Date): Worker['freshness'] {
   const age = now.getTime() - heartbeatAt.getTime();
@@ -18,15 +33,29 @@ export function freshnessOf(heartbeatAt: Date, now: Date): Worker['freshness'] {
   return 'dead';
 }
 
-export function toWorkerView(row: WorkerRow, now: Date): Worker {
+/** `running` lists only the runs `canSeeRun` accepts; `running_count` counts them all. */
+export function toWorkerView(row: WorkerRow, now: Date, canSeeRun: (runId: string) => boolean = () => true): Worker {
+  const running = JSON.parse(row.running) as string[];
   return {
     id: row.id, name: row.name, host: row.host, mode: row.mode as Worker['mode'], labels: JSON.parse(row.labels) as string[], capacity: row.capacity,
-    running: JSON.parse(row.running) as string[], started_at: row.started_at, last_heartbeat: row.heartbeat_at, lease_expires_at: row.lease_expires_at,
-    freshness: freshnessOf(new Date(row.heartbeat_at), now),
+    running: running.filter(canSeeRun), running_count: running.length, started_at: row.started_at, last_heartbeat: row.heartbeat_at,
+    lease_expires_at: row.lease_expires_at, freshness: freshnessOf(new Date(row.heartbeat_at), now),
   };
 }
 
-export function createWorkerService(deps: { workers: Pick<WorkerRepo, 'upsert' | 'heartbeat' | 'list'>; clock: Clock }) {
+export function createWorkerService(deps: {
+  workers: Pick<WorkerRepo, 'upsert' | 'heartbeat' | 'list'>;
+  runs: Pick<RunRepo, 'findMany'>;
+  access: Pick<RunAccess, 'canSee'>;
+  clock: Clock;
+}) {
+  /** The ids among `runIds` that `p` may see (the runs' own visibility rule); a run gone meanwhile is not shown. */
+  async function visibleRunIds(p: Principal, runIds: string[]): Promise<Set<string>> {
+    const visible = new Set<string>();
+    for (const run of await deps.runs.findMany(runIds)) if (await deps.access.canSee(p, run)) visible.add(run.id);
+    return visible;
+  }
+
   return {
     /** A worker (re)starting takes over its name's row: new id, start time, nothing running. */
     async register(w: { name: string; host: string; mode: 'embedded' | 'daemon'; labels: string[]; capacity: number }): Promise<void> {
@@ -43,10 +72,16 @@ export function createWorkerService(deps: { workers: Pick<WorkerRepo, 'upsert' |
       await deps.workers.heartbeat(name, { running: JSON.stringify(running), heartbeat_at: iso(deps.clock()), lease_expires_at: iso(leaseExpiresAt) });
     },
 
-    /** Any signed-in user may see the fleet; by name. */
-    async list(_p: Principal): Promise<Worker[]> {
+    /**
+     * Any signed-in user may see the fleet, by name; the ids of running runs only as far as the caller may see
+     * those runs (admins see all), their number always.
+     */
+    async list(p: Principal): Promise<Worker[]> {
       const now = deps.clock();
-      return (await deps.workers.list()).map((row) => toWorkerView(row, now));
+      const rows = await deps.workers.list();
+      if (p.role === 'admin') return rows.map((row) => toWorkerView(row, now));
+      const visible = await visibleRunIds(p, [...new Set(rows.flatMap((row) => JSON.parse(row.running) as string[]))]);
+      return rows.map((row) => toWorkerView(row, now, (id) => visible.has(id)));
     },
   };
 }

@@ -94,9 +94,15 @@ async function writeAskpass(dir: string, name: string, body: string): Promise<st
   return file;
 }
 
-/** Starts the operation's own ssh-agent and resolves once its socket listens. */
+/**
+ * Starts the operation's own ssh-agent and resolves once its socket listens. It holds a decrypted key, so it
+ * must not outlive the server: the kernel kills it when its parent (this process) dies, even of SIGKILL
+ * (`setpriv --pdeathsig`, util-linux; setpriv then execs the agent in the same process). Debian installs
+ * ssh-agent setgid, and exec'ing a setgid program clears the death signal: `--no-new-privs` makes the kernel
+ * ignore the setgid bit, so the signal stays (the agent still forbids tracing itself, as it does anyway).
+ */
 function startAgent(ws: Workspace, socket: string): Promise<ChildProcess> {
-  const agent = spawn('ssh-agent', ['-D', '-a', socket], { env: ws.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const agent = spawn('setpriv', ['--pdeathsig', 'KILL', '--no-new-privs', '--', 'ssh-agent', '-D', '-a', socket], { env: ws.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   ws.agent = agent;
   return new Promise((resolve, reject) => {
     let said = '';
@@ -195,6 +201,8 @@ async function stopAgent(ws: Workspace): Promise<void> {
 /** An ssh-agent owned by one operation (e.g. a playbook run), holding one key; `stop()` kills it. */
 export interface OwnedSshAgent {
   socket: string;
+  /** the agent's process id (also its process group's) */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -210,7 +218,7 @@ export async function startOwnedSshAgent(opts: { dir: string; env: NodeJS.Proces
     await stopAgent(ws);
     throw err;
   }
-  return { socket: ws.env.SSH_AUTH_SOCK!, stop: () => stopAgent(ws) };
+  return { socket: ws.env.SSH_AUTH_SOCK!, pid: ws.agent?.pid, stop: () => stopAgent(ws) };
 }
 
 export function checkUrl(url: string): void {

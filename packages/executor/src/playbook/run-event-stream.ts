@@ -32,6 +32,46 @@ interface PendingAnsibleEvent {
 
 const REDACTED = '********';
 
+/**
+ * What the callback pipe may carry. Any code of a project runs in ansible's processes (filter, lookup and action
+ * plugins) and can write to fd 3 too, so nothing there is trusted: only Ansible event names (never `status` or
+ * `log`, which are Baton's own), only the fields our plugin writes, each of its type; the rest is dropped.
+ */
+const ANSIBLE_EVENT_NAME = /^(playbook_on_|runner_)[a-z_]+$/;
+const STRING_FIELDS = ['uuid', 'created', 'playbook', 'play', 'play_uuid', 'pattern', 'task', 'task_uuid', 'task_path', 'parent_uuid', 'host', 'start', 'end'];
+const COUNT_FIELDS = ['counter', 'start_line', 'end_line'];
+const BOOLEAN_FIELDS = ['changed', 'no_log'];
+const STAT_COUNTS = ['ok', 'changed', 'failed', 'unreachable', 'skipped', 'rescued', 'ignored'] as const;
+const MAX_COUNT = 2 ** 31 - 1;
+const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_COUNT;
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** playbook_on_stats' `stats`: host → the seven counts, each a count (else 0); a host that is not an object is dropped. */
+function statsFrom(value: unknown): Record<string, HostStats> | undefined {
+  if (!isPlainObject(value)) return undefined;
+  const stats: Record<string, HostStats> = {};
+  for (const [host, counts] of Object.entries(value)) {
+    if (!isPlainObject(counts)) continue;
+    stats[host] = Object.fromEntries(STAT_COUNTS.map((k) => [k, isCount(counts[k]) ? counts[k] : 0])) as unknown as HostStats;
+  }
+  return stats;
+}
+
+/** The event name and the well-typed known fields of one parsed callback line; undefined when it is no Ansible event. */
+function ansibleEventFrom(parsed: Record<string, unknown>): { kind: string; data: Record<string, unknown> } | undefined {
+  const kind = parsed.event;
+  if (typeof kind !== 'string' || !ANSIBLE_EVENT_NAME.test(kind)) return undefined;
+  const data: Record<string, unknown> = {};
+  for (const k of STRING_FIELDS) if (typeof parsed[k] === 'string') data[k] = parsed[k];
+  for (const k of COUNT_FIELDS) if (isCount(parsed[k])) data[k] = parsed[k];
+  for (const k of BOOLEAN_FIELDS) if (typeof parsed[k] === 'boolean') data[k] = parsed[k];
+  if (typeof parsed.duration === 'number' && Number.isFinite(parsed.duration)) data.duration = parsed.duration;
+  if (parsed.res !== undefined) data.res = parsed.res;
+  const stats = statsFrom(parsed.stats);
+  if (stats) data.stats = stats;
+  return { kind, data };
+}
+
 const countLines = (text: string) => text.split('\n').length - 1;
 
 export class RunEventStream {
@@ -42,6 +82,8 @@ export class RunEventStream {
   stats: Record<string, HostStats> | undefined;
   /** lines ansible printed, kept or dropped: the numbering its events' start_line/end_line use */
   private ansibleLines = 0;
+  /** Baton's own lines before ansible's first (a credential variable left out): ansible's line n is log line n + this. */
+  private leadingOwnLines = 0;
   private logBytes = 0;
   private logCapped = false;
   private partialLine = '';
@@ -76,7 +118,8 @@ export class RunEventStream {
   }
 
   private redact(text: string): string {
-    let out = text;
+    // PostgreSQL cannot store U+0000 in text or jsonb; nothing legitimate prints it.
+    let out = text.includes('\0') ? text.replaceAll('\0', '') : text;
     for (const s of this.secrets) if (out.includes(s)) out = out.split(s).join(REDACTED);
     for (const [from, to] of this.replacements) if (out.includes(from)) out = out.split(from).join(to);
     return out;
@@ -154,6 +197,7 @@ export class RunEventStream {
 
   /** A line of Baton's own (a refusal, a cancel notice) appended to the run's log; never dropped. */
   ownLogLine(line: string): void {
+    if (this.ansibleLines === 0 && this.partialLine === '') this.leadingOwnLines += 1;
     this.emitLog(`${line}\n`);
   }
 
@@ -170,19 +214,21 @@ export class RunEventStream {
     try {
       parsed = JSON.parse(line) as Record<string, unknown>;
     } catch {
-      return; // only our plugin writes here; a torn line (ansible killed mid-write) carries nothing usable
+      return; // a torn line (ansible killed mid-write), or a project plugin's garbage: nothing usable
     }
-    if (!parsed || typeof parsed !== 'object') return;
+    if (!isPlainObject(parsed)) return;
+    const event = ansibleEventFrom(parsed);
+    if (!event) return;
     // The plugin caps `res` already; this holds whatever reaches us, before the (costly) masking.
-    if (parsed.res !== undefined) {
-      const bytes = Buffer.byteLength(JSON.stringify(parsed.res));
-      if (bytes > this.limits.maxEventResBytes) parsed.res = { truncated: true, bytes };
+    if (event.data.res !== undefined) {
+      const bytes = Buffer.byteLength(JSON.stringify(event.data.res));
+      if (bytes > this.limits.maxEventResBytes) event.data.res = { truncated: true, bytes };
     }
-    const { event, ...data } = this.redactValue(parsed) as Record<string, unknown>;
-    if (typeof event !== 'string' || !event) return;
-    if (event === 'playbook_on_stats') this.stats = data.stats as Record<string, HostStats>;
+    const data = this.redactValue(event.data) as Record<string, unknown>;
+    if (event.kind === 'playbook_on_stats' && data.stats) this.stats = data.stats as Record<string, HostStats>;
     const endLine = typeof data.end_line === 'number' ? data.end_line : 0;
-    this.pending.push({ kind: event, data, endLine });
+    for (const k of ['start_line', 'end_line'] as const) if (typeof data[k] === 'number') data[k] += this.leadingOwnLines;
+    this.pending.push({ kind: event.kind, data, endLine });
     this.releaseEventsUpTo(this.ansibleLines);
   }
 

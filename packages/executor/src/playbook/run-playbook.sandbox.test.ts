@@ -72,11 +72,14 @@ describe('a playbook in the sandbox', () => {
       'echo tmp > /tmp/written && cat /tmp/written',
       'touch /etc/baton-sandbox-probe 2>&1 || true',
       `touch ${dataDir}/planted 2>&1 || true`,
+      // what the next start-up kills if this server dies: never the playbook's to choose
+      '{ echo \'{"server_pid": 1, "ansible_pgid": 1}\' > "$TMPDIR/../pids.json"; } 2>&1 || true',
     ].join('\n');
     const { outcome, stdout } = await probe('bwrap', script);
     expect(outcome.conclusion).toBe('succeeded');
     expect(stdout).toMatch(/^run\ntmp\n/);
     expect(stdout).toContain("'/etc/baton-sandbox-probe': Read-only file system");
+    expect(stdout).toMatch(/pids\.json: Read-only file system/);
     expect(fs.existsSync('/etc/baton-sandbox-probe')).toBe(false);
     expect(fs.existsSync(path.join(dataDir, 'planted'))).toBe(false); // written into the tmpfs over it, if at all
   });

@@ -115,7 +115,7 @@ describe.each(['off', 'bwrap'] as const)('runPlaybook against localhost (sandbox
   it('cancels a running task: canceled, no process left, run directory removed', async () => {
     const marker = `baton-cancel-${process.pid}`;
     const controller = new AbortController();
-    const running = run(inlineBundle(play(`    - command: sleep 30 ${marker}\n`)), {
+    const running = run(inlineBundle(play(`    - command: sh -c 'sleep 30; :' ${marker}\n`)), {
       signal: controller.signal,
       interruptGraceMs: 2_000,
       terminateGraceMs: 1_000,
@@ -267,7 +267,7 @@ describe('runPlaybook when the executor itself fails', () => {
   it('stops ansible and ends error / executor_error when handling an event throws', async () => {
     const marker = `baton-broken-consumer-${process.pid}`;
     let thrown = false;
-    const { outcome, events, log } = await runIn(inlineBundle(play(`    - command: sleep 30 ${marker}\n`)), {
+    const { outcome, events, log } = await runIn(inlineBundle(play(`    - command: sh -c 'sleep 30; :' ${marker}\n`)), {
       interruptGraceMs: 2_000,
       terminateGraceMs: 1_000,
       onEvent: (e) => {

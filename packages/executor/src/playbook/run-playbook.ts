@@ -2,23 +2,39 @@
 // a private 0700 run directory (always removed), the project checked out at the bundle's commit, secrets
 // served off disk (ssh-agent, FIFOs), our callback plugin for structured events, a cancel that escalates
 // SIGINT → SIGTERM → SIGKILL on ansible's own process group, and optionally the bubblewrap sandbox.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import fsSync from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BundleCredential, RunBundle, RunEvent } from '@baton/contracts';
+import { type BundleCredential, ENV_NAME_PATTERN, isReservedEnvName, type RunBundle, type RunEvent } from '@baton/contracts';
 import { GitError, checkoutCommit, startOwnedSshAgent, type OwnedSshAgent } from '../git/git.js';
 import { type Sandbox, sandboxed } from '../sandbox/sandbox.js';
 import { type HostStats, RunEventStream } from './run-event-stream.js';
+import { closeControlSockets, PIDS_FILE, processStartTime, recordRunPids, RUN_DIR_PREFIX, type RunPids } from './run-leftovers.js';
+import { secretsOf } from './run-secrets.js';
 import { type SecretFifo, serveSecretThroughFifo } from './secret-fifo.js';
 
 export type { HostStats };
 
 export type RunConclusion = 'succeeded' | 'failed' | 'canceled' | 'error';
 /** Why a run ended the way it did, where the conclusion alone does not say. */
-export type RunReason = 'timeout' | 'canceled' | 'bad_playbook' | 'checkout_failed' | 'bad_credential' | 'ansible_error' | 'executor_error';
+export type RunReason = 'timeout' | 'canceled' | 'shutdown' | 'bad_playbook' | 'checkout_failed' | 'bad_credential' | 'ansible_error' | 'executor_error';
+
+/**
+ * Abort a run's signal with this (`controller.abort(new ShutdownAbort())`) when the server is shutting down: the
+ * run then ends `canceled` with reason `shutdown` rather than looking like a user's cancel.
+ */
+export class ShutdownAbort extends Error {
+  override readonly name = 'ShutdownAbort';
+  constructor(message = 'the server is shutting down') {
+    super(message);
+  }
+}
+
+/** By name, not instanceof: the reason may come from another realm (a test runner's, a worker thread's). */
+const isShutdownAbort = (reason: unknown): boolean => typeof reason === 'object' && reason !== null && (reason as Error).name === 'ShutdownAbort';
 
 export interface RunOutcome {
   /** ansible-playbook's exit code; null when it never started or was killed by a signal */
@@ -76,23 +92,6 @@ class RunRefused extends Error {
   }
 }
 
-/** Every secret of the bundle, for scrubbing: whole values, plus each long line of a private key. */
-function secretsOf(bundle: RunBundle): string[] {
-  const secrets: string[] = [];
-  for (const c of bundle.credentials) {
-    if (c.type === 'ssh_key') {
-      secrets.push(c.inputs.private_key, ...c.inputs.private_key.split('\n').filter((l) => l.trim().length >= 16));
-      if (c.inputs.passphrase) secrets.push(c.inputs.passphrase);
-    } else if (c.type === 'env') secrets.push(...Object.values(c.inputs.variables));
-    else secrets.push(c.inputs.password);
-  }
-  const auth = bundle.playbook.source === 'project' ? bundle.playbook.git.auth : undefined;
-  if (auth?.kind === 'token') secrets.push(auth.token);
-  if (auth?.kind === 'ssh_key' && auth.passphrase) secrets.push(auth.passphrase);
-  // Too short a value would scrub ordinary words out of the log; such a secret is weak anyway.
-  return secrets.map((s) => s.trim()).filter((s) => s.length >= 4);
-}
-
 /** The inside of `root` only: an absolute path, `..` or a symlink pointing out of the checkout is refused. */
 async function projectPlaybookPath(root: string, relative: string): Promise<string> {
   const escape = new RunRefused('failed', 'bad_playbook', `baton: the playbook path ${JSON.stringify(relative)} is not inside the project`);
@@ -116,22 +115,39 @@ interface PreparedRun {
 interface RunSettings {
   maxEventResBytes: number;
   sandbox?: Sandbox | undefined;
+  /** a line of Baton's own for the run's log (a credential variable left out) */
+  notice: (line: string) => void;
 }
 
 interface RunResources {
   agent?: OwnedSshAgent | undefined;
   fifos: SecretFifo[];
+  /** records a pid in the run's pids.json as soon as it is known */
+  recordPids: (pids: Partial<RunPids>) => void;
 }
 
-async function prepareCredentials(dir: string, credentials: BundleCredential[], baseEnv: NodeJS.ProcessEnv, res: RunResources): Promise<{ args: string[]; env: NodeJS.ProcessEnv }> {
-  const args: string[] = [];
-  const env: NodeJS.ProcessEnv = {};
-  let fifoCount = 0;
-  const fifo = async (stem: string, secret: string) => {
-    const served = await serveSecretThroughFifo(path.join(dir, `${stem}-${++fifoCount}.fifo`), secret);
+/** Names the credential FIFOs of a run: one per secret, each served once. */
+function fifoServer(dir: string, res: RunResources) {
+  let count = 0;
+  return async (stem: string, secret: string) => {
+    const served = await serveSecretThroughFifo(path.join(dir, `${stem}-${++count}.fifo`), secret);
     res.fifos.push(served);
     return served.path;
   };
+}
+
+interface PreparedCredentials {
+  args: string[];
+  /** variables of Baton's own for ansible (the agent's socket) */
+  env: NodeJS.ProcessEnv;
+  /** the env credentials' variables, which only the command inside the sandbox (or ansible) may see */
+  variables: Record<string, string>;
+}
+
+async function prepareCredentials(dir: string, credentials: BundleCredential[], baseEnv: NodeJS.ProcessEnv, res: RunResources, fifo: ReturnType<typeof fifoServer>): Promise<PreparedCredentials> {
+  const args: string[] = [];
+  const env: NodeJS.ProcessEnv = {};
+  const variables: Record<string, string> = {};
   for (const c of credentials) {
     switch (c.type) {
       case 'ssh_key':
@@ -143,6 +159,7 @@ async function prepareCredentials(dir: string, credentials: BundleCredential[], 
           if (err instanceof GitError) throw new RunRefused('error', 'bad_credential', `baton: ${err.reason}`);
           throw err;
         }
+        res.recordPids({ agent_pid: res.agent.pid });
         env.SSH_AUTH_SOCK = res.agent.socket;
         if (c.inputs.username) args.push('--user', c.inputs.username);
         break;
@@ -158,12 +175,46 @@ async function prepareCredentials(dir: string, credentials: BundleCredential[], 
         break;
       }
       case 'env':
-        Object.assign(env, c.inputs.variables);
+        Object.assign(variables, c.inputs.variables);
         break;
     }
   }
-  return { args, env };
+  return { args, env, variables };
 }
+
+/**
+ * The credential variables a run may set, each refused one named in the log (never its value): a name that is
+ * no shell name, a reserved one (LD_AUDIT, PYTHONPATH… : stored before they were refused at create, or sent
+ * by a forged bundle), one Baton sets itself for the run, or a value that no environment can hold.
+ */
+function acceptedVariables(variables: Record<string, string>, own: NodeJS.ProcessEnv, notice: (line: string) => void): Record<string, string> {
+  const accepted: Record<string, string> = {};
+  for (const [name, value] of Object.entries(variables)) {
+    const why = !ENV_NAME_PATTERN.test(name)
+      ? 'not a variable name'
+      : isReservedEnvName(name)
+        ? 'the name is reserved'
+        : Object.hasOwn(own, name)
+          ? 'Baton sets it for every run'
+          : value.includes('\0')
+            ? 'its value holds a NUL character'
+            : undefined;
+    if (why) notice(`baton: the env credential variable ${ENV_NAME_PATTERN.test(name) ? name : JSON.stringify(name.slice(0, 128))} was not set: ${why}`);
+    else accepted[name] = value;
+  }
+  return accepted;
+}
+
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * Starts `command` with the credential variables in its environment, and with them nowhere else: not in argv
+ * (anyone reads /proc/<pid>/cmdline), not on disk, not in the environment of the processes around it (/bin/sh,
+ * chrt, bwrap run outside the sandbox, and the dynamic loader of each would honour LD_AUDIT=./x.so from the
+ * project's checkout). A FIFO serves `export NAME='value'` lines once to this launcher, which runs with the
+ * run's base environment, sources them and execs the command.
+ */
+const ENV_LAUNCHER = '. "$1"; shift; exec "$@"';
 
 /**
  * ansible's remote temp directory for `ansible_connection=local`: `~user/.ansible/tmp` of the server's own user
@@ -226,11 +277,12 @@ async function prepareRun(bundle: RunBundle, dir: string, res: RunResources, set
     LANG: 'C.UTF-8',
     LC_ALL: 'C.UTF-8',
   };
-  const creds = await prepareCredentials(dir, bundle.credentials, baseEnv, res);
+  const fifo = fifoServer(dir, res);
+  const creds = await prepareCredentials(dir, bundle.credentials, baseEnv, res, fifo);
+  // The environment of every process of the run's chain; env credentials add theirs inside (ENV_LAUNCHER).
   const env: NodeJS.ProcessEnv = {
     ...baseEnv,
     ...creds.env,
-    // Ours last: an env credential cannot switch these off.
     ANSIBLE_CONFIG: config,
     ANSIBLE_STDOUT_CALLBACK: 'default',
     ANSIBLE_CALLBACKS_ENABLED: 'baton_events',
@@ -263,32 +315,27 @@ async function prepareRun(bundle: RunBundle, dir: string, res: RunResources, set
   if (bundle.forks !== undefined) args.push('--forks', String(bundle.forks));
   if (bundle.verbosity) args.push(`-${'v'.repeat(bundle.verbosity)}`);
   args.push('--', playbook);
+
+  const variables = acceptedVariables(creds.variables, env, settings.notice);
+  let inner = { command: 'ansible-playbook', args };
+  if (Object.keys(variables).length > 0) {
+    const exports = Object.entries(variables).map(([name, value]) => `export ${name}=${shellQuote(value)}\n`).join('');
+    inner = { command: '/bin/sh', args: ['-c', ENV_LAUNCHER, 'baton-env', await fifo('env', exports), 'ansible-playbook', ...args] };
+  }
   const sandbox = settings.sandbox;
   const command =
     sandbox?.mode === 'bwrap'
-      ? sandboxed('ansible-playbook', args, {
+      ? sandboxed(inner.command, inner.args, {
           mode: 'bwrap',
           // The run directory's parent holds every other run's directory (its ssh-agent socket, its FIFOs); the
           // system temp directory holds checkouts and other private directories, and becomes a private, writable /tmp.
           hidden: [...sandbox.hidden, path.dirname(dir), os.tmpdir(), ...[await localRemoteTemp()].filter((d): d is string => d !== undefined)],
           writable: [dir],
-          readable: [CALLBACK_PLUGIN_DIR],
+          // pids.json tells the next start-up which processes to kill: the playbook must not be able to rewrite it.
+          readable: [CALLBACK_PLUGIN_DIR, path.join(dir, PIDS_FILE)],
         })
-      : { command: 'ansible-playbook', args };
+      : inner;
   return { ...command, env, cwd };
-}
-
-/** Asks every ssh ControlPersist master of the run to exit, so none outlives it holding a connection. */
-async function closeControlSockets(controlDir: string, env: NodeJS.ProcessEnv): Promise<void> {
-  const sockets = await fs.readdir(controlDir).catch(() => [] as string[]);
-  await Promise.all(
-    sockets.map(
-      (name) =>
-        new Promise<void>((resolve) => {
-          execFile('ssh', ['-F', '/dev/null', '-o', `ControlPath=${path.join(controlDir, name)}`, '-O', 'exit', 'baton-control'], { env, timeout: 5_000 }, () => resolve());
-        }),
-    ),
-  );
 }
 
 const delay = (ms: number) => new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), ms).unref());
@@ -316,7 +363,9 @@ function runAnsible(prepared: PreparedRun, stream: RunEventStream, opts: { signa
   return new Promise((resolve, reject) => {
     // stderr joins stdout in the shell, so parser errors land in the log in the order they were printed. Playbooks
     // run at a lower CPU priority: twenty ansible processes starting at once must not starve the API and dispatch.
-    const child = spawn('/bin/sh', ['-c', `exec chrt --idle 0 "$0" "$@" 2>&1`, prepared.command, ...prepared.args], {
+    // The kernel kills the chain (ansible itself, in the end: each step execs the next) if this server dies, even
+    // of SIGKILL (`setpriv --pdeathsig`); what ansible forked is left to cleanupLeftoverRuns.
+    const child = spawn('setpriv', ['--pdeathsig', 'KILL', '--', '/bin/sh', '-c', `exec chrt --idle 0 "$0" "$@" 2>&1`, prepared.command, ...prepared.args], {
       cwd: prepared.cwd,
       env: prepared.env,
       detached: true,
@@ -380,8 +429,11 @@ function killProcessGroupOf(pid: number | undefined): void {
   }
 }
 
-function concludeFrom(result: AnsibleResult, stats: Record<string, HostStats> | undefined): Pick<RunOutcome, 'conclusion' | 'reason'> {
-  if (result.stoppedFor === 'canceled') return { conclusion: 'canceled', reason: 'canceled' };
+/** A cancel, or the server's shutdown (ShutdownAbort), which must not look like a user's cancel. */
+const canceledFor = (signal: AbortSignal | undefined): Pick<RunOutcome, 'conclusion' | 'reason'> => ({ conclusion: 'canceled', reason: isShutdownAbort(signal?.reason) ? 'shutdown' : 'canceled' });
+
+function concludeFrom(result: AnsibleResult, stats: Record<string, HostStats> | undefined, signal: AbortSignal | undefined): Pick<RunOutcome, 'conclusion' | 'reason'> {
+  if (result.stoppedFor === 'canceled') return canceledFor(signal);
   if (result.stoppedFor === 'timeout') return { conclusion: 'error', reason: 'timeout' };
   if (stats) {
     const hostFailed = Object.values(stats).some((s) => s.failed > 0 || s.unreachable > 0);
@@ -439,29 +491,47 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
     maxLogBytes: opts.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES,
     maxEventResBytes: opts.maxEventResBytes ?? DEFAULT_MAX_EVENT_RES_BYTES,
   });
-  const resources: RunResources = { fifos: [] };
   let dir: string | undefined;
+  // Who owns the run and which processes are its, for cleanupLeftoverRuns should this server die mid-run.
+  const pids: RunPids = { server_pid: process.pid, server_started: processStartTime(process.pid) };
+  const recordPids = (more: Partial<RunPids>) => {
+    Object.assign(pids, more);
+    try {
+      if (dir) recordRunPids(dir, pids);
+    } catch {
+      // Only a crash's leftovers would miss it: never a reason to stop (or not stop) a run.
+    }
+  };
+  const resources: RunResources = { fifos: [], recordPids };
   let result: AnsibleResult = { exitCode: null };
   let outcome: Pick<RunOutcome, 'conclusion' | 'reason'>;
   stream.status({ status: 'running' });
   try {
-    dir = fsSync.mkdtempSync(path.join(opts.workRoot ?? os.tmpdir(), 'baton-run-'));
+    dir = fsSync.mkdtempSync(path.join(opts.workRoot ?? os.tmpdir(), RUN_DIR_PREFIX));
     fsSync.chmodSync(dir, 0o700);
+    recordRunPids(dir, pids);
     // Before anything can print a path: a checkout error names the project directory too.
     stream.replacePaths(await privatePathReplacements(dir, bundle.playbook.source === 'project' ? path.join(dir, PROJECT_DIR) : dir));
-    const prepared = await prepareRun(bundle, dir, resources, { maxEventResBytes: opts.maxEventResBytes ?? DEFAULT_MAX_EVENT_RES_BYTES, sandbox: opts.sandbox });
+    const prepared = await prepareRun(bundle, dir, resources, {
+      maxEventResBytes: opts.maxEventResBytes ?? DEFAULT_MAX_EVENT_RES_BYTES,
+      sandbox: opts.sandbox,
+      notice: (line) => stream.ownLogLine(line),
+    });
     if (opts.signal?.aborted) {
-      outcome = { conclusion: 'canceled', reason: 'canceled' };
+      outcome = canceledFor(opts.signal);
     } else {
       result = await runAnsible(prepared, stream, {
         signal: opts.signal,
         timeoutMs: bundle.timeout_s === undefined ? undefined : bundle.timeout_s * 1000,
         interruptGraceMs: opts.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS,
         terminateGraceMs: opts.terminateGraceMs ?? DEFAULT_TERMINATE_GRACE_MS,
-        onSpawn: opts.onSpawn,
+        onSpawn: (pid) => {
+          recordPids({ ansible_pgid: pid }); // spawned detached: the chain leads its own process group
+          opts.onSpawn?.(pid);
+        },
       });
       stream.flush();
-      outcome = concludeFrom(result, stream.stats);
+      outcome = concludeFrom(result, stream.stats, opts.signal);
     }
   } catch (err) {
     outcome = err instanceof RunRefused ? { conclusion: err.conclusion, reason: err.reason } : { conclusion: 'error', reason: 'executor_error' };
@@ -475,7 +545,8 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
   const problems = await cleanUp(dir, resources);
   try {
     for (const problem of problems) stream.ownLogLine(`baton: cleanup after the run failed: ${problem}`);
-    if (result.stoppedFor) stream.ownLogLine(result.stoppedFor === 'timeout' ? `baton: the run exceeded its timeout of ${bundle.timeout_s} s and was stopped` : 'baton: the run was canceled');
+    if (result.stoppedFor === 'timeout') stream.ownLogLine(`baton: the run exceeded its timeout of ${bundle.timeout_s} s and was stopped`);
+    else if (result.stoppedFor) stream.ownLogLine(outcome.reason === 'shutdown' ? 'baton: the run was stopped: the server is shutting down' : 'baton: the run was canceled');
   } catch {
     // As above: only the final status still matters.
   }

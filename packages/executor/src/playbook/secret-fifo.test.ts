@@ -36,3 +36,19 @@ it('holds no libuv thread while waiting for readers: file I/O goes on with many 
   expect(await fs.promises.readFile(fifos[5]!.path, 'utf8')).toBe('secret-5');
   await Promise.all(fifos.map((f) => f.close()));
 });
+
+it('serves a secret larger than the pipe buffer whole to a reader that drains it slowly', async () => {
+  const big = Array.from({ length: 4000 }, (_, i) => `line ${i} ${'x'.repeat(40)}\n`).join(''); // ~190 kB, three pipe buffers
+  const fifo = await serveSecretThroughFifo(path.join(dir, 'big.fifo'), big);
+  const handle = await fs.promises.open(fifo.path, fs.constants.O_RDONLY);
+  const chunks: Buffer[] = [];
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 2)); // the writer finds the pipe full meanwhile
+    const { bytesRead, buffer } = await handle.read(Buffer.alloc(16_384), 0, 16_384, null);
+    if (bytesRead === 0) break;
+    chunks.push(buffer.subarray(0, bytesRead));
+  }
+  await handle.close();
+  expect(Buffer.concat(chunks).toString('utf8')).toBe(big);
+  await fifo.close();
+});

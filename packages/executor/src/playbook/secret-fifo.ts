@@ -8,11 +8,29 @@ import fs from 'node:fs/promises';
 
 /** How often a served FIFO looks for its reader (ansible opens the file right after it starts). */
 const READER_POLL_MS = 20;
+/** How often a write waits for the reader to drain a full pipe. */
+const FULL_PIPE_POLL_MS = 5;
 
 export interface SecretFifo {
   path: string;
   /** Stops serving; a writer still waiting for its reader is released. */
   close(): Promise<void>;
+}
+
+/**
+ * Writes all of `data` to a non-blocking pipe: a write may take only part of it, or none (EAGAIN) while the pipe
+ * is full, e.g. a run's environment of many variables, larger than the pipe's 64 KiB, that the reader drains.
+ */
+async function writeAll(handle: fs.FileHandle, data: Buffer, stopped: () => boolean): Promise<void> {
+  let offset = 0;
+  while (offset < data.length && !stopped()) {
+    try {
+      offset += (await handle.write(data, offset, data.length - offset)).bytesWritten;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+      await new Promise((resolve) => setTimeout(resolve, FULL_PIPE_POLL_MS));
+    }
+  }
 }
 
 export async function serveSecretThroughFifo(fifoPath: string, secret: string): Promise<SecretFifo> {
@@ -33,8 +51,7 @@ export async function serveSecretThroughFifo(fifoPath: string, secret: string): 
         continue;
       }
       try {
-        // A secret is far smaller than the pipe's buffer, so this write completes at once.
-        await handle.writeFile(secret);
+        await writeAll(handle, Buffer.from(secret), () => closed);
       } finally {
         await handle.close();
       }
