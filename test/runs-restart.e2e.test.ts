@@ -38,6 +38,26 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
   }
 }
 
+/** Process ids whose parent is `pid`. */
+function childrenOf(pid: number): number[] {
+  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((p) => {
+    try {
+      return Number(fs.readFileSync(`/proc/${p}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]) === pid;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** A process's environment as NAME=value strings (empty when it is gone). */
+function environOf(pid: number): string[] {
+  try {
+    return fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
 const finishedRun = (s: Server, token: string, id: string) =>
   waitFor(`run ${id} to finish`, async () => {
     const r = await call(s, token, 'GET', `/v1/runs/${id}`);
@@ -143,13 +163,18 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
       playbook: `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.shell: echo started >> ${marker}; sleep 120\n`, inventory_id: inv.body.id,
     });
     await waitFor('the task to start', async () => (fs.existsSync(marker) ? true : undefined));
+    // Playbooks run in an executor process of the server's, which holds none of its BATON_* settings.
+    const executor = childrenOf(s.pid).find((pid) => environOf(pid).includes('BATON_EXECUTOR_PROCESS=1'));
+    expect(executor).toBeDefined();
+    expect(environOf(executor!).filter((v) => v.startsWith('BATON_'))).toEqual(['BATON_EXECUTOR_PROCESS=1']);
     const exit = await s.stop();
     expect(exit.code).toBe(0);
 
     const after = await serve({ ...env, BATON_EXECUTORS: '0' });
     try {
       const again = (await login(after.base, 'admin', ADMIN_PASSWORD)).token!;
-      expect((await call(after, again, 'GET', `/v1/runs/${run.body.id}`)).body).toMatchObject({ status: 'finished', conclusion: 'canceled' });
+      // A shutdown, not a user's cancel: the reason crossed from the server to its executor process.
+      expect((await call(after, again, 'GET', `/v1/runs/${run.body.id}`)).body).toMatchObject({ status: 'finished', conclusion: 'canceled', reason: 'shutdown' });
     } finally {
       await after.stop();
     }

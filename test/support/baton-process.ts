@@ -79,6 +79,8 @@ export async function freePort(): Promise<number> {
 
 export interface Server {
   base: string;
+  /** the server's process id (bin/baton execs node) */
+  pid: number;
   output(): string;
   /** SIGTERM, then the exit. */
   stop(): Promise<Result>;
@@ -123,6 +125,7 @@ export async function serve(env: Record<string, string>): Promise<Server> {
   }
   return {
     base,
+    pid: child.pid!,
     output: () => stdout + stderr,
     async stop() {
       const timer = setTimeout(() => child.kill('SIGKILL'), CMD_TIMEOUT_MS);

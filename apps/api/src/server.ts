@@ -84,7 +84,7 @@ async function start(
     server = await listen(app, config);
     // Embedded mode: reconcile what a previous process left, then run executors in this process, named after it.
     embedded = await startEmbeddedMode(rt.services, {
-      executors: config.executors, workDir: config.workDir, logger, leaseMs: DEFAULT_LEASE_MS, sandbox, executorThread: true,
+      executors: config.executors, workDir: config.workDir, logger, leaseMs: DEFAULT_LEASE_MS, sandbox, executorProcess: true,
       name: embeddedWorkerName(os.hostname(), process.pid),
     });
   } catch (err) {

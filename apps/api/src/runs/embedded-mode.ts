@@ -4,7 +4,7 @@ import { cleanupLeftoverRuns, runPlaybook, type SandboxMode } from '@baton/execu
 import type { Logger } from 'winston';
 import type { Services } from '../wiring.js';
 import { createEmbeddedExecutors, type EmbeddedExecutors } from './embedded-executors.js';
-import { startExecutorThread } from './executor-thread.js';
+import { startExecutorProcess } from './executor-process.js';
 
 /** How often the recovery sweep looks for runs pending in the database but absent from the queue. */
 export const SWEEP_INTERVAL_MS = 30_000;
@@ -19,10 +19,10 @@ export interface EmbeddedModeOptions {
   /** executor name (default `<hostname>/embedded`) */
   name?: string | undefined;
   /**
-   * Run playbooks on a thread of their own (the built server). Tests run from TypeScript sources, which a worker
-   * thread cannot load, and call runPlaybook on the main thread; the code path is otherwise the same.
+   * Run playbooks in an executor process of their own (the built server). Tests run from TypeScript sources,
+   * which that process cannot load, and call runPlaybook in-process; the code path is otherwise the same.
    */
-  executorThread?: boolean | undefined;
+  executorProcess?: boolean | undefined;
   /** ansible's grace periods after SIGINT and SIGTERM on cancel (tests shorten them) */
   interruptGraceMs?: number | undefined;
   terminateGraceMs?: number | undefined;
@@ -47,10 +47,10 @@ export async function startEmbeddedMode(services: RunServices, opts: EmbeddedMod
   const recovered = await services.runRecovery.reconcile();
   if (recovered.lost.length || recovered.requeued.length) logger.info('runs recovered at start', { lost: recovered.lost, requeued: recovered.requeued });
 
-  const thread = opts.executorThread && opts.executors > 0 ? startExecutorThread() : undefined;
+  const executor = opts.executorProcess && opts.executors > 0 ? startExecutorProcess() : undefined;
   const executors = createEmbeddedExecutors({
     queue: services.runQueue, ingest: services.runIngest, bundles: services.runBundles, workers: services.workers,
-    runPlaybook: thread ? thread.runPlaybook : runPlaybook,
+    runPlaybook: executor ? executor.runPlaybook : runPlaybook,
     playbookOptions: {
       workRoot: opts.workDir, sandbox: opts.sandbox,
       ...(opts.interruptGraceMs !== undefined ? { interruptGraceMs: opts.interruptGraceMs } : {}),
@@ -73,7 +73,7 @@ export async function startEmbeddedMode(services: RunServices, opts: EmbeddedMod
     async stop(graceMs) {
       clearInterval(sweep);
       await executors.stop(graceMs);
-      await thread?.close();
+      await executor?.close();
       await services.closeRuns();
     },
   };
