@@ -3,7 +3,7 @@
 // final stats) through the real ingester into a fresh database, waits for the flush, checks every event is
 // stored and was published, and prints the rate.
 //
-//   node --import ./bench/ingest/register.mjs bench/ingest/ingest.bench.ts [--postgres] [--events N]
+//   node --import ./scripts/ts/register.mjs bench/ingest/ingest.bench.ts [--postgres] [--events N]
 import type { RunEvent } from '@baton/contracts';
 import { createRunIngester, newId } from '@baton/core';
 import type { RunRow } from '@baton/db';

@@ -65,32 +65,8 @@ async function expectIntactChain(db: Database, n: number): Promise<AuditEntryRow
 // ---- a writer in another process: the real repository code, transpiled on the fly by a tiny loader ----
 
 function writeChildFiles(dir: string): { register: string; child: string } {
-  const tsUrl = pathToFileURL(path.join(REPO_ROOT, 'node_modules/typescript/lib/typescript.js')).href;
-  const hooks = path.join(dir, 'hooks.mjs');
-  fs.writeFileSync(hooks, `
-import fs from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import ts from ${JSON.stringify(tsUrl)};
-export async function resolve(specifier, context, next) {
-  if (context.parentURL?.endsWith('.ts') && specifier.startsWith('.') && specifier.endsWith('.js')) {
-    const url = new URL(specifier, context.parentURL);
-    const tsHref = url.href.slice(0, -3) + '.ts';
-    if (!fs.existsSync(fileURLToPath(url)) && fs.existsSync(fileURLToPath(tsHref))) return { url: tsHref, shortCircuit: true };
-  }
-  return next(specifier, context);
-}
-export async function load(url, context, next) {
-  if (!url.endsWith('.ts')) return next(url, context);
-  const file = fileURLToPath(url);
-  const out = ts.transpileModule(fs.readFileSync(file, 'utf8'), {
-    fileName: file,
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
-  });
-  return { format: 'module', source: out.outputText, shortCircuit: true };
-}
-`);
-  const register = path.join(dir, 'register.mjs');
-  fs.writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+  // The workspace's TypeScript loader (scripts/ts): the child runs the real sources, transpiled on the fly.
+  const register = path.join(REPO_ROOT, 'scripts/ts/register.mjs');
   const child = path.join(dir, 'writer.mjs');
   const dbUrl = pathToFileURL(path.join(REPO_ROOT, 'packages/db/src/database.ts')).href;
   const chainUrl = pathToFileURL(path.join(REPO_ROOT, 'packages/core/src/audit/audit.chain.ts')).href;

@@ -122,36 +122,10 @@ describe('cleanupLeftoverRuns', () => {
 
 // ---- a server in a child process, running a playbook, SIGKILLed mid-run ----
 
-/** A child `node` running runPlaybook from the sources, transpiled on the fly by a tiny loader. */
+/** A child `node` running runPlaybook from the sources. */
 function writeChildFiles(dir: string): { register: string; child: string } {
-  const tsUrl = pathToFileURL(path.join(REPO_ROOT, 'node_modules/typescript/lib/typescript.js')).href;
-  const contractsUrl = pathToFileURL(path.join(REPO_ROOT, 'packages/contracts/src/index.ts')).href;
-  const hooks = path.join(dir, 'hooks.mjs');
-  fs.writeFileSync(hooks, `
-import fs from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import ts from ${JSON.stringify(tsUrl)};
-export async function resolve(specifier, context, next) {
-  if (specifier === '@baton/contracts') return { url: ${JSON.stringify(contractsUrl)}, shortCircuit: true };
-  if (context.parentURL?.endsWith('.ts') && specifier.startsWith('.') && specifier.endsWith('.js')) {
-    const url = new URL(specifier, context.parentURL);
-    const tsHref = url.href.slice(0, -3) + '.ts';
-    if (!fs.existsSync(fileURLToPath(url)) && fs.existsSync(fileURLToPath(tsHref))) return { url: tsHref, shortCircuit: true };
-  }
-  return next(specifier, context);
-}
-export async function load(url, context, next) {
-  if (!url.endsWith('.ts')) return next(url, context);
-  const file = fileURLToPath(url);
-  const out = ts.transpileModule(fs.readFileSync(file, 'utf8'), {
-    fileName: file,
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
-  });
-  return { format: 'module', source: out.outputText, shortCircuit: true };
-}
-`);
-  const register = path.join(dir, 'register.mjs');
-  fs.writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+  // The workspace's TypeScript loader (scripts/ts): the child runs the real sources, transpiled on the fly.
+  const register = path.join(REPO_ROOT, 'scripts/ts/register.mjs');
   const child = path.join(dir, 'server.mjs');
   const runPlaybookUrl = pathToFileURL(path.join(REPO_ROOT, 'packages/executor/src/playbook/run-playbook.ts')).href;
   fs.writeFileSync(child, `

@@ -1,6 +1,6 @@
-// Module hooks that let Node 20 run a bench written in TypeScript straight from the sources: `@baton/*` resolve
-// to packages/*/src (as tsconfig.json's paths say), a `./x.js` import from a .ts file finds `./x.ts`, and .ts
-// files are transpiled (types stripped, no type check: `pnpm typecheck` covers bench/).
+// Module hooks that let Node 20 run TypeScript straight from the sources (benchmarks, and the child processes
+// some tests start): `@baton/*` resolve to packages/*/src (as tsconfig.json's paths say), a `./x.js` import from
+// a .ts file finds `./x.ts`, and .ts files are transpiled (types stripped, no type check: `pnpm typecheck` does that).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
