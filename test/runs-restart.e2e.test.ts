@@ -180,6 +180,45 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
     }
   }, 180_000);
 
+  it('a signal to the whole process group (Ctrl-C) stops runs gracefully: the executor process waits for the server', async () => {
+    const env = { ...(await freshEnv(dialect)), ...UNSANDBOXED, BATON_ADMIN_PASSWORD: ADMIN_PASSWORD, BATON_EXECUTORS: '1', BATON_RUN_GRACE_SECONDS: '1' };
+    const s = await serve(env, { ownProcessGroup: true });
+    const { token } = await login(s.base, 'admin', ADMIN_PASSWORD);
+    const { id } = await startSleepingRun(s, token!, 120);
+    process.kill(-s.pid, 'SIGINT');
+    const exit = await s.stop();
+    expect(exit.code).toBe(0);
+
+    const after = await serve({ ...env, BATON_EXECUTORS: '0' });
+    try {
+      const again = (await login(after.base, 'admin', ADMIN_PASSWORD)).token!;
+      // Not error/executor_error: the executor process outlived the group's SIGINT and the run got its grace period.
+      expect((await call(after, again, 'GET', `/v1/runs/${id}`)).body).toMatchObject({ status: 'finished', conclusion: 'canceled', reason: 'shutdown' });
+    } finally {
+      await after.stop();
+    }
+  }, 180_000);
+
+  it('ends the run of an executor process that died as error and removes its run directory at once', async () => {
+    const workDir = tempDir('baton-restart-work-');
+    const env = { ...(await freshEnv(dialect)), ...UNSANDBOXED, BATON_ADMIN_PASSWORD: ADMIN_PASSWORD, BATON_EXECUTORS: '1', BATON_WORK_DIR: workDir };
+    const s = await serve(env);
+    try {
+      const { token } = await login(s.base, 'admin', ADMIN_PASSWORD);
+      const { id } = await startSleepingRun(s, token!, 120);
+      expect(fs.readdirSync(workDir).filter((d) => d.startsWith('baton-run-'))).toHaveLength(1);
+      const executor = childrenOf(s.pid).find((pid) => environOf(pid).includes('BATON_EXECUTOR_PROCESS=1'));
+      process.kill(executor!, 'SIGKILL');
+      expect(await finishedRun(s, token!, id)).toMatchObject({ conclusion: 'error', reason: 'executor_error' });
+      await waitFor('the run directory to go', async () => (fs.readdirSync(workDir).some((d) => d.startsWith('baton-run-')) ? undefined : true));
+      // The next run gets a new executor process.
+      const next = await startSleepingRun(s, token!, 0);
+      expect(await finishedRun(s, token!, next.id)).toMatchObject({ conclusion: 'succeeded' });
+    } finally {
+      await s.stop();
+    }
+  }, 180_000);
+
   it('leaves a live server’s running run alone when a second server starts on the same database (refused on SQLite)', async () => {
     const fresh = await freshEnv(dialect);
     const dataDir = fresh.BATON_DATA_DIR!;

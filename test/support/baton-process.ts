@@ -88,11 +88,13 @@ export interface Server {
   kill(): Promise<Result>;
 }
 
-/** Starts `baton serve` on a free port and waits until /readyz answers 200. */
-export async function serve(env: Record<string, string>): Promise<Server> {
+/** Starts `baton serve` on a free port and waits until /readyz answers 200. `ownProcessGroup`: its pid is its group id. */
+export async function serve(env: Record<string, string>, opts: { ownProcessGroup?: boolean } = {}): Promise<Server> {
   const port = await freePort();
   const child = spawn(BATON, ['serve'], {
     env: cleanEnv({ ...env, BATON_HOST: '127.0.0.1', BATON_PORT: String(port) }), cwd: cwdFor(env), stdio: ['ignore', 'pipe', 'pipe'],
+    // A group of its own, so a test can signal the server's whole group the way a terminal's Ctrl-C does.
+    detached: opts.ownProcessGroup ?? false,
   });
   let spawnError: Error | undefined;
   child.on('error', (err) => (spawnError = err));

@@ -60,7 +60,9 @@ const STATEMENT_CACHE_SIZE = 1000;
 /**
  * Kysely prepares every query afresh; compiling SQL was the largest single cost of the server's thread under
  * load. better-sqlite3 statements are reusable and Kysely runs one at a time on this one handle, so each SQL
- * text is compiled once (least recently used ones are dropped past the limit).
+ * text is compiled once (least recently used ones are dropped past the limit). Baton streams no query: a
+ * Kysely `.stream()` running the same SQL again inside its loop would meet a busy statement, so a stream would
+ * need a statement of its own.
  */
 function cachePreparedStatements(handle: SqliteDatabase.Database): void {
   const prepare = handle.prepare.bind(handle);

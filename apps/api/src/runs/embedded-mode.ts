@@ -47,7 +47,10 @@ export async function startEmbeddedMode(services: RunServices, opts: EmbeddedMod
   const recovered = await services.runRecovery.reconcile();
   if (recovered.lost.length || recovered.requeued.length) logger.info('runs recovered at start', { lost: recovered.lost, requeued: recovered.requeued });
 
-  const executor = opts.executorProcess && opts.executors > 0 ? startExecutorProcess() : undefined;
+  const executor =
+    opts.executorProcess && opts.executors > 0
+      ? startExecutorProcess({ workDir: opts.workDir, onLost: (message, cleaned) => logger.error(message, { removed_run_dirs: cleaned }) })
+      : undefined;
   const executors = createEmbeddedExecutors({
     queue: services.runQueue, ingest: services.runIngest, bundles: services.runBundles, workers: services.workers,
     runPlaybook: executor ? executor.runPlaybook : runPlaybook,

@@ -6,7 +6,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { RunBundle, RunEvent } from '@baton/contracts';
-import { runPlaybook, type RunOutcome, type RunPlaybookOptions } from '@baton/executor';
+import { cleanupLeftoverRuns, runPlaybook, type RunOutcome, type RunPlaybookOptions } from '@baton/executor';
 
 /** Set in the executor process's environment: this module then serves runs instead of being a library. */
 const ROLE_VARIABLE = 'BATON_EXECUTOR_PROCESS';
@@ -59,6 +59,9 @@ function serveRuns(): void {
   // The server is gone: nobody will store these runs' events. Exiting lets the kernel kill each run's launcher
   // and ssh-agent (they were started with a parent-death signal); the next start clears their directories.
   process.on('disconnect', () => process.exit(1));
+  // This process shares the server's process group: a Ctrl-C or a signal to the whole group must not end it
+  // behind the server's back. The server drives its shutdown (cancel with a reason, then disconnect).
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => {});
 }
 
 if (process.env[ROLE_VARIABLE] === '1' && process.send) serveRuns();
@@ -83,8 +86,14 @@ function executorEnvironment(): NodeJS.ProcessEnv {
   return { ...env, [ROLE_VARIABLE]: '1' };
 }
 
+export interface ExecutorProcessOptions {
+  /** where its run directories are: cleared of a dead executor process's leftovers at once, not at the next start */
+  workDir?: string | undefined;
+  onLost?: (message: string, cleaned: string[]) => void;
+}
+
 /** Starts the executor process (again, if it died). Only from the built server: it loads this module's JavaScript. */
-export function startExecutorProcess(): ExecutorProcess {
+export function startExecutorProcess(opts: ExecutorProcessOptions = {}): ExecutorProcess {
   const runs = new Map<string, PendingRun>();
   let child: ChildProcess | undefined;
   let closing = false;
@@ -128,7 +137,13 @@ export function startExecutorProcess(): ExecutorProcess {
     started.on('message', onMessage);
     started.on('exit', (code, signal) => {
       if (child === started) child = undefined;
-      if (!closing) failAll(new Error(`the executor process exited (${signal ?? code})`));
+      if (closing) return;
+      const message = `the executor process exited (${signal ?? code})`;
+      failAll(new Error(message));
+      // Its runs' launchers and agents died with it (parent-death signal); their directories (inventories, extra
+      // vars) are removed now, since the process that owned them is gone.
+      if (opts.workDir) void cleanupLeftoverRuns(opts.workDir).then((cleaned) => opts.onLost?.(message, cleaned), () => opts.onLost?.(message, []));
+      else opts.onLost?.(message, []);
     });
     started.on('error', (err) => failAll(err));
     child = started;
