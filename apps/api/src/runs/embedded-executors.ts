@@ -92,7 +92,7 @@ export function createEmbeddedExecutors(deps: EmbeddedExecutorDeps): EmbeddedExe
           deps.ingest.push(event.kind === 'status' && event.data.status === 'running' ? { ...event, data: { ...event.data, worker: name } } : event);
         },
         // The dispatch benchmark reads this line: lease, claim and bundle timings, then the moment of spawn.
-        onSpawn: (pid) => deps.logger.info('ansible-playbook started', { run_id: runId, pid, at: new Date().toISOString(), ...timings }),
+        onSpawn: (pid, at) => deps.logger.info('ansible-playbook started', { run_id: runId, pid, at: at.toISOString(), ...timings }),
       });
       await deps.ingest.flush();
     } catch (err) {

@@ -19,7 +19,7 @@ type ToExecutor =
 /** What the executor process sends back, per run, in order. */
 type FromExecutor =
   | { type: 'event'; runId: string; event: RunEvent }
-  | { type: 'spawn'; runId: string; pid: number }
+  | { type: 'spawn'; runId: string; pid: number; at: number }
   | { type: 'done'; runId: string; outcome: RunOutcome }
   | { type: 'failed'; runId: string; message: string };
 
@@ -48,7 +48,7 @@ function serveRuns(): void {
       ...message.options,
       signal: controller.signal,
       onEvent: (event) => post({ type: 'event', runId, event }),
-      onSpawn: (pid) => post({ type: 'spawn', runId, pid }),
+      onSpawn: (pid, at) => post({ type: 'spawn', runId, pid, at: at.getTime() }),
     })
       .then(
         (outcome) => post({ type: 'done', runId, outcome }),
@@ -119,7 +119,7 @@ export function startExecutorProcess(opts: ExecutorProcessOptions = {}): Executo
         }
         break;
       case 'spawn':
-        run.opts.onSpawn?.(message.pid);
+        run.opts.onSpawn?.(message.pid, new Date(message.at));
         break;
       case 'done':
       case 'failed':

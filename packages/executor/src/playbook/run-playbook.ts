@@ -64,8 +64,8 @@ export interface RunPlaybookOptions {
   maxEventResBytes?: number | undefined;
   /** run ansible-playbook in the bubblewrap sandbox, hiding these paths too (off by default) */
   sandbox?: Sandbox | undefined;
-  /** called once the ansible-playbook process exists (dispatch latency is measured up to here) */
-  onSpawn?: ((pid: number) => void) | undefined;
+  /** called once the ansible-playbook process exists, with the moment it did (dispatch latency is measured up to here) */
+  onSpawn?: ((pid: number, at: Date) => void) | undefined;
 }
 
 const DEFAULT_INTERRUPT_GRACE_MS = 10_000;
@@ -359,7 +359,7 @@ interface AnsibleResult {
  * Rejects when it cannot start or when handling its output throws (the event consumer broke): the group is
  * stopped first, so nothing keeps running unwatched.
  */
-function runAnsible(prepared: PreparedRun, stream: RunEventStream, opts: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined; interruptGraceMs: number; terminateGraceMs: number; onSpawn?: ((pid: number) => void) | undefined }): Promise<AnsibleResult> {
+function runAnsible(prepared: PreparedRun, stream: RunEventStream, opts: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined; interruptGraceMs: number; terminateGraceMs: number; onSpawn?: ((pid: number, at: Date) => void) | undefined }): Promise<AnsibleResult> {
   return new Promise((resolve, reject) => {
     // stderr joins stdout in the shell, so parser errors land in the log in the order they were printed. Playbooks
     // run at a lower CPU priority: twenty ansible processes starting at once must not starve the API and dispatch.
@@ -371,7 +371,7 @@ function runAnsible(prepared: PreparedRun, stream: RunEventStream, opts: { signa
       detached: true,
       stdio: ['ignore', 'pipe', 'ignore', 'pipe'],
     });
-    if (child.pid !== undefined) opts.onSpawn?.(child.pid);
+    if (child.pid !== undefined) opts.onSpawn?.(child.pid, new Date());
     let stoppedFor: AnsibleResult['stoppedFor'] | 'broken';
     let failure: unknown;
     const exited = new Promise<'exited'>((r) => child.once('exit', () => r('exited')));
@@ -525,9 +525,9 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
         timeoutMs: bundle.timeout_s === undefined ? undefined : bundle.timeout_s * 1000,
         interruptGraceMs: opts.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS,
         terminateGraceMs: opts.terminateGraceMs ?? DEFAULT_TERMINATE_GRACE_MS,
-        onSpawn: (pid) => {
+        onSpawn: (pid, at) => {
           recordPids({ ansible_pgid: pid }); // spawned detached: the chain leads its own process group
-          opts.onSpawn?.(pid);
+          opts.onSpawn?.(pid, at);
         },
       });
       stream.flush();
