@@ -4,18 +4,10 @@
 // it, even though the two arrive on separate pipes. Secrets and the private run directory's path are masked in
 // every string, and the log and each event's `res` are capped so a runaway playbook cannot fill the database.
 import { StringDecoder } from 'node:string_decoder';
-import type { LogEventData, RunEvent } from '@baton/contracts';
+import type { HostCounts, LogEventData, RunEvent } from '@baton/contracts';
 
-/** One host's counts from ansible's final playbook_on_stats. */
-export interface HostStats {
-  ok: number;
-  changed: number;
-  failed: number;
-  unreachable: number;
-  skipped: number;
-  rescued: number;
-  ignored: number;
-}
+/** One host's counts from ansible's final playbook_on_stats: the API's HostCounts, the same shape end to end. */
+export type HostStats = HostCounts;
 
 export interface RunEventStreamLimits {
   /** bytes of ansible output kept in the log; the rest is dropped with one notice */
