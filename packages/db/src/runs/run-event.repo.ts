@@ -14,6 +14,13 @@ export interface RunEventQuery {
 const INSERT_CHUNK = 500;
 
 export function createRunEventRepo(db: Kysely<Schema>) {
+  /** The log chunks covering [from, to] of a chunk offset (`column`): the one holding `from`, and every later one starting at or before `to`. */
+  async function logChunks(runId: string, column: 'log_line' | 'log_byte', from: number, to: number): Promise<RunEventRow[]> {
+    const logOf = () => db.selectFrom('run_events').where('run_id', '=', runId).where('kind', '=', 'log');
+    const first = await logOf().select('seq').where(column, '<=', from).orderBy('seq', 'desc').limit(1).executeTakeFirst();
+    return logOf().selectAll().where('seq', '>=', first?.seq ?? 0).where(column, '<=', to).orderBy('seq', 'asc').execute();
+  }
+
   return {
     /** Idempotent on (run_id, seq): events delivered twice are stored once. */
     async insertBatch(rows: RunEventRow[]): Promise<void> {
@@ -37,23 +44,9 @@ export function createRunEventRepo(db: Kysely<Schema>) {
      * Log chunks covering lines [fromLine, toLine] (1-based, inclusive), in order: the chunk holding
      * `fromLine`, and every later one that starts at or before `toLine`.
      */
-    async logChunksByLine(runId: string, fromLine: number, toLine: number): Promise<RunEventRow[]> {
-      const first = await db
-        .selectFrom('run_events').select('seq').where('run_id', '=', runId).where('kind', '=', 'log').where('log_line', '<=', fromLine)
-        .orderBy('seq', 'desc').limit(1).executeTakeFirst();
-      return db
-        .selectFrom('run_events').selectAll().where('run_id', '=', runId).where('kind', '=', 'log')
-        .where('seq', '>=', first?.seq ?? 0).where('log_line', '<=', toLine).orderBy('seq', 'asc').execute();
-    },
+    logChunksByLine: (runId: string, fromLine: number, toLine: number) => logChunks(runId, 'log_line', fromLine, toLine),
     /** Log chunks covering bytes [fromByte, toByte] (0-based, inclusive), in order. */
-    async logChunksByByte(runId: string, fromByte: number, toByte: number): Promise<RunEventRow[]> {
-      const first = await db
-        .selectFrom('run_events').select('seq').where('run_id', '=', runId).where('kind', '=', 'log').where('log_byte', '<=', fromByte)
-        .orderBy('seq', 'desc').limit(1).executeTakeFirst();
-      return db
-        .selectFrom('run_events').selectAll().where('run_id', '=', runId).where('kind', '=', 'log')
-        .where('seq', '>=', first?.seq ?? 0).where('log_byte', '<=', toByte).orderBy('seq', 'asc').execute();
-    },
+    logChunksByByte: (runId: string, fromByte: number, toByte: number) => logChunks(runId, 'log_byte', fromByte, toByte),
   };
 }
 export type RunEventRepo = ReturnType<typeof createRunEventRepo>;
