@@ -2,11 +2,10 @@
 // in-process RunQueue and runs them with the same executor code a `baton worker` daemon uses.
 import os from 'node:os';
 import type { RunBundle, RunConclusion, RunEvent, RunStatus } from '@baton/contracts';
+import { HEARTBEAT_INTERVAL_MS } from '@baton/core';
 import { type RunOutcome, type RunPlaybookOptions, ShutdownAbort } from '@baton/executor';
 import type { Lease, RunJob, RunQueue, WorkerSubscription } from '@baton/queue';
 import type { Logger } from 'winston';
-
-export const HEARTBEAT_MS = 5_000;
 
 export interface EmbeddedExecutorDeps {
   queue: Pick<RunQueue, 'lease' | 'leasedIds'>;
@@ -79,7 +78,7 @@ export function createEmbeddedExecutors(deps: EmbeddedExecutorDeps): EmbeddedExe
     lease.signal.addEventListener('abort', onLeaseAbort, { once: true });
     if (lease.signal.aborted) controller.abort(lease.signal.reason);
     inFlight.set(runId, controller);
-    const renew = setInterval(() => lease.heartbeat(), deps.heartbeatMs ?? HEARTBEAT_MS);
+    const renew = setInterval(() => lease.heartbeat(), deps.heartbeatMs ?? HEARTBEAT_INTERVAL_MS);
     let lastSeq = 0;
     let finished = false;
     try {
@@ -115,7 +114,7 @@ export function createEmbeddedExecutors(deps: EmbeddedExecutorDeps): EmbeddedExe
     async start() {
       await deps.workers.register({ name, host: os.hostname(), mode: 'embedded', labels: [], capacity: deps.capacity });
       subscription = deps.queue.lease({ name, labels: [], capacity: deps.capacity }, execute);
-      heartbeat = setInterval(() => void beat().catch((err: Error) => deps.logger.warn('worker heartbeat failed', { error: err.message })), deps.heartbeatMs ?? HEARTBEAT_MS);
+      heartbeat = setInterval(() => void beat().catch((err: Error) => deps.logger.warn('worker heartbeat failed', { error: err.message })), deps.heartbeatMs ?? HEARTBEAT_INTERVAL_MS);
       heartbeat.unref();
       await beat();
     },

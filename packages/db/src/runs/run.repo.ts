@@ -106,10 +106,6 @@ export function createRunRepo(db: Kysely<Schema>) {
     async hostsOf(runId: string): Promise<RunHostRow[]> {
       return db.selectFrom('run_hosts').selectAll().where('run_id', '=', runId).orderBy('host', 'asc').execute();
     },
-    async hostsOfMany(runIds: string[]): Promise<RunHostRow[]> {
-      if (runIds.length === 0) return [];
-      return db.selectFrom('run_hosts').selectAll().where('run_id', 'in', runIds).orderBy('host', 'asc').execute();
-    },
     /** Idempotent on (run_id, seq): a replayed batch inserts nothing twice. */
     async insertTaskResults(rows: RunTaskResultRow[]): Promise<void> {
       for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
