@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import type { RunEvent } from '@baton/contracts';
 import { newId } from '@baton/core';
 import type { RunRow } from '@baton/db';
-import { DIALECTS } from '@baton/db/testing';
+import { DIALECTS, testRunRow } from '@baton/db/testing';
 import express from 'express';
 import type { Response as SuperResponse } from 'supertest';
 import { errorHandler } from '../http/problem.js';
@@ -20,15 +20,8 @@ const LOG = CHUNKS.join('');
 const LOG_BYTES = Buffer.from(LOG, 'utf8');
 const LOG_LINES = LOG.split('\n').slice(0, -1).map((l) => `${l}\n`);
 
-function runRow(id: string, submittedBy: string, status: string): RunRow {
-  return {
-    id, kind: 'run', parent_id: null, shard_index: null, shard_count: null, retry_of: null, status, conclusion: null, reason: null,
-    playbook_source: 'inline', playbook: '- hosts: all\n', project_id: null, git_commit: null, template_id: null, inventory_id: null,
-    inventory_content: 'web1\n', inventory_format: 'ini', host_limit: null, hosts: null, extra_vars: null, credential_ids: '[]', check_mode: 0,
-    forks: null, verbosity: null, timeout_s: null, labels: '[]', submitted_by: submittedBy, worker: status === 'running' ? 'test' : null, exit_code: null,
-    stats: null, last_seq: 0, log_lines: 0, log_bytes: 0, created_at: new Date().toISOString(), started_at: null, finished_at: null, cancel_requested_at: null,
-  };
-}
+const runRow = (id: string, submittedBy: string, status: string): RunRow =>
+  testRunRow(id, { status, submitted_by: submittedBy, worker: status === 'running' ? 'test' : null });
 
 /** Builds a run's events as an executor emits them: seq from 1, log chunks numbered by line. */
 function eventsOf(runId: string) {

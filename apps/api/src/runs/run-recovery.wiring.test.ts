@@ -3,19 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { RunEvent } from '@baton/contracts';
 import { newId } from '@baton/core';
 import type { RunRow } from '@baton/db';
-import { DIALECTS, type TestDatabase } from '@baton/db/testing';
+import { DIALECTS, type TestDatabase, testRunRow } from '@baton/db/testing';
 import { createHarness, type Harness } from '../testing/harness.js';
 
-function runRow(id: string, over: Partial<RunRow> = {}): RunRow {
-  return {
-    id, kind: 'run', parent_id: null, shard_index: null, shard_count: null, retry_of: null, status: 'pending', conclusion: null, reason: null,
-    playbook_source: 'inline', playbook: '- hosts: all\n', project_id: null, git_commit: null, template_id: null, inventory_id: null,
-    inventory_content: 'web1\n', inventory_format: 'ini', host_limit: null, hosts: null, extra_vars: null, credential_ids: '[]', check_mode: 0,
-    forks: null, verbosity: null, timeout_s: null, labels: '[]', submitted_by: 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA1', worker: null, exit_code: null,
-    stats: null, last_seq: 0, log_lines: 0, log_bytes: 0, created_at: new Date().toISOString(), started_at: null, finished_at: null, cancel_requested_at: null,
-    ...over,
-  };
-}
 
 describe.each(DIALECTS)('run recovery wiring on %s', (dialect) => {
   let h: Harness;
@@ -34,7 +24,7 @@ describe.each(DIALECTS)('run recovery wiring on %s', (dialect) => {
 
   const createRun = async (over: Partial<RunRow> = {}) => {
     const id = newId('run');
-    await tdb.db.repos.runs.insert(runRow(id, over));
+    await tdb.db.repos.runs.insert(testRunRow(id, over));
     return id;
   };
   /** Resolves with the first event of the run that `match` accepts, as the live bus delivers it. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { RunEvent } from '@baton/contracts';
 import type { RunRow } from '@baton/db';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '@baton/db/testing';
+import { createTestDatabase, DIALECTS, type TestDatabase, testRunRow } from '@baton/db/testing';
 import { newId } from '../common/ids.js';
 import { createRunIngester, type RunIngester } from './run-ingest.js';
 
@@ -9,16 +9,7 @@ const NOW = new Date('2025-03-01T12:00:00.000Z');
 const clock = () => NOW;
 const SUBMITTER = 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA1';
 
-function runRow(id: string, over: Partial<RunRow> = {}): RunRow {
-  return {
-    id, kind: 'run', parent_id: null, shard_index: null, shard_count: null, retry_of: null, status: 'pending', conclusion: null, reason: null,
-    playbook_source: 'inline', playbook: '- hosts: all\n', project_id: null, git_commit: null, template_id: null, inventory_id: null,
-    inventory_content: 'web1\n', inventory_format: 'ini', host_limit: null, hosts: null, extra_vars: null, credential_ids: '[]', check_mode: 0,
-    forks: null, verbosity: null, timeout_s: null, labels: '[]', submitted_by: SUBMITTER, worker: null, exit_code: null, stats: null,
-    last_seq: 0, log_lines: 0, log_bytes: 0, created_at: NOW.toISOString(), started_at: null, finished_at: null, cancel_requested_at: null,
-    ...over,
-  };
-}
+const runRow = (id: string, over: Partial<RunRow> = {}): RunRow => testRunRow(id, { submitted_by: SUBMITTER, created_at: NOW.toISOString(), ...over });
 
 const counts = (over: Partial<Record<string, number>> = {}) => ({ ok: 1, changed: 0, failed: 0, unreachable: 0, skipped: 0, rescued: 0, ignored: 0, ...over });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { RunEventRow, RunRow } from '@baton/db';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '@baton/db/testing';
+import { createTestDatabase, DIALECTS, type TestDatabase, testRunRow } from '@baton/db/testing';
 import { createAuthorizer, type Principal } from '../authz/authorize.js';
 import { NotFoundError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
@@ -18,16 +18,7 @@ const LOG = CHUNKS.join('');
 const LOG_BYTES = Buffer.from(LOG, 'utf8');
 const LOG_LINES = LOG.split('\n').slice(0, -1).map((l) => `${l}\n`);
 
-function runRow(id: string, over: Partial<RunRow> = {}): RunRow {
-  return {
-    id, kind: 'run', parent_id: null, shard_index: null, shard_count: null, retry_of: null, status: 'running', conclusion: null, reason: null,
-    playbook_source: 'inline', playbook: '- hosts: all\n', project_id: null, git_commit: null, template_id: null, inventory_id: null,
-    inventory_content: 'web1\n', inventory_format: 'ini', host_limit: null, hosts: null, extra_vars: null, credential_ids: '[]', check_mode: 0,
-    forks: null, verbosity: null, timeout_s: null, labels: '[]', submitted_by: submitter.id, worker: null, exit_code: null, stats: null,
-    last_seq: 0, log_lines: 0, log_bytes: 0, created_at: new Date().toISOString(), started_at: null, finished_at: null, cancel_requested_at: null,
-    ...over,
-  };
-}
+const runRow = (id: string, over: Partial<RunRow> = {}): RunRow => testRunRow(id, { status: 'running', submitted_by: submitter.id, ...over });
 
 /** Stores a run and its events the way the ingester does: log chunks carry their first line and byte offset, the run its totals. */
 async function seedRun(tdb: TestDatabase, chunks: string[], extra: Array<{ kind: string; host?: string; data: Record<string, unknown> }> = []) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { RunRow } from '@baton/db';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '@baton/db/testing';
+import { createTestDatabase, DIALECTS, type TestDatabase, testRunRow } from '@baton/db/testing';
 import { newId } from '../common/ids.js';
 import { createRunIngester, type RunIngester } from './run-ingest.js';
 import { embeddedWorkerName } from '../workers/worker.service.js';
@@ -13,16 +13,7 @@ const SELF_PID = 4242;
 const alive = new Set<number>([SELF_PID]);
 const self: RecoverySelf = { hostname: HOST, pid: SELF_PID, processAlive: (pid) => alive.has(pid) };
 
-function runRow(id: string, over: Partial<RunRow> = {}): RunRow {
-  return {
-    id, kind: 'run', parent_id: null, shard_index: null, shard_count: null, retry_of: null, status: 'pending', conclusion: null, reason: null,
-    playbook_source: 'inline', playbook: '- hosts: all\n', project_id: null, git_commit: null, template_id: null, inventory_id: null,
-    inventory_content: 'web1\n', inventory_format: 'ini', host_limit: null, hosts: null, extra_vars: null, credential_ids: '[]', check_mode: 0,
-    forks: null, verbosity: null, timeout_s: null, labels: '[]', submitted_by: 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA1', worker: null, exit_code: null,
-    stats: null, last_seq: 0, log_lines: 0, log_bytes: 0, created_at: NOW.toISOString(), started_at: null, finished_at: null, cancel_requested_at: null,
-    ...over,
-  };
-}
+const runRow = (id: string, over: Partial<RunRow> = {}): RunRow => testRunRow(id, { created_at: NOW.toISOString(), ...over });
 
 /** A queue as the recovery sweep sees it: what it holds pending and leased, and what it was asked to enqueue (idempotently). */
 function fakeQueue() {

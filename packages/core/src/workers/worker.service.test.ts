@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { RunRow } from '@baton/db';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '@baton/db/testing';
+import { createTestDatabase, DIALECTS, type TestDatabase, testRunRow } from '@baton/db/testing';
 import { createAuthorizer, type Principal } from '../authz/authorize.js';
 import { newId } from '../common/ids.js';
 import { createRunAccess } from '../runs/run-access.js';
@@ -102,12 +102,5 @@ describe.each(DIALECTS)('worker service on %s', (dialect) => {
   });
 });
 
-function runRow(id: string, submittedBy: string): RunRow {
-  return {
-    id, kind: 'run', parent_id: null, shard_index: null, shard_count: null, retry_of: null, status: 'running', conclusion: null, reason: null,
-    playbook_source: 'inline', playbook: '- hosts: all\n', project_id: null, git_commit: null, template_id: null, inventory_id: null,
-    inventory_content: 'web1\n', inventory_format: 'ini', host_limit: null, hosts: null, extra_vars: null, credential_ids: '[]', check_mode: 0,
-    forks: null, verbosity: null, timeout_s: null, labels: '[]', submitted_by: submittedBy, worker: 'busy-1', exit_code: null,
-    stats: null, last_seq: 0, log_lines: 0, log_bytes: 0, created_at: T0.toISOString(), started_at: null, finished_at: null, cancel_requested_at: null,
-  };
-}
+const runRow = (id: string, submittedBy: string): RunRow =>
+  testRunRow(id, { status: 'running', submitted_by: submittedBy, worker: 'busy-1', created_at: T0.toISOString() });

@@ -6,6 +6,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { type Database, openDatabase } from '../database.js';
 import type { DialectName } from '../dialect.js';
+import type { RunRow } from '../runs/run.repo.js';
 
 export const DIALECTS: DialectName[] = ['sqlite', 'postgres'];
 
@@ -61,5 +62,20 @@ export async function createTestDatabase(dialect: DialectName): Promise<TestData
       await c.query(`drop database if exists ${name} with (force)`);
       await c.end();
     },
+  };
+}
+
+/**
+ * A `runs` row for tests that need one in the database: an ordinary pending inline run of an inline inventory,
+ * created now; `over` sets whatever the test is about.
+ */
+export function testRunRow(id: string, over: Partial<RunRow> = {}): RunRow {
+  return {
+    id, kind: 'run', parent_id: null, shard_index: null, shard_count: null, retry_of: null, status: 'pending', conclusion: null, reason: null,
+    playbook_source: 'inline', playbook: '- hosts: all\n', project_id: null, git_commit: null, template_id: null, inventory_id: null,
+    inventory_content: 'web1\n', inventory_format: 'ini', host_limit: null, hosts: null, extra_vars: null, credential_ids: '[]', check_mode: 0,
+    forks: null, verbosity: null, timeout_s: null, labels: '[]', submitted_by: 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA1', worker: null, exit_code: null,
+    stats: null, last_seq: 0, log_lines: 0, log_bytes: 0, created_at: new Date().toISOString(), started_at: null, finished_at: null, cancel_requested_at: null,
+    ...over,
   };
 }
