@@ -13,7 +13,7 @@ import { mountOperations, type Operation } from './http/registry.js';
 import { projectRoutes } from './projects/project.routes.js';
 import { runOutputRoutes } from './runs/run-output.routes.js';
 import { runRoutes } from './runs/run.routes.js';
-import { createMetrics } from './system/metrics.js';
+import { createMetrics, type Gauges } from './system/metrics.js';
 import { DEFAULT_UI_DIR, mountDocs, mountUi } from './system/static.js';
 import { systemRoutes } from './system/system.routes.js';
 import { teamRoutes } from './teams/team.routes.js';
@@ -26,7 +26,7 @@ export const VERSION = '0.1.0';
 export interface AppDeps {
   services: Services;
   ping(): Promise<void>;
-  gauges: { usersByRole(): Promise<Record<string, number>>; auditEntries(): Promise<number> };
+  gauges: Gauges;
   logger: Logger;
   bodyLimitBytes: number;
   trustProxy: boolean;

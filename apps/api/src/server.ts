@@ -6,6 +6,7 @@ import { DEFAULT_LEASE_MS } from '@baton/queue';
 import type { Express } from 'express';
 import type { Logger } from 'winston';
 import { createApp } from './app.js';
+import { databaseGauges } from './system/metrics.js';
 import type { Config } from './config/config.js';
 import { ConfigError } from './config/config.js';
 import { createLogger } from './logger.js';
@@ -74,7 +75,7 @@ async function start(
         if (!started) throw new Error('starting');
         await rt.db.ping();
       },
-      gauges: { usersByRole: () => rt.db.repos.users.countByRole(), auditEntries: async () => (await rt.db.repos.audit.head()).seq },
+      gauges: databaseGauges(rt.db),
       logger,
       bodyLimitBytes: config.bodyLimitBytes,
       trustProxy: config.trustProxy,

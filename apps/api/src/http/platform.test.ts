@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DIALECTS } from '@baton/db/testing';
+import { newId } from '@baton/core';
+import { DIALECTS, testRunRow } from '@baton/db/testing';
 import type { Response } from 'supertest';
 import { bearer, createHarness, type Harness } from '../testing/harness.js';
 import { API_PREFIX, fullPath, LEGACY_DEPRECATED_AT } from './registry.js';
@@ -278,6 +279,12 @@ describe.each(DIALECTS)('HTTP platform on %s', (dialect) => {
       expect(res.text).toContain('# TYPE baton_http_requests_total counter');
       expect(lines.some((l) => /^baton_http_requests_total\{method="GET",route="\/healthz",status="200"\} [1-9]\d*$/.test(l))).toBe(true);
       expect(lines.some((l) => /^baton_audit_entries \d+$/.test(l))).toBe(true);
+      // The runs gauge counts what is stored: one more pending run shows as one more.
+      const pendingBefore = (await h.tdb.db.repos.runs.countByStatus()).pending ?? 0;
+      expect(lines).toContain(`baton_runs{status="pending"} ${pendingBefore}`);
+      await h.tdb.db.repos.runs.insert(testRunRow(newId('run'), { submitted_by: h.admin.id }));
+      expect((await h.http.get('/metrics')).text.split('\n')).toContain(`baton_runs{status="pending"} ${pendingBefore + 1}`);
+      expect(lines.some((l) => /^baton_runs\{status="finished"\} \d+$/.test(l))).toBe(true);
       // Metrics never carry raw unmatched paths (unbounded label values).
       await h.http.get('/v1/some-unknown-path-xyz');
       expect((await h.http.get('/metrics')).text).not.toContain('some-unknown-path-xyz');

@@ -1,4 +1,23 @@
+import type { Database } from '@baton/db';
 import client from 'prom-client';
+
+/** What /metrics reads from the database when Prometheus scrapes. */
+export interface Gauges {
+  usersByRole(): Promise<Record<string, number>>;
+  auditEntries(): Promise<number>;
+  runsByStatus(): Promise<Record<string, number>>;
+}
+
+/** The gauges of a database: the one definition `baton serve` and the test harness share. */
+export function databaseGauges(db: Pick<Database, 'repos'>): Gauges {
+  return {
+    usersByRole: () => db.repos.users.countByRole(),
+    auditEntries: async () => (await db.repos.audit.head()).seq,
+    runsByStatus: () => db.repos.runs.countByStatus(),
+  };
+}
+
+const RUN_STATUSES = ['pending', 'held', 'running', 'finished'] as const;
 
 export interface HttpMetrics {
   observe(method: string, route: string, status: number, seconds: number): void;
@@ -8,7 +27,7 @@ export interface HttpMetrics {
  * One registry per app instance (no global default registry): process metrics, HTTP metrics, and Baton
  * gauges read when Prometheus scrapes.
  */
-export function createMetrics(gauges: { usersByRole(): Promise<Record<string, number>>; auditEntries(): Promise<number> }) {
+export function createMetrics(gauges: Gauges) {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'baton_process_' });
 
@@ -30,6 +49,13 @@ export function createMetrics(gauges: { usersByRole(): Promise<Record<string, nu
     name: 'baton_audit_entries', help: 'Entries in the audit chain', registers: [registry],
     async collect() {
       this.set(await gauges.auditEntries());
+    },
+  });
+  new client.Gauge({
+    name: 'baton_runs', help: 'Runs (shards and splits included) by status', labelNames: ['status'], registers: [registry],
+    async collect() {
+      const counts = await gauges.runsByStatus();
+      for (const status of RUN_STATUSES) this.set({ status }, counts[status] ?? 0);
     },
   });
 

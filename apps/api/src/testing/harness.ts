@@ -8,6 +8,7 @@ import type { Express } from 'express';
 import supertest from 'supertest';
 import { DEFAULT_LEASE_MS } from '@baton/queue';
 import { createApp } from '../app.js';
+import { databaseGauges } from '../system/metrics.js';
 import { type EmbeddedMode, startEmbeddedMode } from '../runs/embedded-mode.js';
 import type { Operation } from '../http/registry.js';
 import { createLogger } from '../logger.js';
@@ -51,7 +52,7 @@ export async function createHarness(dialect: DialectName, opts: { throttle?: Thr
   const { app, operations } = createApp({
     services,
     ping: () => tdb.db.ping(),
-    gauges: { usersByRole: () => tdb.db.repos.users.countByRole(), auditEntries: async () => (await tdb.db.repos.audit.head()).seq },
+    gauges: databaseGauges(tdb.db),
     logger: opts.logStream ? createLogger('debug', { stream: opts.logStream }) : createLogger('error', { silent: true }),
     bodyLimitBytes: opts.bodyLimitBytes ?? 1024 * 1024,
     trustProxy: opts.trustProxy ?? false,
