@@ -58,7 +58,7 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
     ...inventorySourceRoutes(s),
     ...workerRoutes(s),
     ...runRoutes(s),
-    ...runOutputRoutes(s),
+    ...runOutputRoutes(s, { onStreamError: (err) => deps.logger.error('run stream failed', { error: (err as Error)?.message ?? String(err) }) }),
   ];
 
   app.use(requestId);

@@ -26,7 +26,7 @@ function readSigningKey(file: string | undefined): crypto.KeyObject | undefined 
 }
 
 /** Opens what every command needs: data dir, master keyring, database (migrated) and services. */
-export async function openRuntime(config: Config, opts: { createKey: boolean; clock?: Clock; throttle?: ThrottleLimits; sandbox?: Sandbox }): Promise<Runtime> {
+export async function openRuntime(config: Config, opts: { createKey: boolean; clock?: Clock; throttle?: ThrottleLimits; sandbox?: Sandbox; reportError?: (err: unknown) => void }): Promise<Runtime> {
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const keyring = loadKeyring({ masterKey: config.masterKey, dataDir: config.dataDir, create: opts.createKey });
   const auditSigningKey = readSigningKey(config.auditSigningKeyFile);
@@ -44,7 +44,7 @@ export async function openRuntime(config: Config, opts: { createKey: boolean; cl
     throw new ConfigError((err as Error).message);
   }
   const services = createServices(db, {
-    keyring, clock: opts.clock ?? systemClock, tokenTtlSeconds: config.tokenTtlSeconds, throttle: opts.throttle, auditSigningKey, sandbox: opts.sandbox,
+    keyring, clock: opts.clock ?? systemClock, tokenTtlSeconds: config.tokenTtlSeconds, throttle: opts.throttle, auditSigningKey, sandbox: opts.sandbox, reportError: opts.reportError,
   });
   return { config, db, services };
 }

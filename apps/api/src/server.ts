@@ -55,7 +55,9 @@ async function start(
   opts: { logger: Logger; sandbox: Sandbox; release: () => void },
 ): Promise<{ server: http.Server; stop(): Promise<void>; logger: Logger }> {
   const { logger, sandbox } = opts;
-  const rt = await openRuntime(config, { createKey: true, sandbox });
+  const rt = await openRuntime(config, {
+    createKey: true, sandbox, reportError: (err) => logger.error('runs: an error no request could be told of', { error: (err as Error)?.message ?? String(err) }),
+  });
   // /readyz answers 503 until the executors run: the start-up reconcile has settled every run by then.
   let started = false;
   let server: http.Server | undefined;

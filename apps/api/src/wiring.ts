@@ -16,6 +16,8 @@ export interface ServiceOptions {
   auditSigningKey?: crypto.KeyObject | undefined;
   /** extra CA certificates (PEM) trusted when fetching url inventory sources (tests); production uses the system store */
   inventoryUrlCa?: string | undefined;
+  /** where the runs domain's errors that have no caller go (the server's logger); stderr when not given */
+  reportError?: ((err: unknown) => void) | undefined;
   /** where inventory scripts and plugins run (bubblewrap or not); off when not given */
   sandbox?: Sandbox | undefined;
   /** lease length of the in-process run queue (tests shorten it) */
@@ -71,7 +73,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
     credentials,
     projects,
     ...inventoryServices,
-    ...createRunServices(db, { authz, clock, leaseMs: opts.leaseMs, credentials, projects, inventories: inventoryServices.inventories, sandbox: opts.sandbox }),
+    ...createRunServices(db, { authz, clock, leaseMs: opts.leaseMs, credentials, projects, inventories: inventoryServices.inventories, sandbox: opts.sandbox, reportError: opts.reportError }),
     signingKeys,
   };
 }

@@ -38,7 +38,6 @@ export function drained(res: Response): Promise<void> {
   });
 }
 
-const reportError = (err: unknown) => console.error('baton: run stream:', err);
 
 /** A kind is one line of the frame whatever it contains. */
 const frame = (e: RunEvent) => `id: ${e.seq}\nevent: ${e.kind.replace(/[\r\n]/g, ' ')}\ndata: ${JSON.stringify(e)}\n\n`;
@@ -114,7 +113,7 @@ export async function streamRunEvents(deps: RunStreamDeps, runId: string, afterS
     gateOpen = resolve;
   }).then(catchUp);
   const fail = (err: unknown): void => {
-    (deps.onError ?? reportError)(err);
+    deps.onError?.(err);
     end();
   };
   tail = tail.catch(fail);

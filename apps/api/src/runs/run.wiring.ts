@@ -19,6 +19,8 @@ export interface RunWiringOptions {
   credentials: Pick<CredentialService, 'requireUsable' | 'reveal'>;
   projects: Pick<ProjectService, 'playbookSource'>;
   inventories: Pick<InventoryService, 'requireUsable'>;
+  /** where ingest and lost-lease errors go (they have no caller); stderr when not given */
+  reportError?: ((err: unknown) => void) | undefined;
   /** ansible-inventory runs at submit (inline inventories, shards) go in it too */
   sandbox?: Sandbox | undefined;
 }
@@ -31,7 +33,7 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
   const eventBus: EventBus = createInProcessEventBus();
   const runAccess = createRunAccess({ runs: repos.runs, authz: opts.authz });
   // The single writer of run events and, after submit, of run status; its errors have no caller to go to.
-  const reportRunError = (err: unknown) => console.error('baton: runs:', err);
+  const reportRunError = (err: unknown) => (opts.reportError ?? ((e) => console.error('baton: runs:', e)))(err);
   const ingester = createRunIngester({
     transaction: db.transaction, publish: (e) => eventBus.publish(e), clock: opts.clock, onError: reportRunError,
   });
