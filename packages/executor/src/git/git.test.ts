@@ -3,40 +3,15 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { createRepo, freePort, sshKeyPair, startSshd, tempDir } from '../testing/index.js';
-import { checkoutCommit, GitError, resolveBranchHead } from './git.js';
+import { createRepo, expectGitError, freePort, ownTmpdirForGitOperations, sshKeyPair, startSshd } from '../testing/index.js';
+import { checkoutCommit, resolveBranchHead } from './git.js';
 
 const SAFETY_TIMEOUT_MS = 20_000;
 
-/** Asserts the promise rejects with a GitError of this code whose reason matches `reason`. */
-async function expectGitError(promise: Promise<unknown>, code: string, reason?: RegExp): Promise<GitError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(GitError);
-  const gitErr = err as GitError;
-  expect(gitErr.code).toBe(code);
-  if (reason) expect(gitErr.reason).toMatch(reason);
-  return gitErr;
-}
-
 // Every operation works inside os.tmpdir(): pointing it at a directory of our own lets us prove that each one
 // removes its private directory (agent socket, askpass script, known_hosts) and leaves no process behind.
-const root = tempDir('baton-git-test');
-const opsTmp = path.join(root, 'ops-tmp');
-const savedTmpdir = process.env.TMPDIR;
-beforeAll(() => {
-  fs.mkdirSync(opsTmp);
-  process.env.TMPDIR = opsTmp;
-});
-afterAll(() => {
-  if (savedTmpdir === undefined) delete process.env.TMPDIR;
-  else process.env.TMPDIR = savedTmpdir;
-  fs.rmSync(root, { recursive: true, force: true });
-});
+const { root, opsTmp } = ownTmpdirForGitOperations('baton-git-test');
 afterEach(() => {
-  expect(fs.readdirSync(opsTmp)).toEqual([]);
   const processes = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' });
   expect(processes.split('\n').filter((line) => line.includes(opsTmp))).toEqual([]);
 });

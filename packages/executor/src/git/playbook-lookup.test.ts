@@ -2,40 +2,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRepo, sshKeyPair, startSshd, tempDir } from '../testing/index.js';
-import { GitError } from './git.js';
+import { createRepo, expectGitError, ownTmpdirForGitOperations, sshKeyPair, startSshd } from '../testing/index.js';
 import { normalizePlaybookPath, resolvePlaybookAtBranch } from './playbook-lookup.js';
 
 const SAFETY_TIMEOUT_MS = 20_000;
 
-async function expectGitError(promise: Promise<unknown>, code: string, reason?: RegExp): Promise<GitError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(GitError);
-  const gitErr = err as GitError;
-  expect(gitErr.code).toBe(code);
-  if (reason) expect(gitErr.reason).toMatch(reason);
-  return gitErr;
-}
-
 // Each lookup works inside os.tmpdir(): pointing it at our own directory proves the private directory is removed.
-const root = tempDir('baton-playbook-lookup-test');
-const opsTmp = path.join(root, 'ops-tmp');
-const savedTmpdir = process.env.TMPDIR;
-beforeAll(() => {
-  fs.mkdirSync(opsTmp);
-  process.env.TMPDIR = opsTmp;
-});
-afterAll(() => {
-  if (savedTmpdir === undefined) delete process.env.TMPDIR;
-  else process.env.TMPDIR = savedTmpdir;
-  fs.rmSync(root, { recursive: true, force: true });
-});
-afterEach(() => {
-  expect(fs.readdirSync(opsTmp)).toEqual([]);
-});
+const { root } = ownTmpdirForGitOperations('baton-playbook-lookup-test');
 
 /** A project with a nested playbook, a directory, a symlink and a name with glob characters, committed on `main`. */
 function project(name: string) {

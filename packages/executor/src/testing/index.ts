@@ -95,3 +95,4 @@ export async function startSshd(dir: string, authorizedKeys: string[]): Promise<
 export const tempDir = (stem: string) => fs.mkdtempSync(path.join(os.tmpdir(), `${stem}-`));
 
 export { startHttpsServer, type HttpsRoute, type TestHttpsServer } from './https-server.js';
+export { expectGitError, ownTmpdirForGitOperations } from './git-checks.js';
