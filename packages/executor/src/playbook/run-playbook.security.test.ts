@@ -5,32 +5,16 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RunBundle, RunEvent } from '@baton/contracts';
-import { createRepo, tempDir } from '../testing/index.js';
-import { runPlaybook, type RunPlaybookOptions, ShutdownAbort } from './run-playbook.js';
+import type { RunBundle } from '@baton/contracts';
+import { createRepo, inlineBundle as testBundle, play, runCollecting, tempDir } from '../testing/index.js';
+import { type RunPlaybookOptions, ShutdownAbort } from './run-playbook.js';
 
 const workRoot = tempDir('baton-playbook-security');
 afterAll(() => fs.rmSync(workRoot, { recursive: true, force: true }));
 
-const play = (tasks: string, header = '') => `- hosts: all\n  gather_facts: false\n${header}  tasks:\n${tasks}`;
+const inlineBundle = (content: string, extra: Partial<RunBundle> = {}): RunBundle => testBundle(content, { run_id: 'run_sec', ...extra });
 
-function inlineBundle(content: string, extra: Partial<RunBundle> = {}): RunBundle {
-  return { run_id: 'run_sec', playbook: { source: 'inline', content }, inventory: { content: 'localhost ansible_connection=local\n', format: 'ini' }, check: false, credentials: [], ...extra };
-}
-
-async function run(bundle: RunBundle, opts: Partial<RunPlaybookOptions> = {}) {
-  const events: RunEvent[] = [];
-  const outcome = await runPlaybook(bundle, {
-    workRoot,
-    ...opts,
-    onEvent: (e) => {
-      events.push(e);
-      opts.onEvent?.(e);
-    },
-  });
-  const log = events.filter((e) => e.kind === 'log').map((e) => e.data.text as string).join('');
-  return { outcome, events, log };
-}
+const run = (bundle: RunBundle, opts: Partial<RunPlaybookOptions> = {}) => runCollecting(bundle, { workRoot, ...opts });
 
 /** Every string of the events, keys included: log text, task names, results. */
 function stringsOf(value: unknown, out: string[] = []): string[] {

@@ -3,32 +3,13 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { RunBundle, RunEvent } from '@baton/contracts';
-import { createRepo, sshKeyPair, startSshd, tempDir } from '../testing/index.js';
-import { runPlaybook, type RunPlaybookOptions } from './run-playbook.js';
+import { createRepo, inlineBundle, play, runCollecting, sshKeyPair, startSshd, tempDir } from '../testing/index.js';
+import type { RunPlaybookOptions } from './run-playbook.js';
 
-const LOCAL_INVENTORY = 'localhost ansible_connection=local\n';
 const workRoot = tempDir('baton-playbook-test');
 afterAll(() => fs.rmSync(workRoot, { recursive: true, force: true }));
 
-function inlineBundle(content: string, extra: Partial<RunBundle> = {}): RunBundle {
-  return { run_id: 'run_test', playbook: { source: 'inline', content }, inventory: { content: LOCAL_INVENTORY, format: 'ini' }, check: false, credentials: [], ...extra };
-}
-
-const play = (tasks: string, header = '') => `- hosts: all\n  gather_facts: false\n${header}  tasks:\n${tasks}`;
-
-async function runIn(bundle: RunBundle, opts: Partial<RunPlaybookOptions> = {}) {
-  const events: RunEvent[] = [];
-  const outcome = await runPlaybook(bundle, {
-    workRoot,
-    ...opts,
-    onEvent: (e) => {
-      events.push(e);
-      opts.onEvent?.(e);
-    },
-  });
-  const log = events.filter((e) => e.kind === 'log').map((e) => e.data.text as string).join('');
-  return { outcome, events, log, kinds: events.map((e) => e.kind) };
-}
+const runIn = (bundle: RunBundle, opts: Partial<RunPlaybookOptions> = {}) => runCollecting(bundle, { workRoot, ...opts });
 
 const runDirsLeft = () => fs.readdirSync(workRoot).filter((n) => n.startsWith('baton-run-'));
 

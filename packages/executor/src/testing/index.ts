@@ -96,3 +96,4 @@ export const tempDir = (stem: string) => fs.mkdtempSync(path.join(os.tmpdir(), `
 
 export { startHttpsServer, type HttpsRoute, type TestHttpsServer } from './https-server.js';
 export { expectGitError, ownTmpdirForGitOperations } from './git-checks.js';
+export { inlineBundle, LOCAL_INVENTORY, play, runCollecting } from './playbook-runs.js';
