@@ -14,3 +14,4 @@ export {
 } from './sandbox/sandbox.js';
 export { normalizePlaybookPath, type PlaybookAtBranch, type PlaybookEntry, resolvePlaybookAtBranch } from './git/playbook-lookup.js';
 export { HostPatternError, hostLimitProblem, inventoryForHosts, type InventoryHosts, inventoryHosts } from './inventory/inventory-shards.js';
+export { openBundle, parseWorkerKey, SealedBundleError, sealBundle } from './bundle/sealed-bundle.js';

@@ -12,6 +12,11 @@ export interface RunJob {
   runId: string;
   /** The job goes only to a worker whose labels include all of these; none means any worker. */
   labels?: string[];
+  /**
+   * Queue mode: the run bundle sealed under BATON_WORKER_KEY (`sealBundle` in @baton/executor), so a worker that
+   * never opens the database can run the job. Embedded mode leaves it out and builds the bundle at dispatch.
+   */
+  bundle?: string;
 }
 
 export interface WorkerSpec {
