@@ -18,7 +18,7 @@ import { createRunRepo } from './runs/run.repo.js';
 import { createWorkerRepo } from './workers/worker.repo.js';
 
 /** All repositories, bound either to the database or to one transaction. */
-export function createRepositories(db: Kysely<Schema>) {
+export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
   return {
     users: createUserRepo(db),
     tokens: createTokenRepo(db),
@@ -31,7 +31,7 @@ export function createRepositories(db: Kysely<Schema>) {
     credentials: createCredentialRepo(db),
     inventories: createInventoryRepo(db),
     inventorySources: createInventorySourceRepo(db),
-    runs: createRunRepo(db),
+    runs: createRunRepo(db, dialect),
     runEvents: createRunEventRepo(db),
     workers: createWorkerRepo(db),
   };
@@ -58,8 +58,8 @@ export function openDatabase(target: DatabaseTarget | string, opts: { poolSize?:
   return {
     dialect: resolved.dialect,
     kysely,
-    repos: createRepositories(kysely),
-    transaction: (fn) => kysely.transaction().execute((trx) => fn(createRepositories(trx))),
+    repos: createRepositories(kysely, resolved.dialect),
+    transaction: (fn) => kysely.transaction().execute((trx) => fn(createRepositories(trx, resolved.dialect))),
     async migrate() {
       const migrator = new Migrator({ db: kysely, provider: migrationProvider });
       const { error, results } = await migrator.migrateToLatest();

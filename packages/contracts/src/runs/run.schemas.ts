@@ -16,6 +16,9 @@ export const MAX_PLAYBOOK_CHARS = 256 * 1024;
 export const MAX_TIMEOUT_S = 7 * 24 * 3600;
 export const MAX_SHARDS = 500;
 
+/** A worker label, as `baton worker --labels` accepts it. */
+export const WorkerLabel = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/, 'a label is 1–64 letters, digits, `_`, `.`, `:` or `-`, starting with a letter or digit');
+
 export const SubmitRunBody = z
   .strictObject({
     playbook: z.string().min(1).max(MAX_PLAYBOOK_CHARS).meta({
@@ -32,6 +35,7 @@ export const SubmitRunBody = z
     verbosity: z.number().int().min(0).max(4).optional(),
     timeout_s: z.number().int().min(1).max(MAX_TIMEOUT_S).optional(),
     shards: z.number().int().min(0).max(MAX_SHARDS).optional().meta({ description: '2 or more splits the run: shard k of N gets hosts [k::N] sorted by name, after limit' }),
+    labels: z.array(WorkerLabel).max(16).optional().meta({ description: 'only a worker holding every one of these labels runs it (queue mode: `baton worker --labels`); embedded executors hold none' }),
   })
   .meta({ id: 'SubmitRunBody' });
 export type SubmitRunBody = z.infer<typeof SubmitRunBody>;

@@ -133,6 +133,21 @@ describe.each(DIALECTS)('run ingester faults on %s', (dialect) => {
     expect(await run(id)).toMatchObject({ status: 'running', last_seq: 0 });
   });
 
+  it('rejects ingestBatch when the database stays away, so the stream keeps the events; they land once it is back', async () => {
+    const id = await createRun();
+    const ev = eventsOf(id);
+    let down = true;
+    const ingester = ingesterWith(failingInserts(() => (down ? errorWithCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED') : undefined)));
+    const events = [ev('playbook_on_start', {}), ev('status', { status: 'finished', conclusion: 'succeeded', exit_code: 0, stats: { web1: counts() } })];
+    await expect(ingester.ingestBatch(events)).rejects.toThrow(/ECONNREFUSED/);
+    expect(await stored(id)).toEqual([]);
+    down = false;
+    await expect(ingester.ingestBatch(events)).resolves.toEqual({ deferred: [] });
+    expect((await stored(id)).map((r) => r.seq)).toEqual([1, 2]);
+    expect(await run(id)).toMatchObject({ status: 'finished', conclusion: 'succeeded' });
+    await ingester.close();
+  });
+
   it('stores an event the database always refuses as an invalid event with its seq, and the rest of the batch, the final status too', async () => {
     const [id, other] = [await createRun(), await createRun()];
     const ev = eventsOf(id);

@@ -354,6 +354,61 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
     });
   });
 
+  describe('ingestBatch (queue mode: events read from the stream, perhaps by several replicas)', () => {
+    it('defers the events after a gap, stores them once the gap is filled, and takes replays as stored', async () => {
+      const id = await createRun();
+      const ev = eventsOf(id);
+      const [e1, e2, e3, e4, e5] = [ev.running('w1'), ev.ev('playbook_on_start', {}), ev.ev('playbook_on_task_start', { task: 't' }), ev.ev('runner_on_ok', { host: 'h1' }), ev.finished('succeeded', { h1: counts() })];
+      const before = published.length;
+
+      // Another replica still holds 1–2: 4 and 3 (out of order) wait, unstored and unpublished.
+      expect((await ingester.ingestBatch([e4!, e3!])).deferred.map((e) => e.seq)).toEqual([3, 4]);
+      expect(await storedEvents(id)).toEqual([]);
+      expect(published.length).toBe(before);
+
+      expect((await ingester.ingestBatch([e2!, e1!])).deferred).toEqual([]);
+      expect((await ingester.ingestBatch([e3!, e5!, e4!])).deferred).toEqual([]);
+      // Delivered again (a replica claimed entries whose owner had stored them but died before acknowledging).
+      expect((await ingester.ingestBatch([e2!, e5!])).deferred).toEqual([]);
+
+      expect((await storedEvents(id)).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+      expect(publishedOf(id).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+      expect(await run(id)).toMatchObject({ status: 'finished', conclusion: 'succeeded', worker: 'w1', last_seq: 5 });
+    });
+
+    it('keeps runs apart: a gap in one run defers only that run', async () => {
+      const [a, b] = [await createRun(), await createRun()];
+      const ea = eventsOf(a);
+      const eb = eventsOf(b);
+      const a1 = ea.ev('playbook_on_start', {});
+      const a2 = ea.ev('playbook_on_task_start', { task: 'x' });
+      const b1 = eb.ev('playbook_on_start', {});
+      eb.ev('playbook_on_task_start', { task: 'skipped' });
+      const b3 = eb.ev('playbook_on_task_start', { task: 'y' });
+      const { deferred } = await ingester.ingestBatch([b3, a2, b1, a1]);
+      expect(deferred.map((e) => [e.run_id, e.seq])).toEqual([[b, 3]]);
+      expect((await storedEvents(a)).map((e) => e.seq)).toEqual([1, 2]);
+      expect((await storedEvents(b)).map((e) => e.seq)).toEqual([1]);
+    });
+
+    it('takes two replicas ingesting one run at once without losing or doubling an event', async () => {
+      const other = newIngester();
+      const id = await createRun();
+      const ev = eventsOf(id);
+      const events = Array.from({ length: 40 }, (_, i) => ev.ev('playbook_on_task_start', { task: `t${i}` }));
+      // Each replica got every other entry of the stream; whatever one defers it offers again, as the consumer does.
+      let left = [events.filter((_, i) => i % 2 === 0), events.filter((_, i) => i % 2 === 1)];
+      for (let round = 0; round < 50 && left.some((l) => l.length > 0); round++) {
+        const results = await Promise.all([ingester.ingestBatch(left[0]!), other.ingestBatch(left[1]!)]);
+        left = results.map((r) => r.deferred);
+      }
+      expect(left).toEqual([[], []]);
+      expect((await storedEvents(id)).map((e) => e.seq)).toEqual(events.map((e) => e.seq));
+      expect(new Set(publishedOf(id).map((e) => e.seq)).size).toBe(40);
+      await other.close();
+    });
+  });
+
   it('rejects flush when persisting fails, publishes nothing of that run, and keeps the other runs of the batch', async () => {
     const failing = newIngester({ batchSize: 100 });
     const good = await createRun();

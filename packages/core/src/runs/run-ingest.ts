@@ -25,11 +25,18 @@ export interface RunIngester {
    * parent; publishes after commit. False when the run was not in one of `from`.
    */
   finish(runId: string, outcome: { conclusion: RunConclusion; reason?: string }, from: readonly RunStatus[]): Promise<boolean>;
+  /**
+   * Queue mode's path (events read from the Redis stream, possibly by several API replicas): persists `events` now,
+   * in order with everything else this ingester does, and answers those it could not take yet because their seq
+   * leaves a gap after what their run has stored (an earlier part is still in another replica's hands). Rejects
+   * when the database stays unreachable, so the caller keeps them unacknowledged and offers them again.
+   */
+  ingestBatch(events: readonly RunEvent[]): Promise<{ deferred: RunEvent[] }>;
   /** Flushes and stops the timer; pushing afterwards throws. */
   close(): Promise<void>;
 }
 
-export type IngestTx = SplitTx & { runs: SplitTx['runs'] & Pick<RunRepo, 'findMany' | 'insertTaskResults'> };
+export type IngestTx = SplitTx & { runs: SplitTx['runs'] & Pick<RunRepo, 'findManyLocked' | 'insertTaskResults'> };
 
 export interface RunIngesterDeps {
   transaction: <T>(fn: (r: IngestTx) => Promise<T>) => Promise<T>;
@@ -205,10 +212,11 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
   }
 
   /** One transaction, retried after each of `retryDelaysMs` while it fails for a reason that may pass. Resolves with the last error, if any. */
-  async function attempt(byRun: Map<string, RunEvent[]>): Promise<unknown> {
+  async function attempt(byRun: Map<string, RunEvent[]>, gaps?: RunEvent[]): Promise<unknown> {
     for (let i = 0; ; i++) {
       try {
-        await persistRuns(byRun);
+        const deferred = await persistRuns(byRun, gaps !== undefined);
+        gaps?.push(...deferred);
         return undefined;
       } catch (err) {
         if (isDeterministicFailure(err) || i >= retryDelaysMs.length) return err;
@@ -222,32 +230,37 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
    * unreachable it is reported (flush rejects); when some event cannot be stored, each run's events are tried
    * alone and the culprits narrowed down, so the rest of the batch (the final status too) still lands.
    */
-  async function persistBatch(batch: RunEvent[]): Promise<void> {
+  async function persistBatch(batch: RunEvent[], gaps?: RunEvent[]): Promise<void> {
     const events = screen(batch);
     if (events.length === 0) return;
     const byRun = groupByRun(events);
-    const err = await attempt(byRun);
+    const err = await attempt(byRun, gaps);
     if (err === undefined) return;
     if (!isDeterministicFailure(err)) {
+      // The stream's caller keeps the events and offers them again; the in-process path can only report.
+      if (gaps) throw err;
       for (const runId of byRun.keys()) recordFailure(err, runId);
       return;
     }
-    for (const [runId, runEvents] of byRun) await isolate(runId, runEvents, byRun.size === 1 ? err : undefined);
+    for (const [runId, runEvents] of byRun) await isolate(runId, runEvents, byRun.size === 1 ? err : undefined, gaps);
   }
 
   /** Halves a run's failing events until the single events that fail are found; each is stored as an `invalid` event. */
-  async function isolate(runId: string, events: RunEvent[], knownError?: unknown): Promise<void> {
-    const err = knownError ?? (await attempt(new Map([[runId, events]])));
+  async function isolate(runId: string, events: RunEvent[], knownError?: unknown, gaps?: RunEvent[]): Promise<void> {
+    const err = knownError ?? (await attempt(new Map([[runId, events]]), gaps));
     if (err === undefined) return;
-    if (!isDeterministicFailure(err)) return recordFailure(err, runId);
+    if (!isDeterministicFailure(err)) {
+      if (gaps) throw err;
+      return recordFailure(err, runId);
+    }
     if (events.length > 1) {
       const half = Math.ceil(events.length / 2);
-      await isolate(runId, events.slice(0, half));
-      await isolate(runId, events.slice(half));
+      await isolate(runId, events.slice(0, half), undefined, gaps);
+      await isolate(runId, events.slice(half), undefined, gaps);
       return;
     }
     const bad = events[0]!;
-    const placeholderError = await attempt(new Map([[runId, [invalidEvent(bad, `not storable: ${(err as Error).message}`, bad.ts)]]]));
+    const placeholderError = await attempt(new Map([[runId, [invalidEvent(bad, `not storable: ${(err as Error).message}`, bad.ts)]]]), gaps);
     if (placeholderError !== undefined) return recordFailure(placeholderError, runId);
     onError(new Error(`event ${bad.seq} of run ${runId} (${bad.kind}) could not be stored and was replaced by an invalid event: ${(err as Error).message}`, { cause: err }));
     // The run's end was the event lost: it still ends, as an error.
@@ -256,12 +269,18 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
     }
   }
 
-  /** Stores what is new of each run's events in one transaction, then publishes it. Events of a run that does not exist are reported, not stored. */
-  async function persistRuns(byRun: Map<string, RunEvent[]>): Promise<void> {
+  /**
+   * Stores what is new of each run's events in one transaction, then publishes it. Events of a run that does not exist
+   * are reported, not stored. With `deferGaps`, an event whose seq leaves a gap after the run's stored events is not
+   * stored but answered, with the rest of its run's events in this batch.
+   */
+  async function persistRuns(byRun: Map<string, RunEvent[]>, deferGaps = false): Promise<RunEvent[]> {
     const unknownRuns: string[] = [];
+    const deferred: RunEvent[] = [];
     const toPublish = await deps.transaction(async (r) => {
       unknownRuns.length = 0;
-      const rows = new Map((await r.runs.findMany([...byRun.keys()])).map((row) => [row.id, row]));
+      deferred.length = 0;
+      const rows = new Map((await r.runs.findManyLocked([...byRun.keys()])).map((row) => [row.id, row]));
       const drafts = new Map<string, RunState>();
       const eventRows: RunEventRow[] = [];
       const taskRows: RunTaskResultRow[] = [];
@@ -277,6 +296,10 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
         for (const e of events) {
           // Already stored (a replayed delivery): not stored or published again. After the final status: never stored.
           if (e.seq <= draft.lastSeq || draft.finished) continue;
+          if (deferGaps && e.seq > draft.lastSeq + 1) {
+            deferred.push(e);
+            continue;
+          }
           let logByte: number | null = null;
           if (e.kind === 'log') {
             logByte = draft.logBytes;
@@ -306,6 +329,7 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
     });
     for (const runId of unknownRuns) recordFailure(new Error(`run ${runId} does not exist`), runId);
     await publishAll(toPublish);
+    return deferred;
   }
 
   async function finishNow(runId: string, outcome: { conclusion: RunConclusion; reason?: string }, from: readonly RunStatus[]): Promise<boolean> {
@@ -351,6 +375,17 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
     },
 
     flush,
+
+    ingestBatch(events) {
+      if (closed) return Promise.reject(new Error('the run ingester is closed'));
+      // Per run in seq order, so a batch holding a run's next events and later ones stores them all at once.
+      const sorted = [...events].sort((a, b) => (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : a.seq - b.seq));
+      return enqueue(async () => {
+        const deferred: RunEvent[] = [];
+        for (let i = 0; i < sorted.length; i += batchSize) await persistBatch(sorted.slice(i, i + batchSize), deferred);
+        return { deferred };
+      });
+    },
 
     async claim(runId, worker) {
       const at = iso(deps.clock());

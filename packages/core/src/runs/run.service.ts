@@ -41,7 +41,7 @@ export interface RunServiceDeps {
   inventories: Pick<InventoryService, 'requireUsable'>;
   credentials: Pick<CredentialService, 'requireUsable'>;
   inventoryTool: InventoryTool;
-  queue: { enqueue(job: { runId: string }): Promise<void>; cancel(runId: string): Promise<boolean> };
+  queue: { enqueue(job: { runId: string; labels?: string[] }): Promise<void>; cancel(runId: string): Promise<boolean> };
   /** told when a committed run could not be enqueued (the recovery sweep enqueues it later) */
   onEnqueueError?: (runId: string, err: unknown) => void;
   finish: RunIngester['finish'];
@@ -56,6 +56,11 @@ export interface CancelResult {
 const CANCELED = { conclusion: 'canceled', reason: 'canceled' } as const satisfies { conclusion: RunConclusion; reason: string };
 const UNFINISHED: readonly RunStatus[] = ['pending', 'held', 'running'];
 const RETRYABLE: readonly (string | null)[] = ['failed', 'error'];
+/** The labels a run asks of its worker, as the queue wants them (none: any worker). */
+const labelsOf = (row: RunRow): { labels?: string[] } => {
+  const labels = JSON.parse(row.labels) as string[];
+  return labels.length > 0 ? { labels } : {};
+};
 const errorNamed = (err: unknown, name: string): err is Error => err instanceof Error && err.name === name;
 
 export function createRunService(deps: RunServiceDeps) {
@@ -111,7 +116,7 @@ export function createRunService(deps: RunServiceDeps) {
     // A crash before these enqueues is repaired by the recovery sweep (pending in the database, absent from the queue).
     // An enqueue that fails (a queue closing at shutdown) is repaired the same way: the run is committed, so answer 201.
     for (const row of rows) {
-      if (row.kind !== 'split' && row.status === 'pending') await deps.queue.enqueue({ runId: row.id }).catch((err: unknown) => deps.onEnqueueError?.(row.id, err));
+      if (row.kind !== 'split' && row.status === 'pending') await deps.queue.enqueue({ runId: row.id, ...labelsOf(row) }).catch((err: unknown) => deps.onEnqueueError?.(row.id, err));
     }
   }
 
@@ -213,7 +218,7 @@ export function createRunService(deps: RunServiceDeps) {
         template_id: null, inventory_id: body.inventory_id ?? null, inventory_content: body.inventory ?? null, inventory_format: inlineFormat,
         host_limit: body.limit ?? null, hosts: null, extra_vars: body.extra_vars === undefined ? null : JSON.stringify(body.extra_vars),
         credential_ids: JSON.stringify(credentialIds), check_mode: body.check ? 1 : 0, forks: body.forks ?? null, verbosity: body.verbosity ?? null,
-        timeout_s: body.timeout_s ?? null, labels: '[]', ...freshRunState(p, at),
+        timeout_s: body.timeout_s ?? null, labels: JSON.stringify([...new Set(body.labels ?? [])].sort()), ...freshRunState(p, at),
       };
       const rows: RunRow[] = [base];
       if (targets) {
@@ -235,6 +240,7 @@ export function createRunService(deps: RunServiceDeps) {
         ...(body.extra_vars ? [`${Object.keys(body.extra_vars).length} extra vars`] : []),
         ...(body.check ? ['check mode'] : []),
         ...(targets ? [`${shardCount} shards`] : []),
+        ...(body.labels?.length ? [`worker labels ${[...new Set(body.labels)].sort().join(', ')}`] : []),
       ];
       await store(p, rows, 'run.submit', `submitted ${base.kind} ${base.id}: ${what.join(', ')}`);
       return toRunView(base);

@@ -1,5 +1,5 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
-import { toNumber } from '../dialect.js';
+import { type DialectName, toNumber } from '../dialect.js';
 import type { PageQuery } from '../page.js';
 import type { RunHostTable, RunTable, RunTaskResultTable, Schema } from '../schema.js';
 
@@ -28,7 +28,7 @@ export type RunVisibility = 'all' | { submittedBy: string; projectIds: string[];
 /** Keeps each INSERT well under SQLite's and PostgreSQL's bound-parameter limits. */
 const INSERT_CHUNK = 200;
 
-export function createRunRepo(db: Kysely<Schema>) {
+export function createRunRepo(db: Kysely<Schema>, dialect: DialectName) {
   return {
     async insert(row: RunRow): Promise<void> {
       await db.insertInto('runs').values(row).execute();
@@ -39,6 +39,16 @@ export function createRunRepo(db: Kysely<Schema>) {
     async findMany(ids: string[]): Promise<RunRow[]> {
       if (ids.length === 0) return [];
       return db.selectFrom('runs').selectAll().where('id', 'in', ids).execute();
+    },
+    /**
+     * findMany inside a transaction, holding the rows until it ends: two API replicas ingesting one run's events
+     * take turns instead of both reading the same last seq. PostgreSQL locks the rows (in id order, so two batches
+     * cannot deadlock); SQLite has one writer per database already.
+     */
+    async findManyLocked(ids: string[]): Promise<RunRow[]> {
+      if (ids.length === 0) return [];
+      const q = db.selectFrom('runs').selectAll().where('id', 'in', ids).orderBy('id');
+      return (dialect === 'postgres' ? q.forUpdate() : q).execute();
     },
     /** Newest first. */
     async list(filter: RunFilter, page: PageQuery, visible: RunVisibility): Promise<RunRow[]> {
