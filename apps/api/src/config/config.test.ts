@@ -19,6 +19,8 @@ function configError(fn: () => unknown): ConfigError {
   return caught as ConfigError;
 }
 
+const WORKER_KEY = 'a'.repeat(64);
+
 describe('loadConfig', () => {
   it('has sensible defaults: 127.0.0.1:8080, SQLite in ./data', () => {
     const c = loadConfig({});
@@ -51,13 +53,32 @@ describe('loadConfig', () => {
       BATON_PORT: '9090', BATON_HOST: '0.0.0.0', BATON_DATABASE_URL: 'postgres://u@h:5432/db', BATON_REDIS_URL: 'redis://r:6379',
       BATON_ADMIN_PASSWORD: 'twelve chars!', BATON_TOKEN_TTL_SECONDS: '60', BATON_BODY_LIMIT_BYTES: '2048', BATON_LOG_LEVEL: 'debug',
       BATON_TRUST_PROXY: 'true', BATON_SHUTDOWN_GRACE_SECONDS: '3', BATON_UI_DIR: '/srv/ui', BATON_EXECUTORS: '0', BATON_WORK_DIR: '/srv/runs',
-      BATON_SANDBOX: 'off', BATON_RUN_GRACE_SECONDS: '5',
+      BATON_SANDBOX: 'off', BATON_RUN_GRACE_SECONDS: '5', BATON_WORKER_KEY: WORKER_KEY, BATON_QUEUE_PREFIX: 'baton-eu.1',
     });
     expect(c).toMatchObject({
+      workerKey: WORKER_KEY, queuePrefix: 'baton-eu.1',
       port: 9090, host: '0.0.0.0', databaseUrl: 'postgres://u@h:5432/db', redisUrl: 'redis://r:6379', adminPassword: 'twelve chars!',
       tokenTtlSeconds: 60, bodyLimitBytes: 2048, logLevel: 'debug', trustProxy: true, shutdownGraceSeconds: 3, uiDir: '/srv/ui',
       executors: 0, workDir: '/srv/runs', sandbox: 'off', runGraceSeconds: 5,
     });
+  });
+
+  it('runs 2 executors in embedded mode and none in queue mode unless BATON_EXECUTORS says', () => {
+    expect(loadConfig({}).executors).toBe(2);
+    expect(loadConfig({}).queuePrefix).toBe('baton');
+    expect(loadConfig({ BATON_REDIS_URL: 'redis://r', BATON_WORKER_KEY: WORKER_KEY }).executors).toBe(0);
+    expect(loadConfig({ BATON_REDIS_URL: 'redis://r', BATON_WORKER_KEY: WORKER_KEY, BATON_EXECUTORS: '3' }).executors).toBe(3);
+  });
+
+  it('needs a 32-byte BATON_WORKER_KEY in queue mode, without echoing it', () => {
+    expect(configError(() => loadConfig({ BATON_REDIS_URL: 'redis://r' })).message).toMatch(/BATON_WORKER_KEY: must be set in queue mode/);
+    const err = configError(() => loadConfig({ BATON_REDIS_URL: 'redis://r', BATON_WORKER_KEY: 'abcdef-short' }));
+    expect(err.message).toMatch(/BATON_WORKER_KEY: must be 32 bytes/);
+    expect(err.message).not.toContain('abcdef-short');
+  });
+
+  it.each(['a b', 'x'.repeat(65), 'pre:fix'])('rejects BATON_QUEUE_PREFIX=%j naming the variable', (value) => {
+    expect(configError(() => loadConfig({ BATON_QUEUE_PREFIX: value })).message).toContain('BATON_QUEUE_PREFIX');
   });
 
   it('treats an empty variable as unset', () => {

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import { parseWorkerKey } from '@baton/executor';
 import { z } from 'zod';
 
 /**
@@ -25,6 +26,7 @@ const Env = z.object({
   BATON_REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
   BATON_MASTER_KEY: z.string().min(1).optional(),
   BATON_WORKER_KEY: z.string().min(1).optional(),
+  BATON_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1–64 letters, digits, `_`, `.` or `-`').default('baton'),
   BATON_ADMIN_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),
   BATON_TOKEN_TTL_SECONDS: positiveInt.default(12 * 3600),
   BATON_BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
@@ -33,7 +35,8 @@ const Env = z.object({
   BATON_AUDIT_SIGNING_KEY_FILE: z.string().min(1).optional(),
   BATON_UI_DIR: z.string().min(1).optional(),
   BATON_SHUTDOWN_GRACE_SECONDS: positiveInt.default(10),
-  BATON_EXECUTORS: wholeNumber(0, 256).default(2),
+  // Default: 2 in embedded mode, none in queue mode (worker daemons run the playbooks there).
+  BATON_EXECUTORS: wholeNumber(0, 256).optional(),
   BATON_WORK_DIR: z.string().min(1).optional(),
   BATON_SANDBOX: z.enum(['auto', 'bwrap', 'off']).default('auto'),
   BATON_RUN_GRACE_SECONDS: positiveInt.default(60),
@@ -47,6 +50,8 @@ export interface Config {
   redisUrl?: string | undefined;
   masterKey?: string | undefined;
   workerKey?: string | undefined;
+  /** queue mode: every Redis key starts with `<prefix>:` */
+  queuePrefix: string;
   adminPassword?: string | undefined;
   tokenTtlSeconds: number;
   bodyLimitBytes: number;
@@ -75,6 +80,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (e.BATON_REDIS_URL) {
+    // Queue mode seals every job's bundle under the worker key: without it no worker could run anything.
+    if (!e.BATON_WORKER_KEY) throw new ConfigError('invalid configuration:\n  BATON_WORKER_KEY: must be set in queue mode (BATON_REDIS_URL is set); the same key as the workers\'');
+    try {
+      parseWorkerKey(e.BATON_WORKER_KEY);
+    } catch (err) {
+      throw new ConfigError(`invalid configuration:\n  BATON_WORKER_KEY: ${(err as Error).message}`);
+    }
+  }
   const dataDir = path.resolve(e.BATON_DATA_DIR);
   return {
     port: e.BATON_PORT,
@@ -84,6 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.BATON_REDIS_URL,
     masterKey: e.BATON_MASTER_KEY,
     workerKey: e.BATON_WORKER_KEY,
+    queuePrefix: e.BATON_QUEUE_PREFIX,
     adminPassword: e.BATON_ADMIN_PASSWORD,
     tokenTtlSeconds: e.BATON_TOKEN_TTL_SECONDS,
     bodyLimitBytes: e.BATON_BODY_LIMIT_BYTES,
@@ -92,7 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auditSigningKeyFile: e.BATON_AUDIT_SIGNING_KEY_FILE,
     uiDir: e.BATON_UI_DIR,
     shutdownGraceSeconds: e.BATON_SHUTDOWN_GRACE_SECONDS,
-    executors: e.BATON_EXECUTORS,
+    executors: e.BATON_EXECUTORS ?? (e.BATON_REDIS_URL ? 0 : 2),
     workDir: path.resolve(e.BATON_WORK_DIR ?? os.tmpdir()),
     sandbox: e.BATON_SANDBOX,
     runGraceSeconds: e.BATON_RUN_GRACE_SECONDS,

@@ -4,9 +4,10 @@ import { createTestDatabase, DIALECTS, type TestDatabase, testRunRow } from '@ba
 import { createAuthorizer, type Principal } from '../authz/authorize.js';
 import { newId } from '../common/ids.js';
 import { createRunAccess } from '../runs/run-access.js';
-import { createWorkerService, embeddedWorkerName, freshnessOf, HEARTBEAT_INTERVAL_MS, parseEmbeddedWorkerName } from './worker.service.js';
+import { createWorkerService, type DaemonBeat, embeddedWorkerName, freshnessOf, HEARTBEAT_INTERVAL_MS, parseEmbeddedWorkerName } from './worker.service.js';
 
 const viewer: Principal = { id: 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA3', username: 'viewer', role: 'viewer' };
+const admin: Principal = { id: 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA4', username: 'admin', role: 'admin' };
 const T0 = new Date('2025-03-01T12:00:00.000Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);
 
@@ -75,9 +76,31 @@ describe.each(DIALECTS)('worker service on %s', (dialect) => {
     expect(after[0]!.id).not.toBe(before.id);
   });
 
+  it('mirrors daemon heartbeats read from Redis: newer beats only, a stable id per start, a new one after a restart', async () => {
+    now = at(100_000);
+    const beat = (over: Partial<DaemonBeat> = {}): DaemonBeat => ({
+      name: 'daemon-1', host: 'box-d', labels: ['gpu'], capacity: 3, running: ['run_01ARZ3NDEKTSV4RRFFQ69G5FAV'],
+      started_at: at(90_000).toISOString(), last_heartbeat: at(99_000).toISOString(), lease_expires_at: at(129_000).toISOString(), ...over,
+    });
+    await service.mirror([beat()]);
+    const first = (await service.list(admin)).find((w) => w.name === 'daemon-1')!;
+    expect(first).toMatchObject({ mode: 'daemon', host: 'box-d', labels: ['gpu'], capacity: 3, running: ['run_01ARZ3NDEKTSV4RRFFQ69G5FAV'], last_heartbeat: at(99_000).toISOString(), freshness: 'fresh' });
+
+    // Another replica mirrors an older read: nothing moves back. A newer beat keeps the id.
+    await service.mirror([beat({ last_heartbeat: at(94_000).toISOString(), running: [] })]);
+    await service.mirror([beat({ last_heartbeat: at(104_000).toISOString(), running: [], lease_expires_at: null })]);
+    const second = (await service.list(admin)).find((w) => w.name === 'daemon-1')!;
+    expect(second).toMatchObject({ id: first.id, running: [], last_heartbeat: at(104_000).toISOString(), lease_expires_at: at(104_000).toISOString() });
+
+    await service.mirror([beat({ started_at: at(110_000).toISOString(), last_heartbeat: at(111_000).toISOString() })]);
+    const third = (await service.list(admin)).find((w) => w.name === 'daemon-1')!;
+    expect(third.id).not.toBe(first.id);
+    expect(third.started_at).toBe(at(110_000).toISOString());
+  });
+
   it('ignores a heartbeat of an unknown worker', async () => {
     await service.heartbeat('ghost', [], at(90_000));
-    expect((await service.list(viewer)).map((w) => w.name)).toEqual(['alpha-1', 'zeta-1']);
+    expect((await service.list(viewer)).map((w) => w.name)).toEqual(['alpha-1', 'daemon-1', 'zeta-1']);
   });
 
   it('shows a non-admin only the ids of running runs they may see, and everyone how many there are', async () => {

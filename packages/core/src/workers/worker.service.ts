@@ -43,6 +43,18 @@ export function toWorkerView(row: WorkerRow, now: Date, canSeeRun: (runId: strin
   };
 }
 
+/** A worker daemon's heartbeat as it publishes it (the queue package's WorkerHeartbeat, structurally). */
+export interface DaemonBeat {
+  name: string;
+  host: string;
+  labels: string[];
+  capacity: number;
+  running: string[];
+  started_at: string;
+  last_heartbeat: string;
+  lease_expires_at: string | null;
+}
+
 export function createWorkerService(deps: {
   workers: Pick<WorkerRepo, 'upsert' | 'heartbeat' | 'list'>;
   runs: Pick<RunRepo, 'findMany'>;
@@ -66,6 +78,23 @@ export function createWorkerService(deps: {
         // Nothing is leased yet; until its first heartbeat the worker counts as alive for one default lease.
         lease_expires_at: iso(new Date(now.getTime() + STALE_WITHIN_MS)),
       });
+    },
+
+    /**
+     * Queue mode: the daemons' heartbeats, read from Redis, become their rows (every replica may mirror them;
+     * an older beat never overwrites a newer one). A daemon restarted under its name gets a new id.
+     */
+    async mirror(daemons: readonly DaemonBeat[]): Promise<void> {
+      const rows = new Map((await deps.workers.list()).map((row) => [row.name, row]));
+      for (const d of daemons) {
+        const row = rows.get(d.name);
+        if (row && Date.parse(row.heartbeat_at) >= Date.parse(d.last_heartbeat)) continue;
+        const id = row && row.started_at === d.started_at ? row.id : newId('wrk', Date.parse(d.started_at) || deps.clock().getTime());
+        await deps.workers.upsert({
+          id, name: d.name, host: d.host, mode: 'daemon', labels: JSON.stringify(d.labels), capacity: d.capacity, running: JSON.stringify(d.running),
+          started_at: d.started_at, heartbeat_at: d.last_heartbeat, lease_expires_at: d.lease_expires_at ?? d.last_heartbeat,
+        });
+      }
     },
 
     async heartbeat(name: string, running: string[], leaseExpiresAt: Date): Promise<void> {
