@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { assertKeyringOpensSecrets, type Clock, systemClock, type ThrottleLimits } from '@baton/core';
 import { type Database, openDatabase } from '@baton/db';
-import type { Sandbox } from '@baton/executor';
+import { parseWorkerKey, type Sandbox } from '@baton/executor';
 import type { Config } from './config/config.js';
 import { ConfigError } from './config/config.js';
 import { loadKeyring } from './config/master-key.js';
@@ -26,7 +26,10 @@ function readSigningKey(file: string | undefined): crypto.KeyObject | undefined 
 }
 
 /** Opens what every command needs: data dir, master keyring, database (migrated) and services. */
-export async function openRuntime(config: Config, opts: { createKey: boolean; clock?: Clock; throttle?: ThrottleLimits; sandbox?: Sandbox; reportError?: (err: unknown) => void }): Promise<Runtime> {
+export async function openRuntime(
+  config: Config,
+  opts: { createKey: boolean; clock?: Clock; throttle?: ThrottleLimits; sandbox?: Sandbox; reportError?: (err: unknown) => void; leaseMs?: number; queueMode?: boolean },
+): Promise<Runtime> {
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const keyring = loadKeyring({ masterKey: config.masterKey, dataDir: config.dataDir, create: opts.createKey });
   const auditSigningKey = readSigningKey(config.auditSigningKeyFile);
@@ -45,6 +48,11 @@ export async function openRuntime(config: Config, opts: { createKey: boolean; cl
   }
   const services = createServices(db, {
     keyring, clock: opts.clock ?? systemClock, tokenTtlSeconds: config.tokenTtlSeconds, throttle: opts.throttle, auditSigningKey, sandbox: opts.sandbox, reportError: opts.reportError,
+    leaseMs: opts.leaseMs,
+    // Only `baton serve` talks to Redis; the other commands never enqueue.
+    queueMode: opts.queueMode && config.redisUrl && config.workerKey
+      ? { redisUrl: config.redisUrl, prefix: config.queuePrefix, workerKey: parseWorkerKey(config.workerKey) }
+      : undefined,
   });
   return { config, db, services };
 }

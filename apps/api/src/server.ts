@@ -11,6 +11,7 @@ import type { Config } from './config/config.js';
 import { ConfigError } from './config/config.js';
 import { createLogger } from './logger.js';
 import { type EmbeddedMode, startEmbeddedMode } from './runs/embedded-mode.js';
+import { startQueueMode } from './runs/queue-mode.js';
 import { sandboxHiddenPaths } from './runs/sandbox-paths.js';
 import { acquireServeLock, serveLockFile } from './runs/serve-lock.js';
 import { openRuntime } from './runtime.js';
@@ -30,9 +31,6 @@ async function listen(app: Express, config: Config): Promise<http.Server> {
 
 /** `baton serve`: migrate, make sure an admin exists, listen, and stop gracefully on SIGTERM/SIGINT. */
 export async function serve(config: Config, out: { print(line: string): void } = { print: (l) => console.log(l) }): Promise<{ server: http.Server; stop(): Promise<void>; logger: Logger }> {
-  if (config.redisUrl) {
-    throw new ConfigError('BATON_REDIS_URL is set, but queue mode is not part of this build yet; unset it to run embedded');
-  }
   const logger = createLogger(config.logLevel);
   const sandboxMode = await resolveSandboxMode(config.sandbox).catch((err: Error) => {
     throw new ConfigError(err.message);
@@ -56,7 +54,7 @@ async function start(
 ): Promise<{ server: http.Server; stop(): Promise<void>; logger: Logger }> {
   const { logger, sandbox } = opts;
   const rt = await openRuntime(config, {
-    createKey: true, sandbox, reportError: (err) => logger.error('runs: an error no request could be told of', { error: (err as Error)?.message ?? String(err) }),
+    createKey: true, sandbox, queueMode: true, reportError: (err) => logger.error('runs: an error no request could be told of', { error: (err as Error)?.message ?? String(err) }),
   });
   // /readyz answers 503 until the executors run: the start-up reconcile has settled every run by then.
   let started = false;
@@ -85,11 +83,15 @@ async function start(
     });
     // The port first: a server that cannot listen must not reconcile (finish or requeue) anything.
     server = await listen(app, config);
-    // Embedded mode: reconcile what a previous process left, then run executors in this process, named after it.
-    embedded = await startEmbeddedMode(rt.services, {
+    const executorOptions = {
       executors: config.executors, workDir: config.workDir, logger, leaseMs: DEFAULT_LEASE_MS, sandbox, executorProcess: true,
       name: embeddedWorkerName(os.hostname(), process.pid),
-    });
+    };
+    // Queue mode: worker daemons run the playbooks; this replica ingests their events and may lead the recovery sweep.
+    // Embedded mode: reconcile what a previous process left, then run executors in this process, named after it.
+    embedded = config.redisUrl
+      ? await startQueueMode(rt.services, { ...executorOptions, redisUrl: config.redisUrl, prefix: config.queuePrefix, database: rt.db.dialect })
+      : await startEmbeddedMode(rt.services, executorOptions);
   } catch (err) {
     if (server) {
       server.closeAllConnections();
@@ -100,7 +102,7 @@ async function start(
     throw err;
   }
   started = true;
-  logger.info('executors', { count: config.executors, sandbox: sandbox.mode, work_dir: config.workDir, name: embedded.executors.name });
+  logger.info('executors', { count: config.executors, sandbox: sandbox.mode, work_dir: config.workDir, name: embedded.executors.name, mode: config.redisUrl ? 'queue' : 'embedded' });
   const listening = server;
   const address = listening.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

@@ -6,7 +6,7 @@ import {
 import type { Database } from '@baton/db';
 import { checkoutCommit, resolveBranchHead, type Sandbox } from '@baton/executor';
 import { createInventoryServices } from './inventories/inventory.wiring.js';
-import { createRunServices } from './runs/run.wiring.js';
+import { createRunServices, type QueueModeSettings } from './runs/run.wiring.js';
 
 export interface ServiceOptions {
   keyring: Keyring;
@@ -22,6 +22,8 @@ export interface ServiceOptions {
   sandbox?: Sandbox | undefined;
   /** lease length of the in-process run queue (tests shorten it) */
   leaseMs?: number | undefined;
+  /** queue mode: the Redis seams instead of the in-process ones */
+  queueMode?: QueueModeSettings | undefined;
 }
 
 /** The composition root of the domain layer: every service gets exactly the repositories it uses. */
@@ -73,7 +75,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
     credentials,
     projects,
     ...inventoryServices,
-    ...createRunServices(db, { authz, clock, leaseMs: opts.leaseMs, credentials, projects, inventories: inventoryServices.inventories, sandbox: opts.sandbox, reportError: opts.reportError }),
+    ...createRunServices(db, { authz, clock, leaseMs: opts.leaseMs, credentials, projects, inventories: inventoryServices.inventories, sandbox: opts.sandbox, reportError: opts.reportError, queueMode: opts.queueMode }),
     signingKeys,
   };
 }

@@ -1,36 +1,55 @@
 #!/usr/bin/env node
-// `baton worker`: the queue-mode daemon. It needs only Redis and BATON_WORKER_KEY and never opens the database.
-import { parseArgs } from 'node:util';
+// `baton worker`: the queue-mode daemon (ARCHITECTURE.md, "Processes"). It needs only Redis and
+// BATON_WORKER_KEY and never opens the database. Exit codes: 0 after a graceful stop, 1 on a second signal or
+// an unexpected failure, 2 for a bad configuration (the message names the variable or flag).
+import { loadWorkerConfig, WorkerConfigError } from './config.js';
+import { createWorkerLogger } from './logger.js';
 
-const HELP = `Usage: baton worker [--concurrency N] [--labels a,b] [--name NAME]
-
-Leases run jobs from Redis (BATON_REDIS_URL), runs ansible-playbook and publishes events.
-Needs BATON_REDIS_URL and BATON_WORKER_KEY; never opens the database.
-Also configurable with BATON_WORKER_CONCURRENCY, BATON_WORKER_LABELS, BATON_WORKER_NAME.`;
-
-function main(argv: string[]): number {
-  const { values } = parseArgs({
-    args: argv,
-    options: { help: { type: 'boolean', short: 'h' }, concurrency: { type: 'string' }, labels: { type: 'string' }, name: { type: 'string' } },
-    strict: true,
-  });
-  if (values.help) {
-    console.log(HELP);
+async function main(argv: string[]): Promise<number> {
+  // First of all: reading the configuration removes BATON_WORKER_KEY from the environment.
+  const command = loadWorkerConfig(argv);
+  if (command.kind === 'help') {
+    console.log(command.text);
     return 0;
   }
-  const missing = ['BATON_REDIS_URL', 'BATON_WORKER_KEY'].filter((v) => !process.env[v]);
-  if (missing.length) {
-    console.error(`baton worker: ${missing.join(' and ')} must be set`);
-    return 2;
-  }
-  // The lease loop arrives with queue mode (the scale-out issue); until then say so instead of idling.
-  console.error('baton worker: queue mode is not part of this build yet; run "baton serve" (embedded mode)');
-  return 2;
+  const { config } = command;
+  const logger = createWorkerLogger(config.logLevel);
+  // Loaded only now: a bad configuration is reported without loading the Redis clients.
+  const { startWorker } = await import('./start-worker.js');
+  const worker = await startWorker(config, logger);
+
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        // The operator does not want to wait: cancel the runs (their ansible dies with this process) and go.
+        logger.warn('second signal: canceling the runs and exiting now', { signal, running: worker.daemon.running() });
+        worker.abortNow();
+        resolve(1);
+        return;
+      }
+      stopping = true;
+      logger.info('stopping: no new runs; running ones may go on for the grace period', { signal, grace_seconds: config.runGraceSeconds, running: worker.daemon.running() });
+      worker.stop(config.runGraceSeconds * 1000).then(
+        () => {
+          logger.info('worker stopped');
+          resolve(0);
+        },
+        (err: unknown) => {
+          logger.error('worker stop failed', { error: (err as Error)?.message ?? String(err) });
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
 }
 
-try {
-  process.exit(main(process.argv.slice(2)));
-} catch (err) {
-  console.error(`baton worker: ${(err as Error).message}`);
-  process.exit(2);
-}
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(`baton worker: ${(err as Error)?.message ?? String(err)}`);
+    process.exit(err instanceof WorkerConfigError ? 2 : 1);
+  },
+);

@@ -6,7 +6,7 @@ export {
 export { fetchInventoryUrl, type FetchInventoryUrlOptions, isRefusedAddress, loadUrlInventory } from './inventory/inventory-url.js';
 export {
   DEFAULT_MAX_EVENT_RES_BYTES, DEFAULT_MAX_LOG_BYTES, type HostStats, type RunConclusion, type RunOutcome, type RunPlaybookOptions, type RunReason, runPlaybook,
-  ShutdownAbort,
+  ShutdownAbort, WorkerLostAbort,
 } from './playbook/run-playbook.js';
 export { cleanupLeftoverRuns } from './playbook/run-leftovers.js';
 export {

@@ -23,9 +23,24 @@ export interface EmbeddedModeOptions {
    * which that process cannot load, and call runPlaybook in-process; the code path is otherwise the same.
    */
   executorProcess?: boolean | undefined;
+  /**
+   * Reconcile at start and sweep every `sweepIntervalMs` (default true). Queue mode turns both off: there the
+   * sweep is the leader replica's, and this process only runs its optional executors.
+   */
+  recovery?: boolean | undefined;
   /** ansible's grace periods after SIGINT and SIGTERM on cancel (tests shorten them) */
   interruptGraceMs?: number | undefined;
   terminateGraceMs?: number | undefined;
+}
+
+/** One pass of the recovery sweep, its findings logged. */
+export async function sweepOnce(services: Pick<Services, 'runRecovery'>, logger: Logger): Promise<void> {
+  try {
+    const r = await services.runRecovery.reconcile();
+    if (r.lost.length || r.requeued.length) logger.warn('recovery sweep', { lost: r.lost, requeued: r.requeued });
+  } catch (err) {
+    logger.error('recovery sweep failed', { error: (err as Error).message });
+  }
 }
 
 export interface EmbeddedMode {
@@ -43,9 +58,12 @@ export async function startEmbeddedMode(services: RunServices, opts: EmbeddedMod
     const cleaned = await cleanupLeftoverRuns(opts.workDir);
     if (cleaned.length) logger.warn('removed run directories left by a server that died', { dirs: cleaned });
   }
+  const recovery = opts.recovery ?? true;
   // Nothing holds a lease in a process that just started: every `running` run is lost, every pending one requeued.
-  const recovered = await services.runRecovery.reconcile();
-  if (recovered.lost.length || recovered.requeued.length) logger.info('runs recovered at start', { lost: recovered.lost, requeued: recovered.requeued });
+  if (recovery) {
+    const recovered = await services.runRecovery.reconcile();
+    if (recovered.lost.length || recovered.requeued.length) logger.info('runs recovered at start', { lost: recovered.lost, requeued: recovered.requeued });
+  }
 
   const executor =
     opts.executorProcess && opts.executors > 0
@@ -63,13 +81,8 @@ export async function startEmbeddedMode(services: RunServices, opts: EmbeddedMod
   });
   if (opts.executors > 0) await executors.start();
 
-  const sweep = setInterval(() => {
-    services.runRecovery.reconcile().then(
-      (r) => (r.lost.length || r.requeued.length) && logger.warn('recovery sweep', { lost: r.lost, requeued: r.requeued }),
-      (err: Error) => logger.error('recovery sweep failed', { error: err.message }),
-    );
-  }, opts.sweepIntervalMs ?? SWEEP_INTERVAL_MS);
-  sweep.unref();
+  const sweep = recovery ? setInterval(() => void sweepOnce(services, logger), opts.sweepIntervalMs ?? SWEEP_INTERVAL_MS) : undefined;
+  sweep?.unref();
 
   return {
     executors,

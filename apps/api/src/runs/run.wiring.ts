@@ -3,11 +3,13 @@
 import os from 'node:os';
 import {
   type Authorizer, type Clock, createRunAccess, createRunBundleBuilder, createRunIngester, createRunRecovery, createRunService, createWorkerService, createRunOutputService,
-  type CredentialService, type InventoryService, type ProjectService,
+  type CredentialService, type InventoryService, type ProjectService, UnavailableError,
 } from '@baton/core';
 import type { Database } from '@baton/db';
-import { inventoryForHosts, inventoryHosts, parseInventory, resolvePlaybookAtBranch, type Sandbox } from '@baton/executor';
-import { createInProcessEventBus, createInProcessRunQueue, type EventBus, type OnLeaseLost, type RunQueue } from '@baton/queue';
+import { inventoryForHosts, inventoryHosts, parseInventory, resolvePlaybookAtBranch, type Sandbox, sealBundle } from '@baton/executor';
+import {
+  createInProcessEventBus, createInProcessRunQueue, createRedisEventBus, createRedisRunQueue, type EventBus, type OnLeaseLost, type RunJob, type RunQueue,
+} from '@baton/queue';
 import { INVENTORY_LIMITS } from '../inventories/inventory.wiring.js';
 import { processAlive } from './process-alive.js';
 
@@ -23,23 +25,69 @@ export interface RunWiringOptions {
   reportError?: ((err: unknown) => void) | undefined;
   /** ansible-inventory runs at submit (inline inventories, shards) go in it too */
   sandbox?: Sandbox | undefined;
+  /** Queue mode (BATON_REDIS_URL): BullMQ and Redis pub/sub instead of the in-process seams; jobs carry sealed bundles. */
+  queueMode?: QueueModeSettings | undefined;
+}
+
+export interface QueueModeSettings {
+  redisUrl: string;
+  prefix: string;
+  /** BATON_WORKER_KEY, parsed: every job's bundle is sealed under it */
+  workerKey: Buffer;
+}
+
+/** How long a request waits for Redis before it gives up on it. */
+const QUEUE_TIMEOUT_MS = 5_000;
+
+function withinQueueTimeout<T>(work: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new UnavailableError(`the run queue (Redis) did not answer within ${QUEUE_TIMEOUT_MS / 1000} s while ${what}; try again`)), QUEUE_TIMEOUT_MS);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 export function createRunServices(db: Database, opts: RunWiringOptions) {
   const { repos } = db;
   // The queue reports lost leases before the ingester exists; the callback is bound once it does.
   let onLost: OnLeaseLost = () => {};
-  const runQueue: RunQueue = createInProcessRunQueue({ onLost: (...args) => onLost(...args), ...(opts.leaseMs ? { leaseMs: opts.leaseMs } : {}) });
-  const eventBus: EventBus = createInProcessEventBus();
-  const runAccess = createRunAccess({ runs: repos.runs, authz: opts.authz });
   // The single writer of run events and, after submit, of run status; its errors have no caller to go to.
   const reportRunError = (err: unknown) => (opts.reportError ?? ((e) => console.error('baton: runs:', e)))(err);
+  const lease = { onLost: (...args: Parameters<OnLeaseLost>) => onLost(...args), ...(opts.leaseMs ? { leaseMs: opts.leaseMs } : {}) };
+  const q = opts.queueMode;
+  const runQueue: RunQueue = q
+    ? createRedisRunQueue({ redisUrl: q.redisUrl, prefix: q.prefix, ...lease, watchLeases: true, onError: reportRunError })
+    : createInProcessRunQueue(lease);
+  const eventBus: EventBus = q ? createRedisEventBus({ redisUrl: q.redisUrl, prefix: q.prefix, onError: reportRunError }) : createInProcessEventBus();
+  const runAccess = createRunAccess({ runs: repos.runs, authz: opts.authz });
   const ingester = createRunIngester({
     transaction: db.transaction, publish: (e) => eventBus.publish(e), clock: opts.clock, onError: reportRunError,
   });
   onLost = (runId) => void ingester.finish(runId, { conclusion: 'error', reason: 'worker_lost' }, ['running', 'pending']).catch(reportRunError);
+  const runBundles = createRunBundleBuilder({ runs: repos.runs, projects: repos.projects, inventories: repos.inventories, credentials: opts.credentials });
+  // Queue mode: workers never open the database, so each job carries its bundle, sealed, built when it is enqueued.
+  const dispatchQueue: Pick<RunQueue, 'enqueue' | 'cancel' | 'pendingIds' | 'leasedIds'> = q
+    ? {
+        pendingIds: () => runQueue.pendingIds(),
+        leasedIds: () => runQueue.leasedIds(),
+        // Redis away: a cancel is a 503 (nothing changes, the caller tries again), not a request hanging on reconnects.
+        cancel: (runId) => withinQueueTimeout(runQueue.cancel(runId), `canceling run ${runId}`),
+        async enqueue(job: RunJob) {
+          let sealed: string;
+          try {
+            sealed = sealBundle(await runBundles.build(job.runId), q.workerKey);
+          } catch (err) {
+            if ((err as Error).name !== 'RunInputMissingError') throw err;
+            await ingester.finish(job.runId, { conclusion: 'error', reason: 'missing_input' }, ['pending']);
+            return;
+          }
+          // The run is committed: if Redis is away the submit still answers, and the recovery sweep enqueues it later.
+          await withinQueueTimeout(runQueue.enqueue({ ...job, bundle: sealed }), `enqueueing run ${job.runId}`);
+        },
+      }
+    : runQueue;
   const runRecovery = createRunRecovery({
-    runs: repos.runs, workers: repos.workers, queue: runQueue, finish: (...args) => ingester.finish(...args), clock: opts.clock,
+    runs: repos.runs, workers: repos.workers, queue: dispatchQueue, finish: (...args) => ingester.finish(...args), clock: opts.clock,
     self: { hostname: os.hostname(), pid: process.pid, processAlive },
   });
   // Submit, cancel and retry; ansible and git are the executor's own functions, bounded like inventory parsing.
@@ -51,10 +99,9 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
       hosts: (o) => inventoryHosts({ ...o, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),
       forHosts: inventoryForHosts,
     },
-    queue: runQueue, finish: (...args) => ingester.finish(...args),
+    queue: dispatchQueue, finish: (...args) => ingester.finish(...args),
     onEnqueueError: (runId, err) => reportRunError(new Error(`run ${runId} committed but not enqueued (the recovery sweep will): ${(err as Error).message}`)),
   });
-  const runBundles = createRunBundleBuilder({ runs: repos.runs, projects: repos.projects, inventories: repos.inventories, credentials: opts.credentials });
   const runOutput = createRunOutputService({ runEvents: repos.runEvents, runs: repos.runs, access: runAccess });
   const workers = createWorkerService({ workers: repos.workers, runs: repos.runs, access: runAccess, clock: opts.clock });
   return {

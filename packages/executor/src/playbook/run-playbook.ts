@@ -20,7 +20,7 @@ export type { HostStats };
 
 export type RunConclusion = 'succeeded' | 'failed' | 'canceled' | 'error';
 /** Why a run ended the way it did, where the conclusion alone does not say. */
-export type RunReason = 'timeout' | 'canceled' | 'shutdown' | 'bad_playbook' | 'checkout_failed' | 'bad_credential' | 'ansible_error' | 'executor_error';
+export type RunReason = 'timeout' | 'canceled' | 'shutdown' | 'bad_playbook' | 'checkout_failed' | 'bad_credential' | 'ansible_error' | 'executor_error' | 'worker_lost';
 
 /**
  * Abort a run's signal with this (`controller.abort(new ShutdownAbort())`) when the server is shutting down: the
@@ -33,8 +33,21 @@ export class ShutdownAbort extends Error {
   }
 }
 
+/**
+ * Abort a run's signal with this when the worker running it lost its lease (queue mode: the lease expired, so
+ * the queue may already count the run lost): the run then ends `error` with reason `worker_lost`, not `canceled`.
+ */
+export class WorkerLostAbort extends Error {
+  override readonly name = 'WorkerLostAbort';
+  constructor(message = 'this worker lost the lease of the run') {
+    super(message);
+  }
+}
+
 /** By name, not instanceof: the reason may come from another realm (a test runner's, a worker thread's). */
-const isShutdownAbort = (reason: unknown): boolean => typeof reason === 'object' && reason !== null && (reason as Error).name === 'ShutdownAbort';
+const isAbortNamed = (reason: unknown, name: string): boolean => typeof reason === 'object' && reason !== null && (reason as Error).name === name;
+const isShutdownAbort = (reason: unknown): boolean => isAbortNamed(reason, 'ShutdownAbort');
+const isWorkerLostAbort = (reason: unknown): boolean => isAbortNamed(reason, 'WorkerLostAbort');
 
 export interface RunOutcome {
   /** ansible-playbook's exit code; null when it never started or was killed by a signal */
@@ -429,8 +442,13 @@ function killProcessGroupOf(pid: number | undefined): void {
   }
 }
 
-/** A cancel, or the server's shutdown (ShutdownAbort), which must not look like a user's cancel. */
-const canceledFor = (signal: AbortSignal | undefined): Pick<RunOutcome, 'conclusion' | 'reason'> => ({ conclusion: 'canceled', reason: isShutdownAbort(signal?.reason) ? 'shutdown' : 'canceled' });
+/** A cancel, the server's shutdown (ShutdownAbort) or a lost lease (WorkerLostAbort): neither of the last two may look like a user's cancel. */
+const canceledFor = (signal: AbortSignal | undefined): Pick<RunOutcome, 'conclusion' | 'reason'> =>
+  isWorkerLostAbort(signal?.reason) ? { conclusion: 'error', reason: 'worker_lost' } : { conclusion: 'canceled', reason: isShutdownAbort(signal?.reason) ? 'shutdown' : 'canceled' };
+const STOPPED_LINES: Partial<Record<RunReason, string>> = {
+  shutdown: 'baton: the run was stopped: the server is shutting down',
+  worker_lost: 'baton: the run was stopped: this worker lost its lease on the run',
+};
 
 function concludeFrom(result: AnsibleResult, stats: Record<string, HostStats> | undefined, signal: AbortSignal | undefined): Pick<RunOutcome, 'conclusion' | 'reason'> {
   if (result.stoppedFor === 'canceled') return canceledFor(signal);
@@ -546,7 +564,7 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
   try {
     for (const problem of problems) stream.ownLogLine(`baton: cleanup after the run failed: ${problem}`);
     if (result.stoppedFor === 'timeout') stream.ownLogLine(`baton: the run exceeded its timeout of ${bundle.timeout_s} s and was stopped`);
-    else if (result.stoppedFor) stream.ownLogLine(outcome.reason === 'shutdown' ? 'baton: the run was stopped: the server is shutting down' : 'baton: the run was canceled');
+    else if (result.stoppedFor) stream.ownLogLine((outcome.reason && STOPPED_LINES[outcome.reason]) ?? 'baton: the run was canceled');
   } catch {
     // As above: only the final status still matters.
   }

@@ -125,7 +125,7 @@ export function createInProcessRunQueue({ onLost, leaseMs = DEFAULT_LEASE_MS, ti
     async enqueue(job) {
       if (closed) throw new Error('run queue is closed');
       if (holdings.has(job.runId) || pending.some((queued) => queued.runId === job.runId)) return;
-      pending.push({ runId: job.runId, ...(job.labels ? { labels: [...job.labels] } : {}) });
+      pending.push({ runId: job.runId, ...(job.labels ? { labels: [...job.labels] } : {}), ...(job.bundle !== undefined ? { bundle: job.bundle } : {}) });
       dispatch();
     },
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { JobHandler, Lease, LeaseLossReason, OnLeaseLost, RunQueue, WorkerSpec } from '../run-queue.js';
+import type { JobHandler, Lease, LeaseLossReason, OnLeaseLost, RunJob, RunQueue, WorkerSpec } from '../run-queue.js';
 import { Counter, deferred, within, type Deferred } from './async.js';
 
 /** What one implementation hands the contract: a fresh queue and a way to let its time pass. */
@@ -139,6 +139,14 @@ export function runQueueContract(name: string, make: MakeRunQueue): void {
       await bench.finished.reach(8, 'the runs enqueued after the worker');
 
       expect(bench.handled.map((h) => h.runId)).toEqual([...early, ...late]);
+    });
+
+    it('hands the handler the job as enqueued: labels and sealed bundle intact', async () => {
+      const [runId] = runIds(1, 'whole');
+      const received = deferred<RunJob>();
+      queue.lease(worker('w1', 1, ['linux']), async (job) => received.resolve({ ...job }));
+      await queue.enqueue({ runId: runId!, labels: ['linux'], bundle: 'wb1.iv.tag.ciphertext' });
+      await expect(within(received.promise, 'the job')).resolves.toEqual({ runId, labels: ['linux'], bundle: 'wb1.iv.tag.ciphertext' });
     });
 
     it('hands each job to exactly one of several concurrent workers', async () => {

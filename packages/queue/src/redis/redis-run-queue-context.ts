@@ -1,0 +1,190 @@
+import { Queue, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { OnLeaseLost, RunJob } from '../run-queue.js';
+import { LeaseExpiredError, RedisUnavailableError } from './redis-run-queue-errors.js';
+import { bullmqKey, MARKER_TTL_SECONDS, queueNameFor, type RunQueueKeys } from './redis-run-queue-keys.js';
+
+/**
+ * Claims the report of a lost lease: only for a job still in the active list whose lock is gone (a lock never
+ * comes back once expired: BullMQ re-locks only when it moves a waiting job to active), and only once per
+ * enqueue of the run (the marker holds the job's creation timestamp, so a later re-enqueue can be reported again).
+ * KEYS: active list, lock, job hash, marker. ARGV: run id, marker TTL in seconds. Returns 1 to the one winner.
+ */
+const CLAIM_LOST_SCRIPT = `
+if not redis.call('LPOS', KEYS[1], ARGV[1]) then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+local enqueuedAt = redis.call('HGET', KEYS[3], 'timestamp') or ''
+if redis.call('GET', KEYS[4]) == enqueuedAt then return 0 end
+redis.call('SET', KEYS[4], enqueuedAt, 'EX', ARGV[2])
+return 1
+`;
+
+/**
+ * What the parts of one Redis RunQueue instance share: its command connection, the BullMQ objects opened on it
+ * (one Queue and, on a worker, one manually fetching Worker per label set) and the label sets seen so far.
+ */
+export interface RunQueueContext {
+  readonly prefix: string;
+  readonly keys: RunQueueKeys;
+  readonly leaseMs: number;
+  readonly commands: Redis;
+  readonly onLost: OnLeaseLost;
+  readonly onError: (error: unknown) => void;
+  /** Queue name → sorted labels, as last read from `${prefix}:label-sets` or heard on the enqueue channel. */
+  readonly labelSets: Map<string, string[]>;
+  isClosed(): boolean;
+  queue(queueName: string): Queue<RunJob>;
+  fetcher(queueName: string): Worker<RunJob>;
+  /** Re-reads every label set any instance registered. */
+  refreshLabelSets(): Promise<Map<string, string[]>>;
+  /** Records a label set (in Redis too) and returns its queue name. */
+  registerLabelSet(labels: string[]): Promise<string>;
+  /** Resolves when the command connection is up; rejects with RedisUnavailableError while it is down. */
+  ready(): Promise<void>;
+  /**
+   * The one atomic step that makes a lost lease reported once across all instances (CLAIM_LOST_SCRIPT), then,
+   * if this caller won, moving the job from active to failed (token '0' skips BullMQ's lock check, the lock being
+   * gone). Returns true when the caller must report the loss.
+   */
+  claimLost(queueName: string, job: Job<RunJob>): Promise<boolean>;
+  /** Closes the BullMQ objects; the connections are closed by their owner. */
+  closeBullmq(): Promise<void>;
+}
+
+export interface RunQueueContextOptions {
+  prefix: string;
+  keys: RunQueueKeys;
+  leaseMs: number;
+  commands: Redis;
+  onLost: OnLeaseLost;
+  onError: (error: unknown) => void;
+  isClosed(): boolean;
+}
+
+export function createRunQueueContext(options: RunQueueContextOptions): RunQueueContext {
+  const { prefix, keys, leaseMs, commands, onError } = options;
+  const queues = new Map<string, Queue<RunJob>>();
+  const fetchers = new Map<string, Worker<RunJob>>();
+  const labelSets = new Map<string, string[]>([[queueNameFor([]), []]]);
+  let everReady = commands.status === 'ready';
+  commands.on('ready', () => {
+    everReady = true;
+  });
+
+  const parseLabelSet = (queueName: string, json: string): void => {
+    try {
+      const labels: unknown = JSON.parse(json);
+      if (Array.isArray(labels) && labels.every((label) => typeof label === 'string')) labelSets.set(queueName, labels);
+    } catch (error) {
+      onError(error);
+    }
+  };
+
+  return {
+    prefix,
+    keys,
+    leaseMs,
+    commands,
+    onLost: options.onLost,
+    onError,
+    labelSets,
+    isClosed: options.isClosed,
+
+    queue(queueName) {
+      let queue = queues.get(queueName);
+      if (!queue) {
+        // The shared connection: BullMQ leaves a caller's ioredis instance open on close, we close it ourselves.
+        queue = new Queue<RunJob>(queueName, { connection: commands, prefix });
+        queue.on('error', onError);
+        queues.set(queueName, queue);
+      }
+      return queue;
+    },
+
+    fetcher(queueName) {
+      let fetcher = fetchers.get(queueName);
+      if (!fetcher) {
+        // No processor and no run(): jobs are fetched by hand with getNextJob, so BullMQ neither renews locks
+        // (the holder's heartbeat does) nor runs its stalled checker (a lost lease must be reported, not retried).
+        fetcher = new Worker<RunJob>(queueName, null, {
+          connection: commands,
+          prefix,
+          autorun: false,
+          lockDuration: leaseMs,
+          maxStalledCount: 0,
+          skipLockRenewal: true,
+          skipStalledCheck: true,
+        });
+        fetcher.on('error', onError);
+        fetchers.set(queueName, fetcher);
+      }
+      return fetcher;
+    },
+
+    async refreshLabelSets() {
+      const all = await commands.hgetall(keys.labelSets);
+      for (const [queueName, json] of Object.entries(all)) parseLabelSet(queueName, json);
+      return labelSets;
+    },
+
+    async registerLabelSet(labels) {
+      const queueName = queueNameFor(labels);
+      if (!labelSets.has(queueName)) {
+        await commands.hset(keys.labelSets, queueName, JSON.stringify(labels));
+        labelSets.set(queueName, labels);
+      }
+      return queueName;
+    },
+
+    ready() {
+      if (commands.status === 'ready') return Promise.resolve();
+      // Only the first connect is waited for; a connection that was up and dropped fails fast.
+      if (everReady || !['wait', 'connecting', 'connect'].includes(commands.status)) {
+        return Promise.reject(new RedisUnavailableError(`connection is ${commands.status}`));
+      }
+      return new Promise<void>((resolve, reject) => {
+        const settle = (error?: unknown): void => {
+          commands.off('ready', onReady);
+          commands.off('error', onFailure);
+          commands.off('end', onFailure);
+          if (error === undefined) resolve();
+          else reject(new RedisUnavailableError(error instanceof Error ? error.message : String(error)));
+        };
+        const onReady = (): void => settle();
+        const onFailure = (error?: unknown): void => settle(error ?? new Error('connection ended'));
+        commands.once('ready', onReady);
+        commands.once('error', onFailure);
+        commands.once('end', onFailure);
+      });
+    },
+
+    async claimLost(queueName, job) {
+      const runId = job.id!;
+      const claimed = await commands.eval(
+        CLAIM_LOST_SCRIPT,
+        4,
+        bullmqKey(prefix, queueName, 'active'),
+        bullmqKey(prefix, queueName, `${runId}:lock`),
+        bullmqKey(prefix, queueName, runId),
+        keys.lost(runId),
+        runId,
+        MARKER_TTL_SECONDS,
+      );
+      if (Number(claimed) !== 1) return false;
+      try {
+        await job.moveToFailed(new LeaseExpiredError(runId), '0', false);
+      } catch (error) {
+        // Still ours to report: the marker keeps every other instance from reporting it.
+        onError(error);
+      }
+      return true;
+    },
+
+    async closeBullmq() {
+      const closing = [...fetchers.values()].map((fetcher) => fetcher.close(true)).concat([...queues.values()].map((queue) => queue.close()));
+      fetchers.clear();
+      queues.clear();
+      for (const result of await Promise.allSettled(closing)) if (result.status === 'rejected') onError(result.reason);
+    },
+  };
+}

@@ -1,0 +1,346 @@
+import { randomUUID } from 'node:crypto';
+import type { Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { JobHandler, Lease, RunJob, WorkerSpec, WorkerSubscription } from '../run-queue.js';
+import { closeRedis } from './redis-connection.js';
+import type { RunQueueContext } from './redis-run-queue-context.js';
+import { LeaseExpiredError, RunCanceledError } from './redis-run-queue-errors.js';
+import { bullmqKey, HOLDER_FIELD } from './redis-run-queue-keys.js';
+
+/** The fallback when a pub/sub notice was missed (a reconnect): how often idle workers look for jobs anyway. */
+export const POLL_MS = 1_000;
+
+interface Subscription {
+  spec: WorkerSpec;
+  labels: Set<string>;
+  handler: JobHandler;
+  active: number;
+  /** Breaks ties between equally loaded workers, so jobs spread instead of piling on the first one. */
+  lastAssigned: number;
+  closed: boolean;
+  onIdle: Array<() => void>;
+}
+
+/** A job this instance fetched and whose handler has not settled yet. */
+interface Holding {
+  runId: string;
+  queueName: string;
+  job: Job<RunJob>;
+  token: string;
+  subscription: Subscription;
+  controller: AbortController;
+  timer?: NodeJS.Timeout;
+  expired: boolean;
+  canceled: boolean;
+  settled: boolean;
+}
+
+export interface Leasing {
+  lease(spec: WorkerSpec, handler: JobHandler): WorkerSubscription;
+  /** Aborts a run held here (the cancel's fast path in the instance that received it); false if not held here. */
+  cancelLocal(runId: string): boolean;
+  /** Stops fetching, lease timers and the subscriber; handlers in flight finish without touching Redis. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The worker side of one RunQueue instance: fetches jobs by hand (`Worker.getNextJob`) from every label-set
+ * queue a registered worker may serve, holds their BullMQ locks as leases and reports what happens to them.
+ * Woken by the enqueue channel, a freed slot, or a slow poll.
+ */
+export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis): Leasing {
+  const subscriptions: Subscription[] = [];
+  const holdings = new Map<string, Holding>();
+  const instanceId = randomUUID();
+  let subscriber: Redis | undefined;
+  let pollTimer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let pumping: Promise<void> | undefined;
+  let again = false;
+  let assignments = 0;
+  let tokens = 0;
+
+  const lockKey = (holding: Holding): string => bullmqKey(ctx.prefix, holding.queueName, `${holding.runId}:lock`);
+  const mayServe = (sub: Subscription, labels: string[]): boolean => labels.every((label) => sub.labels.has(label));
+  const hasRoom = (sub: Subscription): boolean => !sub.closed && sub.active < sub.spec.capacity;
+
+  const pickSubscription = (labels: string[]): Subscription | undefined => {
+    let best: Subscription | undefined;
+    for (const sub of subscriptions) {
+      if (!hasRoom(sub) || !mayServe(sub, labels)) continue;
+      if (!best || sub.active < best.active || (sub.active === best.active && sub.lastAssigned < best.lastAssigned)) best = sub;
+    }
+    return best;
+  };
+
+  /** The given queues that have a waiting job, the one with the oldest head first (one queue: no round trip). */
+  const oldestFirst = async (queueNames: string[]): Promise<string[]> => {
+    if (queueNames.length <= 1) return queueNames;
+    const heads = await ctx.commands.pipeline(queueNames.map((name) => ['lindex', bullmqKey(ctx.prefix, name, 'wait'), '-1'])).exec();
+    const waiting = queueNames
+      .map((name, i) => ({ name, head: heads?.[i]?.[1] as string | null }))
+      .filter((entry): entry is { name: string; head: string } => typeof entry.head === 'string');
+    if (waiting.length <= 1) return waiting.map((entry) => entry.name);
+    const stamps = await ctx.commands
+      .pipeline(waiting.map((entry) => ['hget', bullmqKey(ctx.prefix, entry.name, entry.head), 'timestamp']))
+      .exec();
+    return waiting
+      .map((entry, i) => ({ name: entry.name, at: Number(stamps?.[i]?.[1] ?? Number.MAX_SAFE_INTEGER) }))
+      .sort((a, b) => a.at - b.at)
+      .map((entry) => entry.name);
+  };
+
+  /** One pass: takes at most one job, then asks for another pass so the queue heads are read afresh. */
+  const fillOnce = async (): Promise<void> => {
+    const servable = [...ctx.labelSets].filter(([, labels]) => subscriptions.some((sub) => hasRoom(sub) && mayServe(sub, labels)));
+    for (const queueName of await oldestFirst(servable.map(([name]) => name))) {
+      const labels = ctx.labelSets.get(queueName) ?? [];
+      if (!pickSubscription(labels) || stopped) continue;
+      const token = `${instanceId}:${++tokens}`;
+      const job = await ctx.fetcher(queueName).getNextJob(token, { block: false });
+      if (!job) continue;
+      // Chosen after the fetch: a worker may have closed, or the queue stopped, while it was in flight.
+      const sub = stopped ? undefined : pickSubscription(labels);
+      if (!sub) {
+        await job.moveToWait(token);
+        return;
+      }
+      await start(job, sub, queueName, token);
+      again = true;
+      return;
+    }
+  };
+
+  const pump = (): void => {
+    if (stopped) return;
+    if (pumping) {
+      again = true;
+      return;
+    }
+    pumping = (async () => {
+      try {
+        do {
+          again = false;
+          await fillOnce();
+        } while (again && !stopped);
+      } catch (error) {
+        // Redis down: the poll tries again.
+        ctx.onError(error);
+      } finally {
+        pumping = undefined;
+      }
+    })();
+  };
+
+  const armExpiry = (holding: Holding, ms: number): void => {
+    clearTimeout(holding.timer);
+    if (stopped || holding.settled || holding.expired) return;
+    // Fires just after Redis would drop the lock: the local timer starts after the reply that set it.
+    holding.timer = setTimeout(() => void checkLease(holding), ms + 1);
+  };
+
+  const markCanceled = (holding: Holding): void => {
+    if (holding.settled || holding.expired || holding.canceled) return;
+    holding.canceled = true;
+    holding.controller.abort(new RunCanceledError(holding.runId));
+  };
+
+  const leaseLost = async (holding: Holding): Promise<void> => {
+    if (holding.expired) return;
+    holding.expired = true;
+    clearTimeout(holding.timer);
+    holding.controller.abort(new LeaseExpiredError(holding.runId));
+    if (await ctx.claimLost(holding.queueName, holding.job)) ctx.onLost(holding.runId, holding.subscription.spec.name, 'expired');
+  };
+
+  /** Is the lock still ours? Re-arms for what is left of it, or reports the lease lost. */
+  const checkLease = async (holding: Holding): Promise<void> => {
+    if (stopped || holding.settled || holding.expired) return;
+    try {
+      const replies = await ctx.commands.pipeline().get(lockKey(holding)).pttl(lockKey(holding)).exec();
+      const owner = replies?.[0]?.[1];
+      const pttl = Number(replies?.[1]?.[1]);
+      if (holding.settled || holding.expired) return;
+      if (owner === holding.token && pttl > 0) armExpiry(holding, pttl);
+      else await leaseLost(holding);
+    } catch (error) {
+      ctx.onError(error);
+      // Redis unreachable: look again soon; if it stays away, an API replica's watcher reports the run.
+      armExpiry(holding, Math.max(1, Math.floor(ctx.leaseMs / 3)));
+    }
+  };
+
+  const heartbeat = (holding: Holding): void => {
+    if (stopped || ctx.isClosed() || holding.settled || holding.expired) return;
+    holding.job.extendLock(holding.token, ctx.leaseMs).then(
+      (extended) => {
+        if (Number(extended) === 1) armExpiry(holding, ctx.leaseMs);
+        else void checkLease(holding);
+      },
+      (error: unknown) => ctx.onError(error),
+    );
+  };
+
+  const finish = async (holding: Holding, failure?: { error: unknown }): Promise<void> => {
+    holding.settled = true;
+    clearTimeout(holding.timer);
+    // After queue.close() the connections are gone: the lock runs out and a watcher reports the run.
+    if (!ctx.isClosed() && !holding.expired) {
+      try {
+        if (failure) {
+          const error = failure.error instanceof Error ? failure.error : new Error(String(failure.error));
+          await holding.job.moveToFailed(error, holding.token, false);
+          // After a cancel the handler is expected to end early, possibly by throwing: not a lost worker.
+          if (!holding.canceled) ctx.onLost(holding.runId, holding.subscription.spec.name, 'handler_failed', failure.error);
+        } else {
+          // fetchNext false: BullMQ would otherwise move the next waiting job to active, outside this queue's bookkeeping.
+          await holding.job.moveToCompleted('done', holding.token, false);
+        }
+      } catch (error) {
+        // The move needs our lock: if it is gone, the lease expired under a handler that did not heartbeat.
+        try {
+          const owner = await ctx.commands.get(lockKey(holding));
+          if (owner !== holding.token) await leaseLost(holding);
+          else ctx.onError(error);
+        } catch (checkError) {
+          ctx.onError(checkError);
+        }
+      }
+      if (holding.canceled) ctx.commands.del(ctx.keys.canceled(holding.runId)).catch(ctx.onError);
+    }
+    if (holdings.get(holding.runId) === holding) holdings.delete(holding.runId);
+    const sub = holding.subscription;
+    sub.active -= 1;
+    if (sub.active === 0) for (const resolve of sub.onIdle.splice(0)) resolve();
+    pump();
+  };
+
+  const start = async (job: Job<RunJob>, sub: Subscription, queueName: string, token: string): Promise<void> => {
+    const runId = job.id!;
+    sub.active += 1;
+    sub.lastAssigned = ++assignments;
+    const holding: Holding = {
+      runId,
+      queueName,
+      job,
+      token,
+      subscription: sub,
+      controller: new AbortController(),
+      expired: false,
+      canceled: false,
+      settled: false,
+    };
+    holdings.set(runId, holding);
+    armExpiry(holding, ctx.leaseMs);
+    try {
+      // Record the holder for leasedIds() and watchers, and catch a cancel sent between the fetch and now.
+      const replies = await ctx.commands
+        .pipeline()
+        .hset(bullmqKey(ctx.prefix, queueName, runId), HOLDER_FIELD, sub.spec.name)
+        .exists(ctx.keys.canceled(runId))
+        .exec();
+      if (replies?.[1]?.[1] === 1) markCanceled(holding);
+    } catch (error) {
+      ctx.onError(error);
+    }
+    const data = job.data ?? { runId };
+    const runJob: RunJob = {
+      runId,
+      ...(Array.isArray(data.labels) ? { labels: [...data.labels] } : {}),
+      ...(typeof data.bundle === 'string' ? { bundle: data.bundle } : {}),
+    };
+    const lease: Lease = { signal: holding.controller.signal, heartbeat: () => heartbeat(holding) };
+    Promise.resolve()
+      .then(() => sub.handler(runJob, lease))
+      .then(
+        () => finish(holding),
+        (error: unknown) => finish(holding, { error }),
+      )
+      .catch(ctx.onError);
+  };
+
+  const onMessage = (channel: string, message: string): void => {
+    if (channel === ctx.keys.cancelChannel) {
+      const holding = holdings.get(message);
+      if (holding) markCanceled(holding);
+      return;
+    }
+    if (channel === ctx.keys.enqueuedChannel) {
+      try {
+        const { queue, labels } = JSON.parse(message) as { queue?: unknown; labels?: unknown };
+        if (typeof queue === 'string' && Array.isArray(labels) && labels.every((label) => typeof label === 'string')) {
+          ctx.labelSets.set(queue, labels);
+        }
+      } catch (error) {
+        ctx.onError(error);
+      }
+      pump();
+    }
+  };
+
+  const poll = async (): Promise<void> => {
+    try {
+      await ctx.refreshLabelSets();
+    } catch (error) {
+      ctx.onError(error);
+    }
+    pump();
+  };
+
+  const startOnce = (): void => {
+    if (subscriber) return;
+    subscriber = openSubscriber();
+    subscriber.on('message', onMessage);
+    subscriber.subscribe(ctx.keys.cancelChannel, ctx.keys.enqueuedChannel).catch(ctx.onError);
+    const schedule = (): void => {
+      pollTimer = setTimeout(() => {
+        void poll().finally(() => {
+          if (!stopped) schedule();
+        });
+      }, POLL_MS);
+    };
+    schedule();
+    void poll();
+  };
+
+  return {
+    lease(spec, handler) {
+      const sub: Subscription = {
+        spec: { ...spec, labels: [...spec.labels] },
+        labels: new Set(spec.labels),
+        handler,
+        active: 0,
+        lastAssigned: 0,
+        closed: false,
+        onIdle: [],
+      };
+      subscriptions.push(sub);
+      startOnce();
+      pump();
+      return {
+        close() {
+          sub.closed = true;
+          const index = subscriptions.indexOf(sub);
+          if (index >= 0) subscriptions.splice(index, 1);
+          if (sub.active === 0) return Promise.resolve();
+          return new Promise<void>((resolve) => sub.onIdle.push(resolve));
+        },
+      };
+    },
+
+    cancelLocal(runId) {
+      const holding = holdings.get(runId);
+      if (!holding || holding.settled || holding.expired) return false;
+      markCanceled(holding);
+      return true;
+    },
+
+    async stop() {
+      stopped = true;
+      clearTimeout(pollTimer);
+      for (const holding of holdings.values()) clearTimeout(holding.timer);
+      await pumping;
+      if (subscriber) await closeRedis(subscriber);
+    },
+  };
+}

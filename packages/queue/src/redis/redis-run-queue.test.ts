@@ -1,0 +1,290 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import type { Lease, OnLeaseLost, RunJob, RunQueue } from '../run-queue.js';
+import { Counter, deferred, runQueueContract, within, type Deferred } from '../testing/index.js';
+import { deleteKeys, eventually, startRedisProxy, TEST_REDIS_URL, testPrefix } from '../testing/redis-test-support.js';
+import {
+  createRedisRunQueue,
+  InvalidRunJobError,
+  InvalidRunQueueOptionsError,
+  InvalidWorkerSpecError,
+  RedisUnavailableError,
+  RunQueueClosedError,
+  type RedisRunQueueOptions,
+} from './redis-run-queue.js';
+
+const LEASE_MS = 1_500;
+const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Every prefix any test used, deleted at the end (SCAN + DEL; this Redis is shared with other suites).
+const prefixes: string[] = [];
+const newPrefix = (): string => {
+  const prefix = testPrefix();
+  prefixes.push(prefix);
+  return prefix;
+};
+
+let admin: Redis;
+beforeAll(() => {
+  admin = new Redis(TEST_REDIS_URL);
+});
+afterAll(async () => {
+  for (const prefix of prefixes) await deleteKeys(admin, prefix);
+  await admin.quit();
+});
+
+// The contract with real time: `elapse` waits for real, and the queue's own lease timers notice expiry.
+runQueueContract('redis', async ({ onLost }) => ({
+  queue: createRedisRunQueue({ redisUrl: TEST_REDIS_URL, prefix: newPrefix(), leaseMs: LEASE_MS, onLost }),
+  leaseMs: LEASE_MS,
+  elapse: (ms) => wait(ms),
+}));
+
+type LostCall = Parameters<OnLeaseLost>;
+
+describe('Redis RunQueue', () => {
+  const queues: RunQueue[] = [];
+  const open = (options: Partial<RedisRunQueueOptions> & { prefix: string }): RunQueue => {
+    const queue = createRedisRunQueue({ redisUrl: TEST_REDIS_URL, leaseMs: LEASE_MS, ...options });
+    queues.push(queue);
+    return queue;
+  };
+  afterAll(async () => {
+    await Promise.all(queues.map((queue) => queue.close()));
+  });
+
+  it('hands the whole job (labels and sealed bundle) to the handler, under keys that all start with the prefix', async () => {
+    const prefix = newPrefix();
+    const queue = open({ prefix });
+    // A run id no other suite uses, so a search of the whole (shared) Redis finds only this queue's keys.
+    const runId = `run_${prefix}`;
+    await queue.enqueue({ runId, labels: ['linux', 'gpu'], bundle: 'sealed:abc' });
+
+    const keys = await admin.keys(`*${runId}*`);
+    expect(keys.length).toBeGreaterThan(0);
+    expect(keys.every((key) => key.startsWith(`${prefix}:`))).toBe(true);
+
+    const received = deferred<RunJob>();
+    queue.lease({ name: 'w1', labels: ['gpu', 'linux', 'x86'], capacity: 1 }, async (job) => received.resolve(job));
+    await expect(within(received.promise, 'the job')).resolves.toEqual({ runId, labels: ['linux', 'gpu'], bundle: 'sealed:abc' });
+  });
+
+  it('never runs a finished run id again: its record stays, so the recovery sweep re-enqueueing a run whose events lag is a no-op', async () => {
+    const queue = open({ prefix: newPrefix() });
+    const finished = new Counter();
+    queue.lease({ name: 'w1', labels: [], capacity: 1 }, async () => finished.increment());
+
+    await queue.enqueue({ runId: 'run_r' });
+    await finished.reach(1, 'the first job');
+    await eventually(async () => (await queue.leasedIds()).length === 0, 'the first job to finish');
+    await queue.enqueue({ runId: 'run_r' });
+    expect(await queue.pendingIds()).toEqual([]);
+    // A later job proves the worker still takes work, and that run_r was not among it.
+    await queue.enqueue({ runId: 'run_s' });
+    await finished.reach(2, 'the next run');
+    expect(finished.value).toBe(2);
+  });
+
+  it('treats a run id as one job even when enqueued again with other labels', async () => {
+    const queue = open({ prefix: newPrefix() });
+    await queue.enqueue({ runId: 'run_l', labels: ['gpu'] });
+    await queue.enqueue({ runId: 'run_l', labels: ['arm'] });
+    await queue.enqueue({ runId: 'run_l' });
+    expect(await queue.pendingIds()).toEqual(['run_l']);
+  });
+
+  it('lists pending runs oldest first across label sets', async () => {
+    const queue = open({ prefix: newPrefix() });
+    await queue.enqueue({ runId: 'run_1', labels: ['a'] });
+    await wait(2); // distinct enqueue timestamps, so the order across queues is defined
+    await queue.enqueue({ runId: 'run_2' });
+    await wait(2);
+    await queue.enqueue({ runId: 'run_3', labels: ['a'] });
+    await wait(2);
+    await queue.enqueue({ runId: 'run_4', labels: ['b'] });
+    expect(await queue.pendingIds()).toEqual(['run_1', 'run_2', 'run_3', 'run_4']);
+  });
+
+  it('refuses bad input with named errors', async () => {
+    const queue = open({ prefix: newPrefix() });
+    await expect(queue.enqueue({ runId: '' })).rejects.toBeInstanceOf(InvalidRunJobError);
+    await expect(queue.enqueue({ runId: '42' })).rejects.toBeInstanceOf(InvalidRunJobError);
+    await expect(queue.enqueue({ runId: 'a:b' })).rejects.toBeInstanceOf(InvalidRunJobError);
+    await expect(queue.enqueue({ runId: 'run_x', labels: [''] })).rejects.toBeInstanceOf(InvalidRunJobError);
+    await expect(queue.enqueue(null as unknown as RunJob)).rejects.toBeInstanceOf(InvalidRunJobError);
+    expect(() => queue.lease({ name: 'w', labels: [], capacity: 0 }, async () => {})).toThrow(InvalidWorkerSpecError);
+    expect(() => queue.lease({ name: '', labels: [], capacity: 1 }, async () => {})).toThrow(InvalidWorkerSpecError);
+    expect(() => createRedisRunQueue({ redisUrl: TEST_REDIS_URL, prefix: 'a:b' })).toThrow(InvalidRunQueueOptionsError);
+    expect(() => createRedisRunQueue({ redisUrl: TEST_REDIS_URL, prefix: 'p', leaseMs: 0 })).toThrow(InvalidRunQueueOptionsError);
+    await queue.close();
+    await expect(queue.cancel('run_x')).rejects.toBeInstanceOf(RunQueueClosedError);
+    await expect(queue.pendingIds()).rejects.toBeInstanceOf(RunQueueClosedError);
+  });
+
+  it('survives Redis being unreachable: enqueue rejects, errors are reported, close still returns', async () => {
+    const proxy = await startRedisProxy();
+    const errors: unknown[] = [];
+    const queue = open({ prefix: newPrefix(), redisUrl: proxy.url, onError: (error) => errors.push(error) });
+    await queue.enqueue({ runId: 'run_before' });
+    expect(await queue.pendingIds()).toEqual(['run_before']);
+
+    await proxy.down();
+    await eventually(() => errors.length > 0, 'the connection error to be reported');
+    await expect(queue.enqueue({ runId: 'run_during' })).rejects.toBeInstanceOf(RedisUnavailableError);
+
+    await proxy.up();
+    await eventually(async () => {
+      try {
+        await queue.enqueue({ runId: 'run_after' });
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'enqueue to work again once Redis is back');
+    expect(await queue.pendingIds()).toEqual(['run_before', 'run_after']);
+    await queue.close();
+    await proxy.close();
+  });
+
+  it('fails enqueue at once against a Redis that never answers, without crashing', async () => {
+    const proxy = await startRedisProxy();
+    await proxy.down();
+    const errors: unknown[] = [];
+    const queue = open({ prefix: newPrefix(), redisUrl: proxy.url, onError: (error) => errors.push(error) });
+    await expect(queue.enqueue({ runId: 'run_x' })).rejects.toBeInstanceOf(RedisUnavailableError);
+    expect(errors.length).toBeGreaterThan(0);
+    await queue.close();
+    await proxy.close();
+  });
+
+  describe('several instances on one prefix (API replicas and worker daemons)', () => {
+    /** A handler that records what it ran and holds each run until released; heartbeats while `beat` is set. */
+    function holdingHandler(name: string, started: Counter, ran: Array<{ runId: string; worker: string }>) {
+      const gates = new Map<string, Deferred>();
+      const leases = new Map<string, Lease>();
+      const gate = (runId: string): Deferred => {
+        if (!gates.has(runId)) gates.set(runId, deferred());
+        return gates.get(runId)!;
+      };
+      return {
+        leases,
+        release: (runId: string) => gate(runId).resolve(),
+        releaseAll: () => gates.forEach((g) => g.resolve()),
+        handler: async (job: Readonly<RunJob>, lease: Lease) => {
+          ran.push({ runId: job.runId, worker: name });
+          leases.set(job.runId, lease);
+          started.increment();
+          // Keeps the lease alive like the worker daemon does, until the gate opens or the run is aborted.
+          const beat = setInterval(() => lease.heartbeat(), Math.floor(LEASE_MS / 3));
+          try {
+            await Promise.race([gate(job.runId).promise, new Promise((resolve) => lease.signal.addEventListener('abort', resolve))]);
+          } finally {
+            clearInterval(beat);
+          }
+        },
+      };
+    }
+
+    it('runs each job once across worker instances, spreads them, and routes labels across instances', async () => {
+      const prefix = newPrefix();
+      const api = open({ prefix, watchLeases: true });
+      const started = new Counter();
+      const ran: Array<{ runId: string; worker: string }> = [];
+      const a = holdingHandler('worker-a', started, ran);
+      const b = holdingHandler('worker-b', started, ran);
+      open({ prefix }).lease({ name: 'worker-a', labels: ['linux'], capacity: 2 }, a.handler);
+      open({ prefix }).lease({ name: 'worker-b', labels: ['linux', 'gpu'], capacity: 2 }, b.handler);
+
+      const ids = Array.from({ length: 12 }, (_, i) => `run_${String(i).padStart(2, '0')}`);
+      for (const runId of ids) await api.enqueue({ runId });
+      // Both daemons fill their capacity before any run finishes: the jobs spread over both.
+      await started.reach(4, 'both workers to fill their capacity');
+      expect(ran.filter((r) => r.worker === 'worker-a')).toHaveLength(2);
+      expect(ran.filter((r) => r.worker === 'worker-b')).toHaveLength(2);
+      expect((await api.leasedIds()).map((l) => l.worker).sort()).toEqual(['worker-a', 'worker-a', 'worker-b', 'worker-b']);
+
+      await api.enqueue({ runId: 'run_gpu', labels: ['gpu'] });
+      for (const runId of ids) {
+        a.release(runId);
+        b.release(runId);
+      }
+      await started.reach(13, 'every run, the gpu one included');
+      b.release('run_gpu');
+      expect(ran.find((r) => r.runId === 'run_gpu')?.worker).toBe('worker-b');
+      expect(ran.map((r) => r.runId).sort()).toEqual([...ids, 'run_gpu'].sort());
+      await eventually(async () => (await api.leasedIds()).length === 0 && (await api.pendingIds()).length === 0, 'the queue to drain');
+    });
+
+    it('delivers a cancel from the API instance to the worker instance that holds the run', async () => {
+      const prefix = newPrefix();
+      const apiLost: LostCall[] = [];
+      const workerLost: LostCall[] = [];
+      const api = open({ prefix, watchLeases: true, onLost: (...args) => apiLost.push(args) });
+      const started = new Counter();
+      const ran: Array<{ runId: string; worker: string }> = [];
+      const w = holdingHandler('worker-a', started, ran);
+      const subscription = open({ prefix, onLost: (...args) => workerLost.push(args) }).lease({ name: 'worker-a', labels: [], capacity: 1 }, async (job, lease) => {
+        await w.handler(job, lease);
+        // An executor ends a canceled run by failing: not a lost worker.
+        if (lease.signal.aborted) throw new Error('playbook interrupted');
+      });
+
+      await api.enqueue({ runId: 'run_c' });
+      await started.reach(1, 'the run to start on the worker instance');
+      expect(await api.cancel('run_c')).toBe(true);
+      await eventually(() => w.leases.get('run_c')!.signal.aborted, 'the cancel to reach the worker instance');
+      await eventually(async () => (await api.leasedIds()).length === 0, 'the canceled run to be released');
+      expect(await api.cancel('run_c')).toBe(false);
+      await within(subscription.close(), 'the worker to drain');
+      expect(apiLost).toEqual([]);
+      expect(workerLost).toEqual([]);
+    });
+
+    it('has an API instance report the run of a worker that died exactly once, and never run it again', async () => {
+      const prefix = newPrefix();
+      const apiLost: LostCall[] = [];
+      const workerLost: LostCall[] = [];
+      const lostCount = new Counter();
+      const onApiLost: OnLeaseLost = (...args) => {
+        apiLost.push(args);
+        lostCount.increment();
+      };
+      // Two API replicas watch leases: the claim must let only one of them report.
+      const api = open({ prefix, watchLeases: true, onLost: onApiLost });
+      open({ prefix, watchLeases: true, onLost: onApiLost });
+
+      // The doomed worker reaches Redis through a proxy: taking the proxy down is a worker that vanished
+      // without completing its job, whose heartbeats (and own lease checks) no longer reach Redis.
+      const proxy = await startRedisProxy();
+      const started = new Counter();
+      const ran: Array<{ runId: string; worker: string }> = [];
+      const doomed = holdingHandler('worker-doomed', started, ran);
+      const doomedQueue = open({ prefix, redisUrl: proxy.url, onLost: (...args) => workerLost.push(args) });
+      doomedQueue.lease({ name: 'worker-doomed', labels: [], capacity: 1 }, doomed.handler);
+      await api.enqueue({ runId: 'run_d' });
+      await started.reach(1, 'the doomed worker to take the run');
+      expect((await api.leasedIds()).map((l) => l.worker)).toEqual(['worker-doomed']);
+
+      await proxy.down();
+      await lostCount.reach(1, 'an API replica to report the lost lease');
+      expect(apiLost).toEqual([['run_d', 'worker-doomed', 'expired']]);
+      expect(await api.leasedIds()).toEqual([]);
+      expect(await api.pendingIds()).toEqual([]);
+
+      // A healthy worker arrives: the lost run is not delivered again, and no replica reports it a second time.
+      const healthy = holdingHandler('worker-ok', started, ran);
+      open({ prefix }).lease({ name: 'worker-ok', labels: [], capacity: 1 }, healthy.handler);
+      await api.enqueue({ runId: 'run_next' });
+      healthy.release('run_next');
+      await started.reach(2, 'the next run on the healthy worker');
+      await wait(LEASE_MS); // a full lease more of watcher sweeps on both replicas
+      expect(apiLost).toHaveLength(1);
+      expect(ran.map((r) => r.runId)).toEqual(['run_d', 'run_next']);
+      expect(workerLost).toEqual([]);
+
+      await doomedQueue.close();
+      doomed.releaseAll();
+      await proxy.close();
+    });
+  });
+});
