@@ -80,7 +80,7 @@ describe.each(DIALECTS)('runs on %s', (dialect) => {
       expect(res.body).toEqual({
         id, kind: 'run', parent_id: null, shard_index: null, shard_count: null, retry_of: null, status: 'pending', conclusion: null, reason: null,
         playbook: '(inline)', project_id: null, commit: null, template_id: null, inventory_id: null, limit: 'web', hosts: null,
-        extra_vars: { secret_word: 'swordfish' }, credential_ids: [], check: true, forks: 3, verbosity: 2, timeout_s: 60, submitted_by: op.id,
+        extra_vars: { secret_word: 'swordfish' }, credential_ids: [], check: true, forks: 3, verbosity: 2, timeout_s: 60, labels: [], submitted_by: op.id,
         worker: null, exit_code: null, host_summary: null, last_seq: 0, log_lines: 0, created_at: expect.any(String), started_at: null,
         finished_at: null, cancel_requested_at: null,
       });
@@ -93,6 +93,15 @@ describe.each(DIALECTS)('runs on %s', (dialect) => {
       expect(audit).toEqual([expect.objectContaining({ actor: op.id, action: 'run.submit' })]);
       expect(audit[0]!.summary).toMatch(/inline playbook.*limit web.*1 extra vars.*check mode/);
       expect(audit[0]!.summary).not.toContain('swordfish');
+    });
+
+    it('keeps the worker labels a run asks for, sorted and once each, on the run, its shards, its retry and in the audit', async () => {
+      const op = await h.user('operator');
+      const res = await created(op.token, { playbook: PLAYBOOK, inventory: FLEET, labels: ['linux', 'gpu', 'linux'], shards: 2 });
+      expect(res.body.labels).toEqual(['gpu', 'linux']);
+      const shards = await h.http.get(`/v1/runs/${res.body.id}/shards`).set(bearer(op.token));
+      expect((shards.body as Array<{ labels: string[] }>).map((s) => s.labels)).toEqual([['gpu', 'linux'], ['gpu', 'linux']]);
+      expect((await auditOf(res.body.id as string))[0]!.summary).toMatch(/worker labels gpu, linux/);
     });
 
     it('resolves a project playbook at the branch head now, not at the last sync, and records the commit', async () => {
@@ -132,6 +141,9 @@ describe.each(DIALECTS)('runs on %s', (dialect) => {
       ['an inline inventory ansible cannot parse', { playbook: PLAYBOOK, inventory: '[web\nweb1\n' }, 'body.inventory'],
       ['a project path with ..', { playbook: '../etc/passwd', project_id: UNKNOWN.prj, inventory: INI }, 'body.playbook'],
       ['an absolute project path', { playbook: '/etc/passwd', project_id: UNKNOWN.prj, inventory: INI }, 'body.playbook'],
+      ['a worker label with a space', { playbook: PLAYBOOK, inventory: INI, labels: ['gpu', 'eu west'] }, 'body.labels.1'],
+      ['labels that are not a list', { playbook: PLAYBOOK, inventory: INI, labels: 'gpu' }, 'body.labels'],
+      ['seventeen labels', { playbook: PLAYBOOK, inventory: INI, labels: Array.from({ length: 17 }, (_, i) => `l${i}`) }, 'body.labels'],
     ])('answers 400 for %s, and writes nothing', async (_what, body, fieldPath) => {
       const before = await runCount();
       expectProblem(await submit(h.admin.token, body), 400, fieldPath);

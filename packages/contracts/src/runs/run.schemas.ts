@@ -84,6 +84,7 @@ export const Run = z
     forks: z.number().int().nullable(),
     verbosity: z.number().int().nullable(),
     timeout_s: z.number().int().nullable(),
+    labels: z.array(z.string()).meta({ description: 'worker labels the run asked for; only a worker holding all of them runs it' }),
     submitted_by: z.string(),
     worker: z.string().nullable(),
     exit_code: z.number().int().nullable(),

@@ -58,6 +58,7 @@ export function toRunView(row: RunRow, opts: { withHostStats?: boolean } = {}): 
     forks: row.forks,
     verbosity: row.verbosity,
     timeout_s: row.timeout_s,
+    labels: JSON.parse(row.labels) as string[],
     submitted_by: row.submitted_by,
     worker: row.worker,
     exit_code: row.exit_code,
