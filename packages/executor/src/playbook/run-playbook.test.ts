@@ -42,6 +42,13 @@ describe.each(['off', 'bwrap'] as const)('runPlaybook against localhost (sandbox
     expect(runDirsLeft()).toEqual([]);
   });
 
+  it('reads a JSON inventory saved as YAML (a shard) with the yaml plugin, every host and no other', async () => {
+    const shard = JSON.stringify({ all: { children: { app: { hosts: { 'shard-a': { ansible_connection: 'local' }, 'shard-b': { ansible_connection: 'local' } } } } } }, null, 2);
+    const { outcome } = await run(inlineBundle(play('    - debug: msg=hi\n'), { inventory: { content: shard, format: 'yaml' } }));
+    expect(outcome.conclusion).toBe('succeeded');
+    expect(Object.keys(outcome.stats).sort()).toEqual(['shard-a', 'shard-b']);
+  });
+
   it('fails with stats when a task fails', async () => {
     const { outcome, kinds } = await run(inlineBundle(play('    - command: /bin/false\n')));
     expect(outcome.conclusion).toBe('failed');

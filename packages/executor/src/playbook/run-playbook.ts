@@ -316,7 +316,8 @@ async function prepareRun(bundle: RunBundle, dir: string, res: RunResources, set
     ANSIBLE_SSH_COMMON_ARGS: '-o UserKnownHostsFile=/dev/null',
     // A broken inventory must fail the run, not run against an implicit localhost; and only parsers, no scripts.
     ANSIBLE_INVENTORY_UNPARSED_FAILED: 'True',
-    ANSIBLE_INVENTORY_ENABLED: 'ini,yaml',
+    // yaml first: it takes only .yaml, .yml and .json files, so a shard's JSON inventory (inventory.yaml) is never read as INI.
+    ANSIBLE_INVENTORY_ENABLED: 'yaml,ini',
     ANSIBLE_PYTHON_INTERPRETER: 'auto_silent',
     // Lines reach the pipe as ansible prints them, so the log streams live.
     PYTHONUNBUFFERED: '1',
