@@ -5,10 +5,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import net from 'node:net';
-import type { Run, Worker } from '@baton/contracts';
+import type { Worker } from '@baton/contracts';
 import { openDatabase, type RunRow } from '@baton/db';
 import { DIALECTS } from '@baton/db/testing';
-import { ADMIN_PASSWORD, cleanupProcesses, freePort, freshEnv, login, run as runBaton, type Server, serve, tempDir } from './support/baton-process.js';
+import {
+  ADMIN_PASSWORD, call, childrenOf, cleanupProcesses, freePort, freshEnv, login, run as runBaton, type Server, serve, tempDir, waitFor,
+} from './support/baton-process.js';
 
 afterAll(cleanupProcesses);
 
@@ -19,35 +21,6 @@ afterAll(cleanupProcesses);
 const UNSANDBOXED = { BATON_SANDBOX: 'off' };
 
 const LOCAL_INVENTORY = 'alpha ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n';
-
-/** One API call; the body is typed by the caller (a run unless it says otherwise). */
-async function call<T = Run>(s: Server, token: string, method: string, url: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${s.base}${url}`, {
-    method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, body: (await res.json().catch(() => undefined)) as T };
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
-
-/** Process ids whose parent is `pid`. */
-function childrenOf(pid: number): number[] {
-  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((p) => {
-    try {
-      return Number(fs.readFileSync(`/proc/${p}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]) === pid;
-    } catch {
-      return false;
-    }
-  });
-}
 
 /** A process's environment as NAME=value strings (empty when it is gone). */
 function environOf(pid: number): string[] {

@@ -6,6 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Run } from '@baton/contracts';
 import type { DialectName } from '@baton/db';
 import { createTestDatabase, type TestDatabase } from '@baton/db/testing';
 
@@ -161,6 +162,36 @@ export async function login(base: string, username: string, password: string): P
   const res = await fetch(`${base}/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username, password }) });
   const body = (await res.json()) as { token?: string };
   return { status: res.status, ...(body.token ? { token: body.token } : {}) };
+}
+
+/** One API call to a server at `s.base`; the body is typed by the caller (a run unless it says otherwise). */
+export async function call<T = Run>(s: { base: string }, token: string, method: string, url: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${s.base}${url}`, {
+    method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json().catch(() => undefined)) as T };
+}
+
+/** Polls `probe` until it returns a value; fails naming `what` after `timeoutMs`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+/** Process ids whose parent is `pid`. */
+export function childrenOf(pid: number): number[] {
+  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((p) => {
+    try {
+      return Number(fs.readFileSync(`/proc/${p}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]) === pid;
+    } catch {
+      return false;
+    }
+  });
 }
 
 export async function getJson<T = Record<string, unknown>>(base: string, url: string, token: string): Promise<{ status: number; body: T }> {
