@@ -68,12 +68,12 @@ describe.each(DIALECTS)('run recovery wiring on %s', (dialect) => {
       await runs.runIngest.flush();
     });
 
-    expect(await runs.runRecovery.reconcile()).toEqual({ lost: [orphan], requeued: [pending] });
+    expect(await runs.runRecovery.reconcile()).toEqual({ lost: [orphan], requeued: [pending], failed: [] });
     await leased;
     expect(claimed).toEqual([pending]);
     expect(await tdb.db.repos.runs.findById(orphan)).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
     // The dispatched run is leased and running now: a second sweep leaves it alone.
-    expect(await runs.runRecovery.reconcile()).toEqual({ lost: [], requeued: [] });
+    expect(await runs.runRecovery.reconcile()).toEqual({ lost: [], requeued: [], failed: [] });
     release();
     await sub.close();
     expect(claimed).toEqual([pending]);

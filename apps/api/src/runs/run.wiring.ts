@@ -3,7 +3,7 @@
 import os from 'node:os';
 import {
   type Authorizer, type Clock, createRunAccess, createRunBundleBuilder, createRunIngester, createRunRecovery, createRunService, createWorkerService, createRunOutputService,
-  type CredentialService, type InventoryService, type ProjectService, UnavailableError,
+  BatonError, type CredentialService, type InventoryService, type ProjectService, UnavailableError,
 } from '@baton/core';
 import type { Database } from '@baton/db';
 import { inventoryForHosts, inventoryHosts, parseInventory, resolvePlaybookAtBranch, type Sandbox, sealBundle } from '@baton/executor';
@@ -44,7 +44,10 @@ function withinQueueTimeout<T>(work: Promise<T>, what: string): Promise<T> {
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new UnavailableError(`the run queue (Redis) did not answer within ${QUEUE_TIMEOUT_MS / 1000} s while ${what}; try again`)), QUEUE_TIMEOUT_MS);
   });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+  const unavailable = (err: unknown) => {
+    throw (err as Error)?.name === 'RedisUnavailableError' ? new UnavailableError(`the run queue (Redis) is unreachable while ${what}; try again`) : err;
+  };
+  return Promise.race([work.catch(unavailable), timeout]).finally(() => clearTimeout(timer));
 }
 
 export function createRunServices(db: Database, opts: RunWiringOptions) {
@@ -77,8 +80,13 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
           try {
             sealed = sealBundle(await runBundles.build(job.runId), q.workerKey);
           } catch (err) {
-            if ((err as Error).name !== 'RunInputMissingError') throw err;
-            await ingester.finish(job.runId, { conclusion: 'error', reason: 'missing_input' }, ['pending']);
+            // As an embedded executor would: a referenced object gone is missing_input, a run the bundle refuses
+            // (a credential of a type a run cannot use…) executor_error. Anything else (the database away) is thrown:
+            // the run stays pending and the recovery sweep tries again.
+            const reason = (err as Error).name === 'RunInputMissingError' ? 'missing_input' : err instanceof BatonError ? 'executor_error' : undefined;
+            if (!reason) throw err;
+            reportRunError(new Error(`run ${job.runId} cannot be dispatched: ${(err as Error).message}`));
+            await ingester.finish(job.runId, { conclusion: 'error', reason }, ['pending']);
             return;
           }
           // The run is committed: if Redis is away the submit still answers, and the recovery sweep enqueues it later.

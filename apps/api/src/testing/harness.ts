@@ -10,6 +10,7 @@ import { DEFAULT_LEASE_MS } from '@baton/queue';
 import { createApp } from '../app.js';
 import { databaseGauges } from '../system/metrics.js';
 import { type EmbeddedMode, startEmbeddedMode } from '../runs/embedded-mode.js';
+import type { QueueModeSettings } from '../runs/run.wiring.js';
 import type { Operation } from '../http/registry.js';
 import { createLogger } from '../logger.js';
 import { createServices, type Services } from '../wiring.js';
@@ -42,12 +43,12 @@ export interface EmbeddedExecutorsOption {
 let counter = 0;
 export const PASSWORD = 'correct horse battery staple';
 
-export async function createHarness(dialect: DialectName, opts: { throttle?: ThrottleLimits; clock?: Clock; bodyLimitBytes?: number; uiDir?: string; trustProxy?: boolean; logStream?: NodeJS.WritableStream; inventoryUrlCa?: string; executors?: EmbeddedExecutorsOption } = {}): Promise<Harness> {
+export async function createHarness(dialect: DialectName, opts: { throttle?: ThrottleLimits; clock?: Clock; bodyLimitBytes?: number; uiDir?: string; trustProxy?: boolean; logStream?: NodeJS.WritableStream; inventoryUrlCa?: string; executors?: EmbeddedExecutorsOption; queueMode?: QueueModeSettings } = {}): Promise<Harness> {
   const tdb = await createTestDatabase(dialect);
   const keyring = new Keyring(generateMasterKey());
   const services = createServices(tdb.db, {
     keyring, clock: opts.clock ?? systemClock, tokenTtlSeconds: 3600, inventoryUrlCa: opts.inventoryUrlCa, throttle: opts.throttle ?? { ...DEFAULT_THROTTLE, perAddress: 1000 },
-    leaseMs: opts.executors?.leaseMs,
+    leaseMs: opts.executors?.leaseMs, queueMode: opts.queueMode,
   });
   const { app, operations } = createApp({
     services,
@@ -77,7 +78,9 @@ export async function createHarness(dialect: DialectName, opts: { throttle?: Thr
       })
     : undefined;
   const close = async () => {
-    await embedded?.stop(0);
+    // Ends the runs seams either way: in queue mode they hold Redis connections.
+    if (embedded) await embedded.stop(0);
+    else await services.closeRuns();
     await tdb.drop();
   };
   return { http, app, operations, tdb, services, keyring, user, admin, embedded, close };

@@ -376,6 +376,17 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
       expect(await run(id)).toMatchObject({ status: 'finished', conclusion: 'succeeded', worker: 'w1', last_seq: 5 });
     });
 
+    it('stores events after a gap when told to accept it (the stream gave up waiting), and drops the lost part if it comes late', async () => {
+      const id = await createRun();
+      const ev = eventsOf(id);
+      const events = [ev.running('w1'), ev.ev('playbook_on_start', {}), ev.finished('succeeded', { h1: counts() })];
+      expect((await ingester.ingestBatch([events[2]!])).deferred.map((e) => e.seq)).toEqual([3]);
+      expect(await ingester.ingestBatch([events[2]!], { acceptGaps: true })).toEqual({ deferred: [] });
+      expect(await run(id)).toMatchObject({ status: 'finished', conclusion: 'succeeded', last_seq: 3 });
+      await ingester.ingestBatch([events[0]!, events[1]!]);
+      expect((await storedEvents(id)).map((e) => e.seq)).toEqual([3]);
+    });
+
     it('keeps runs apart: a gap in one run defers only that run', async () => {
       const [a, b] = [await createRun(), await createRun()];
       const ea = eventsOf(a);

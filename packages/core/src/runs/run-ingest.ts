@@ -28,10 +28,11 @@ export interface RunIngester {
   /**
    * Queue mode's path (events read from the Redis stream, possibly by several API replicas): persists `events` now,
    * in order with everything else this ingester does, and answers those it could not take yet because their seq
-   * leaves a gap after what their run has stored (an earlier part is still in another replica's hands). Rejects
+   * leaves a gap after what their run has stored (an earlier part is still in another replica's hands); with
+   * `acceptGaps` (the stream gave up waiting: the earlier part is lost) they are stored after the gap. Rejects
    * when the database stays unreachable, so the caller keeps them unacknowledged and offers them again.
    */
-  ingestBatch(events: readonly RunEvent[]): Promise<{ deferred: RunEvent[] }>;
+  ingestBatch(events: readonly RunEvent[], options?: { acceptGaps?: boolean }): Promise<{ deferred: RunEvent[] }>;
   /** Flushes and stops the timer; pushing afterwards throws. */
   close(): Promise<void>;
 }
@@ -230,33 +231,34 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
    * unreachable it is reported (flush rejects); when some event cannot be stored, each run's events are tried
    * alone and the culprits narrowed down, so the rest of the batch (the final status too) still lands.
    */
-  async function persistBatch(batch: RunEvent[], gaps?: RunEvent[]): Promise<void> {
+  /** `gaps`: where events after a seq gap go instead of being stored (none: stored). `rethrow`: the stream's caller keeps the events and offers them again. */
+  async function persistBatch(batch: RunEvent[], gaps?: RunEvent[], rethrow = false): Promise<void> {
     const events = screen(batch);
     if (events.length === 0) return;
     const byRun = groupByRun(events);
     const err = await attempt(byRun, gaps);
     if (err === undefined) return;
     if (!isDeterministicFailure(err)) {
-      // The stream's caller keeps the events and offers them again; the in-process path can only report.
-      if (gaps) throw err;
+      // The in-process path can only report.
+      if (rethrow) throw err;
       for (const runId of byRun.keys()) recordFailure(err, runId);
       return;
     }
-    for (const [runId, runEvents] of byRun) await isolate(runId, runEvents, byRun.size === 1 ? err : undefined, gaps);
+    for (const [runId, runEvents] of byRun) await isolate(runId, runEvents, byRun.size === 1 ? err : undefined, gaps, rethrow);
   }
 
   /** Halves a run's failing events until the single events that fail are found; each is stored as an `invalid` event. */
-  async function isolate(runId: string, events: RunEvent[], knownError?: unknown, gaps?: RunEvent[]): Promise<void> {
+  async function isolate(runId: string, events: RunEvent[], knownError?: unknown, gaps?: RunEvent[], rethrow = false): Promise<void> {
     const err = knownError ?? (await attempt(new Map([[runId, events]]), gaps));
     if (err === undefined) return;
     if (!isDeterministicFailure(err)) {
-      if (gaps) throw err;
+      if (rethrow) throw err;
       return recordFailure(err, runId);
     }
     if (events.length > 1) {
       const half = Math.ceil(events.length / 2);
-      await isolate(runId, events.slice(0, half), undefined, gaps);
-      await isolate(runId, events.slice(half), undefined, gaps);
+      await isolate(runId, events.slice(0, half), undefined, gaps, rethrow);
+      await isolate(runId, events.slice(half), undefined, gaps, rethrow);
       return;
     }
     const bad = events[0]!;
@@ -376,14 +378,14 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
 
     flush,
 
-    ingestBatch(events) {
+    ingestBatch(events, options = {}) {
       if (closed) return Promise.reject(new Error('the run ingester is closed'));
+      const gaps = options.acceptGaps ? undefined : ([] as RunEvent[]);
       // Per run in seq order, so a batch holding a run's next events and later ones stores them all at once.
       const sorted = [...events].sort((a, b) => (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : a.seq - b.seq));
       return enqueue(async () => {
-        const deferred: RunEvent[] = [];
-        for (let i = 0; i < sorted.length; i += batchSize) await persistBatch(sorted.slice(i, i + batchSize), deferred);
-        return { deferred };
+        for (let i = 0; i < sorted.length; i += batchSize) await persistBatch(sorted.slice(i, i + batchSize), gaps, true);
+        return { deferred: gaps ?? [] };
       });
     },
 

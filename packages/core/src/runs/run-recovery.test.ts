@@ -16,12 +16,13 @@ const self: RecoverySelf = { hostname: HOST, pid: SELF_PID, processAlive: (pid) 
 const runRow = (id: string, over: Partial<RunRow> = {}): RunRow => testRunRow(id, { created_at: NOW.toISOString(), ...over });
 
 /** A queue as the recovery sweep sees it: what it holds pending and leased, and what it was asked to enqueue (idempotently). */
-function fakeQueue() {
+function fakeQueue(refuse: (runId: string) => boolean = () => false) {
   const pending: string[] = [];
   const leased: string[] = [];
   const enqueued: Array<{ runId: string; labels?: string[] }> = [];
   const queue: RecoveryQueue = {
     async enqueue(job) {
+      if (refuse(job.runId)) throw new Error(`cannot enqueue ${job.runId}`);
       enqueued.push(job);
       if (!pending.includes(job.runId) && !leased.includes(job.runId)) pending.push(job.runId);
     },
@@ -47,12 +48,13 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
   const newRecovery = (queue: RecoveryQueue) =>
     createRunRecovery({ runs: tdb.db.repos.runs, workers: tdb.db.repos.workers, queue, finish: ingester.finish, clock: () => NOW, self });
   /** A queue that holds every run stored so far (pending ones queued, running ones leased) but `except`: a test's own runs stand alone. */
-  const queueHoldingAllBut = async (...except: string[]) => {
-    const q = fakeQueue();
+  const queueHoldingAllBut = async (...except: string[]) => (await fakeQueueHoldingAllBut(except)).queue;
+  const fakeQueueHoldingAllBut = async (except: string[], refuse?: (runId: string) => boolean) => {
+    const q = fakeQueue(refuse);
     const ids = async (status: string) => (await tdb.db.repos.runs.listByStatus(status)).map((r) => r.id).filter((id) => !except.includes(id));
     q.leased.push(...(await ids('running')));
     q.pending.push(...(await ids('pending')));
-    return q.queue;
+    return q;
   };
 
   // Ids sort by creation time; ascending ids make "oldest first" checkable.
@@ -81,7 +83,7 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
     pending.push(queuedPending);
 
     const first = await recovery.reconcile();
-    expect(first).toEqual({ lost: [orphanRunning], requeued: [orphanPendingOld, orphanPendingNew] });
+    expect(first).toEqual({ lost: [orphanRunning], requeued: [orphanPendingOld, orphanPendingNew], failed: [] });
     expect(enqueued).toEqual([{ runId: orphanPendingOld, labels: ['linux', 'eu'] }, { runId: orphanPendingNew }]);
     const lost = await tdb.db.repos.runs.findById(orphanRunning);
     expect(lost).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost', last_seq: 1 });
@@ -90,9 +92,19 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
     for (const id of [leasedRunning, splitRunning]) expect((await tdb.db.repos.runs.findById(id))!.status).toBe('running');
     for (const id of [split, held, finished]) expect(enqueued.map((j) => j.runId)).not.toContain(id);
 
-    expect(await recovery.reconcile()).toEqual({ lost: [], requeued: [] });
+    expect(await recovery.reconcile()).toEqual({ lost: [], requeued: [], failed: [] });
     expect(enqueued).toHaveLength(2);
     expect(await tdb.db.repos.runEvents.list(orphanRunning, { limit: 10 })).toHaveLength(1);
+  });
+
+  it('goes on past a run it cannot enqueue, reporting it, and enqueues it on a later sweep', async () => {
+    const [bad, good] = [await createRun(), await createRun()];
+    let refusing = true;
+    const q = await fakeQueueHoldingAllBut([bad, good], (runId) => refusing && runId === bad);
+    const recovery = newRecovery(q.queue);
+    expect(await recovery.reconcile()).toEqual({ lost: [], requeued: [good], failed: [{ runId: bad, error: `cannot enqueue ${bad}` }] });
+    refusing = false;
+    expect(await recovery.reconcile()).toEqual({ lost: [], requeued: [bad], failed: [] });
   });
 
   it('does not report a run lost when its finish loses to the executor’s own finish', async () => {
@@ -101,7 +113,7 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
     // The executor's finished event is still buffered when the sweep looks: the finish flushes it first.
     ingester.push({ run_id: id, seq: 1, ts: NOW.toISOString(), kind: 'status', data: { status: 'finished', conclusion: 'succeeded', exit_code: 0, stats: {} } });
     const recovery = newRecovery(queue);
-    expect(await recovery.reconcile()).toEqual({ lost: [], requeued: [] });
+    expect(await recovery.reconcile()).toEqual({ lost: [], requeued: [], failed: [] });
     expect(await tdb.db.repos.runs.findById(id)).toMatchObject({ status: 'finished', conclusion: 'succeeded' });
   });
 
@@ -134,7 +146,7 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
       ['this process’s own name (a restart that got the same pid), though its row is fresh', () => worker(embeddedWorkerName(HOST, SELF_PID), 0)],
     ])('is lost when it belongs to %s', async (_what, workerOf) => {
       const { id, result, row } = await sweepOf(await workerOf());
-      expect(result).toEqual({ lost: [id], requeued: [] });
+      expect(result).toEqual({ lost: [id], requeued: [], failed: [] });
       expect(row).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
     });
 
@@ -147,7 +159,7 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
       ['a daemon heartbeating within a lease', () => worker('daemon-1', 30_000, 'baton-c')],
     ])('is left alone when it belongs to %s', async (_what, workerOf) => {
       const { result, row } = await sweepOf(await workerOf());
-      expect(result).toEqual({ lost: [], requeued: [] });
+      expect(result).toEqual({ lost: [], requeued: [], failed: [] });
       expect(row).toMatchObject({ status: 'running', conclusion: null });
     });
 
@@ -156,7 +168,7 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
       const { id, result } = await sweepOf(name);
       expect(result.lost).toEqual([]);
       await worker(name, 30_001, 'baton-b');
-      expect(await newRecovery(await queueHoldingAllBut(id)).reconcile()).toEqual({ lost: [id], requeued: [] });
+      expect(await newRecovery(await queueHoldingAllBut(id)).reconcile()).toEqual({ lost: [id], requeued: [], failed: [] });
     });
   });
 

@@ -57,7 +57,7 @@ export function createRunRecovery(deps: RunRecoveryDeps) {
      * Running runs that no lease of this process holds and whose executor is not alive are finished error/worker_lost
      * (runs of another live executor are left to it); pending runs the queue lacks are enqueued again, oldest first.
      */
-    async reconcile(): Promise<{ requeued: string[]; lost: string[] }> {
+    async reconcile(): Promise<{ requeued: string[]; lost: string[]; failed: Array<{ runId: string; error: string }> }> {
       // The database first, the queue second: a run leased between the two reads is then seen as leased,
       // never as lost (its lease exists before its claim makes it running).
       const running = await deps.runs.listByStatus('running', { kinds: QUEUED_KINDS });
@@ -73,13 +73,19 @@ export function createRunRecovery(deps: RunRecoveryDeps) {
       const pending = await deps.runs.listByStatus('pending', { kinds: QUEUED_KINDS });
       const held = new Set([...(await deps.queue.pendingIds()), ...(await deps.queue.leasedIds()).map((l) => l.runId)]);
       const requeued: string[] = [];
+      const failed: Array<{ runId: string; error: string }> = [];
       for (const run of pending) {
         if (held.has(run.id)) continue;
         const labels = JSON.parse(run.labels) as string[];
-        await deps.queue.enqueue({ runId: run.id, ...(labels.length > 0 ? { labels } : {}) });
-        requeued.push(run.id);
+        // One run that cannot be enqueued (its bundle, a queue hiccup) must not keep every later one out of the queue.
+        try {
+          await deps.queue.enqueue({ runId: run.id, ...(labels.length > 0 ? { labels } : {}) });
+          requeued.push(run.id);
+        } catch (err) {
+          failed.push({ runId: run.id, error: (err as Error)?.message ?? String(err) });
+        }
       }
-      return { requeued, lost };
+      return { requeued, lost, failed };
     },
   };
 }
