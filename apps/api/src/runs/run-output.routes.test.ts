@@ -2,7 +2,7 @@ import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { RunEvent } from '@baton/contracts';
-import { newId } from '@baton/core';
+import { createRunIngester, newId } from '@baton/core';
 import type { RunRow } from '@baton/db';
 import { DIALECTS, testRunRow } from '@baton/db/testing';
 import express from 'express';
@@ -404,6 +404,26 @@ describe.each(DIALECTS)('run output routes on %s', (dialect) => {
         expect(events(s.frames).map((e) => e.data.text)).toEqual([undefined, 'stored\n', 'published during the catch-up read\n']);
         await s.until((x) => x.frames.filter((f) => f.comment === 'keepalive').length >= 2, 'two heartbeats');
         s.close();
+      } finally {
+        await own.close();
+      }
+    });
+
+    it('still delivers events and the end that never came live (the bus lost them, say while Redis reconnected): each keepalive reads the database', async () => {
+      const id = await newRun();
+      const b = eventsOf(id);
+      await ingest([b.status('running')]);
+      // An ingester whose publish goes nowhere: stored, never live.
+      const silent = createRunIngester({ transaction: h.tdb.db.transaction, publish: async () => {}, clock: () => new Date() });
+      const own = await ownServer({ heartbeatMs: 20 });
+      try {
+        const s = await openSse(`${own.base}/v1/runs/${id}/stream`, bearer(op.token));
+        await s.until((x) => x.seqs().length === 1, 'the stored running event');
+        for (const e of [b.log('missed live\n'), b.finished()]) silent.push(e);
+        await silent.close();
+        await s.until((x) => x.ended(), 'the end, from the database');
+        expect(s.seqs()).toEqual([1, 2, 3]);
+        expect(s.frames.filter((f) => f.event === 'end')).toHaveLength(1);
       } finally {
         await own.close();
       }

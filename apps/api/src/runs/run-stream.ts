@@ -141,6 +141,11 @@ export async function streamRunEvents(deps: RunStreamDeps, runId: string, afterS
   res.setHeader('Connection', 'keep-alive');
   res.setHeader('X-Accel-Buffering', 'no');
   res.flushHeaders();
-  heartbeat = setInterval(() => res.write(': keepalive\n\n'), deps.heartbeatMs);
+  heartbeat = setInterval(() => {
+    res.write(': keepalive\n\n');
+    // Live delivery is best effort (a bus that reconnects loses what was published meanwhile): each keepalive
+    // also reads what the database holds after the last event sent, and ends the stream of a run that is over.
+    enqueue(catchUp);
+  }, deps.heartbeatMs);
   gateOpen();
 }
