@@ -4,7 +4,8 @@ import { createTestDatabase, DIALECTS, type TestDatabase, testRunRow } from '@ba
 import { newId } from '../common/ids.js';
 import { createRunIngester, type RunIngester } from './run-ingest.js';
 import { embeddedWorkerName } from '../workers/worker.service.js';
-import { createRunRecovery, FORGET_WORKERS_AFTER_MS, type RecoveryQueue, type RecoverySelf } from './run-recovery.js';
+import { FORGET_WORKERS_AFTER_MS } from '../workers/worker.service.js';
+import { createRunRecovery, type RecoveryQueue, type RecoverySelf } from './run-recovery.js';
 
 const NOW = new Date('2025-03-01T12:00:00.000Z');
 const HOST = 'baton-a';

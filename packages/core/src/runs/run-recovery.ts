@@ -3,7 +3,7 @@
 // and an executor claims a run with a CAS on its status.
 import type { RunRepo, WorkerRepo, WorkerRow } from '@baton/db';
 import { type Clock, iso } from '../common/clock.js';
-import { freshnessOf, parseEmbeddedWorkerName } from '../workers/worker.service.js';
+import { FORGET_WORKERS_AFTER_MS, freshnessOf, parseEmbeddedWorkerName } from '../workers/worker.service.js';
 import type { RunIngester } from './run-ingest.js';
 
 /** The RunQueue seam, structurally (core never imports the queue package). */
@@ -33,8 +33,6 @@ export interface RunRecoveryDeps {
 
 /** Splits are never queued: their shards are. */
 const QUEUED_KINDS = ['run', 'shard'];
-/** A worker silent this long is forgotten (its row deleted): every name a restarted `baton serve` used stays listed as dead for a day. */
-export const FORGET_WORKERS_AFTER_MS = 24 * 3600_000;
 
 export function createRunRecovery(deps: RunRecoveryDeps) {
   /**

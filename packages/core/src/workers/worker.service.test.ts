@@ -92,6 +92,10 @@ describe.each(DIALECTS)('worker service on %s', (dialect) => {
     const second = (await service.list(admin)).find((w) => w.name === 'daemon-1')!;
     expect(second).toMatchObject({ id: first.id, running: [], last_heartbeat: at(104_000).toISOString(), lease_expires_at: at(104_000).toISOString() });
 
+    // A daemon silent for more than a day is not brought back.
+    await service.mirror([beat({ name: 'daemon-gone', last_heartbeat: new Date(now.getTime() - 25 * 3600_000).toISOString() })]);
+    expect((await service.list(admin)).map((w) => w.name)).not.toContain('daemon-gone');
+
     await service.mirror([beat({ started_at: at(110_000).toISOString(), last_heartbeat: at(111_000).toISOString() })]);
     const third = (await service.list(admin)).find((w) => w.name === 'daemon-1')!;
     expect(third.id).not.toBe(first.id);

@@ -11,6 +11,8 @@ export const HEARTBEAT_INTERVAL_MS = 5_000;
 /** Up to three missed heartbeats is still fresh; up to six (a default lease) is stale; later the worker is dead. */
 export const FRESH_WITHIN_MS = 15_000;
 export const STALE_WITHIN_MS = 30_000;
+/** A worker silent this long is forgotten (its row deleted): every name a restarted `baton serve` used stays listed as dead for a day. */
+export const FORGET_WORKERS_AFTER_MS = 24 * 3600_000;
 
 /**
  * The name of `baton serve`'s embedded executor: one per process, so a second process on the same database
@@ -86,7 +88,10 @@ export function createWorkerService(deps: {
      */
     async mirror(daemons: readonly DaemonBeat[]): Promise<void> {
       const rows = new Map((await deps.workers.list()).map((row) => [row.name, row]));
+      const forgetBefore = deps.clock().getTime() - FORGET_WORKERS_AFTER_MS;
       for (const d of daemons) {
+        // A daemon silent for a day stays forgotten, as the recovery sweep forgets its row.
+        if (Date.parse(d.last_heartbeat) < forgetBefore) continue;
         const row = rows.get(d.name);
         if (row && Date.parse(row.heartbeat_at) >= Date.parse(d.last_heartbeat)) continue;
         const id = row && row.started_at === d.started_at ? row.id : newId('wrk', Date.parse(d.started_at) || deps.clock().getTime());
