@@ -261,9 +261,13 @@ describe('queue mode end to end', () => {
       for (const r of queued) expect((await c.call(b, 'GET', `/v1/runs/${r.id}`)).body).toMatchObject({ status: 'pending' });
 
       await c.redis.stop('kill');
+      // A replica that cannot reach Redis is not ready (it can neither dispatch nor ingest), and says why.
+      const notReady = await fetch(`${a.base}/readyz`);
+      expect(notReady.status).toBe(503);
+      expect(((await notReady.json()) as { detail: string }).detail).toBe('Redis unreachable');
       await c.redis.start();
-      // Room for all three at once: this case is about the restart, not about a worker with more runs than slots.
-      const late = await c.startWorker({ name: `m3-${RUN_TAG}`, labels: ['late'], concurrency: queued.length });
+      // One slot for three runs: each waits for the one before it.
+      const late = await c.startWorker({ name: `m3-${RUN_TAG}`, labels: ['late'], concurrency: 1 });
 
       // The leader's sweep (every 30 s) puts what the empty Redis forgot back into the queue.
       for (const r of queued) expect(await c.finished(b, r.id, 120_000)).toMatchObject({ conclusion: 'succeeded', worker: late.name });

@@ -73,7 +73,12 @@ async function start(
       services: rt.services,
       ping: async () => {
         if (!started) throw new Error('starting');
-        await rt.db.ping();
+        await rt.db.ping().catch(() => {
+          throw new Error('database unreachable');
+        });
+        await embedded.ping?.().catch(() => {
+          throw new Error('Redis unreachable');
+        });
       },
       gauges: databaseGauges(rt.db),
       logger,

@@ -261,6 +261,7 @@ describe.each(DIALECTS)('HTTP platform on %s', (dialect) => {
         await doomed.tdb.db.close();
         const down = problem(await doomed.http.get('/readyz'), 503);
         expect(down.type).toBe('urn:baton:problem:unavailable');
+        expect(down.detail).toBe('database unreachable');
         // Liveness does not depend on the database.
         expect((await doomed.http.get('/healthz')).status).toBe(200);
       } finally {

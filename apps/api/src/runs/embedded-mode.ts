@@ -46,6 +46,8 @@ export async function sweepOnce(services: Pick<Services, 'runRecovery'>, logger:
 
 export interface EmbeddedMode {
   executors: EmbeddedExecutors;
+  /** Readiness beyond the database (queue mode: Redis answers); rejects when not ready. */
+  ping?(): Promise<void>;
   /** Stops taking runs, lets running ones go on for `graceMs`, cancels the rest, then ends the seams. */
   stop(graceMs: number): Promise<void>;
 }

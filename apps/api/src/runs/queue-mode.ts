@@ -97,6 +97,10 @@ export async function startQueueMode(services: QueueServices, opts: QueueModeOpt
 
   return {
     executors: started.executors,
+    // /readyz: a replica that cannot reach Redis cannot dispatch or ingest.
+    async ping() {
+      await withTimeout(redis.ping(), 2_000, 'Redis did not answer within 2 s');
+    },
     async stop(graceMs) {
       clearInterval(beat);
       // The stream reader first, while the ingester is open: what it has not acknowledged, another replica (or this

@@ -3,6 +3,9 @@ import { z } from 'zod';
 import { defineOperation, type Operation } from '../http/registry.js';
 import type { Metrics } from './metrics.js';
 
+/** What /readyz may say is not ready (thrown by the server's ping). */
+export const READINESS_REASONS: ReadonlySet<string> = new Set(['starting', 'database unreachable', 'Redis unreachable']);
+
 export function systemRoutes(deps: { ping(): Promise<void>; metrics: Metrics; openapi: () => Record<string, unknown> }): Operation[] {
   return [
     defineOperation({
@@ -13,13 +16,15 @@ export function systemRoutes(deps: { ping(): Promise<void>; metrics: Metrics; op
     }),
     defineOperation({
       operationId: 'readyz', method: 'get', path: '/readyz', unversioned: true, tag: 'operations', auth: 'public',
-      summary: 'Readiness: the database answers (503 when it does not).',
+      summary: 'Readiness: start-up recovery is done and the database (in queue mode Redis too) answers; 503 naming what is not ready.',
       responses: { 200: { description: 'Ready', schema: z.object({ status: z.literal('ready') }) } },
       async handle() {
         try {
           await deps.ping();
-        } catch {
-          throw new UnavailableError('database unreachable');
+        } catch (err) {
+          // Only the reasons the server names itself: a driver's message could show internal addresses.
+          const reason = (err as Error)?.message;
+          throw new UnavailableError(READINESS_REASONS.has(reason) ? reason : 'database unreachable');
         }
         return { status: 200, body: { status: 'ready' } };
       },

@@ -114,9 +114,15 @@ export function createRunService(deps: RunServiceDeps) {
       await recordAudit(r.audit, { actor: p.id, action, object: rows[0]!.id, summary }, deps.clock);
     });
     // A crash before these enqueues is repaired by the recovery sweep (pending in the database, absent from the queue).
-    // An enqueue that fails (a queue closing at shutdown) is repaired the same way: the run is committed, so answer 201.
+    // An enqueue that fails (a queue closing at shutdown, Redis away) is repaired the same way: the run is committed,
+    // so answer 201. After one failure the rest are left to the sweep too, so 500 shards do not wait 500 timeouts.
     for (const row of rows) {
-      if (row.kind !== 'split' && row.status === 'pending') await deps.queue.enqueue({ runId: row.id, ...labelsOf(row) }).catch((err: unknown) => deps.onEnqueueError?.(row.id, err));
+      if (row.kind === 'split' || row.status !== 'pending') continue;
+      const failed = await deps.queue.enqueue({ runId: row.id, ...labelsOf(row) }).then(
+        () => false,
+        (err: unknown) => (deps.onEnqueueError?.(row.id, err), true),
+      );
+      if (failed) break;
     }
   }
 
