@@ -4,7 +4,7 @@
 // --database; one SQLite replica with remote workers is a supported deployment) and real workers on one Redis,
 // under a key prefix of its own.
 //
-//   pnpm build && node bench/scale/scale.bench.mjs [--sleep 8] [--concurrency 2] [--runs-per-slot 4] [--database postgres://…] [--redis redis://…]
+//   pnpm build && node bench/scale/scale.bench.mjs [--sleep 10] [--concurrency 1] [--runs-per-slot 4] [--database postgres://…] [--redis redis://…]
 //
 // Each configuration queues (workers × concurrency × runs-per-slot) runs at once and times first submit → last finish.
 import { spawn, spawnSync } from 'node:child_process';
@@ -19,8 +19,8 @@ const option = (name, fallback) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? args[i + 1] : fallback;
 };
-const SLEEP_S = Number(option('sleep', '8'));
-const CONCURRENCY = Number(option('concurrency', '2'));
+const SLEEP_S = Number(option('sleep', '10'));
+const CONCURRENCY = Number(option('concurrency', '1'));
 const RUNS_PER_SLOT = Number(option('runs-per-slot', '4'));
 const DATABASE = option('database', undefined);
 const REDIS = option('redis', 'redis://127.0.0.1:6379');

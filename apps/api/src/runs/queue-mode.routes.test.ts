@@ -91,5 +91,10 @@ describe('runs in queue mode with Redis away', () => {
     expectProblem(cancel, 503);
     expect(cancel.body.detail).toMatch(/run queue \(Redis\)/);
     expect(await h.tdb.db.repos.runs.findById(res.body.id)).toMatchObject({ status: 'pending' });
+    // Live events need the bus: a 503 before anything is streamed; the stored ones stay readable.
+    const stream = await h.http.get(`/v1/runs/${res.body.id}/stream`).set(bearer(h.admin.token));
+    expectProblem(stream, 503);
+    expect(stream.body.detail).toMatch(/Redis unreachable/);
+    expect((await h.http.get(`/v1/runs/${res.body.id}/events`).set(bearer(h.admin.token))).status).toBe(200);
   });
 });

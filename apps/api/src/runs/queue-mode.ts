@@ -53,7 +53,7 @@ export async function startQueueMode(services: QueueServices, opts: QueueModeOpt
   }
 
   const consumer = createRunEventConsumer({
-    redisUrl: opts.redisUrl, prefix: opts.prefix, consumer: name, persist: (events, options?: { acceptGaps: boolean }) => services.runIngest.ingestBatch(events, options),
+    redisUrl: opts.redisUrl, prefix: opts.prefix, consumer: name, persist: (events, options) => services.runIngest.ingestBatch(events, options),
     onError: reportError('event stream'), ...(opts.claimIdleMs !== undefined ? { claimIdleMs: opts.claimIdleMs } : {}),
   });
   const daemons = createWorkerRegistry({ redisUrl: opts.redisUrl, prefix: opts.prefix, onError: reportError('worker registry') });

@@ -1,5 +1,5 @@
 import { RunEvent, RunEventsQuery, RunIdParams, RunLogQuery } from '@baton/contracts';
-import { type Principal, ValidationError } from '@baton/core';
+import { type Principal, UnavailableError, ValidationError } from '@baton/core';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { parseRange } from '../http/byte-range.js';
@@ -131,7 +131,8 @@ export function runOutputRoutes(s: Svc, opts: RunOutputRouteOptions = {}): Opera
       description:
         'Each event is framed `id: <seq>`, `event: <kind>`, `data: <the RunEvent as JSON>`. Stored events after the resume point ' +
         '(`Last-Event-ID`, else `after_seq`, else the start) come first, then live ones, none twice and none missing. ' +
-        'A `: keepalive` comment comes every 15 s. After the run finishes the stream sends its final `status` event, then `event: end` with data `{}`, and closes.',
+        'A `: keepalive` comment comes every 15 s (and each one also reads stored events the live path may have missed). After the run finishes the stream sends its final `status` event, then `event: end` with data `{}`, and closes. ' +
+        '503 when live events are unavailable (queue mode: Redis unreachable).',
       params: RunIdParams,
       query: RunStreamQuery,
       responses: { 200: { description: 'The event stream', schema: z.string(), contentType: 'text/event-stream' } },
@@ -143,7 +144,13 @@ export function runOutputRoutes(s: Svc, opts: RunOutputRouteOptions = {}): Opera
           res.end();
           return undefined;
         }
-        await streamRunEvents({ output: s.runOutput, eventBus: s.eventBus, heartbeatMs, maxBehind: opts.maxBehind, onError: opts.onStreamError }, params.id, resumeAfter, res);
+        try {
+          await streamRunEvents({ output: s.runOutput, eventBus: s.eventBus, heartbeatMs, maxBehind: opts.maxBehind, onError: opts.onStreamError }, params.id, resumeAfter, res);
+        } catch (err) {
+          // Nothing is written yet when subscribing fails: the live bus (Redis in queue mode) is away, try again later.
+          if ((err as Error)?.name === 'RedisUnavailableError') throw new UnavailableError('live events are unavailable (Redis unreachable); try again, or read /events');
+          throw err;
+        }
         return undefined;
       },
     }),

@@ -1,4 +1,8 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { RedisUnavailableError } from './redis-run-queue-errors.js';
+
+/** Connections that have been ready at least once (a WeakSet: no state kept for closed connections). */
+const everReady = new WeakSet<Redis>();
 
 export interface OpenRedisOptions {
   /**
@@ -28,6 +32,7 @@ export function openRedis(url: string, name: string, { onError = () => {}, overr
     ...overrides,
   });
   redis.on('error', (error: unknown) => onError(error));
+  redis.once('ready', () => everReady.add(redis));
   return redis;
 }
 
@@ -46,4 +51,36 @@ export async function closeRedis(redis: Redis): Promise<void> {
     }
   }
   redis.disconnect();
+}
+
+/**
+ * Resolves once `redis` has been ready at least once; at once if it already was (even if it is down now: callers
+ * that must not wait for a *re*connect check `status` themselves). Rejects with RedisUnavailableError on the first
+ * connection error, on end, or after `timeoutMs`.
+ */
+export function whenFirstReady(redis: Redis, timeoutMs: number): Promise<void> {
+  if (redis.status === 'ready') everReady.add(redis);
+  if (everReady.has(redis)) return Promise.resolve();
+  if (redis.status === 'end' || redis.status === 'close') return Promise.reject(new RedisUnavailableError(`connection is ${redis.status}`));
+  return new Promise<void>((resolve, reject) => {
+    const settle = (error?: unknown): void => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      redis.off('error', onFailure);
+      redis.off('end', onEnd);
+      if (error === undefined) {
+        everReady.add(redis);
+        resolve();
+      } else {
+        reject(new RedisUnavailableError(error instanceof Error ? error.message : String(error)));
+      }
+    };
+    const onReady = (): void => settle();
+    const onFailure = (error: unknown): void => settle(error ?? new Error('connection failed'));
+    const onEnd = (): void => settle(new Error('connection ended'));
+    const timer = setTimeout(() => settle(new Error(`not connected within ${timeoutMs} ms`)), timeoutMs);
+    redis.once('ready', onReady);
+    redis.once('error', onFailure);
+    redis.once('end', onEnd);
+  });
 }

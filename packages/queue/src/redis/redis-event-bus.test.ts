@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import type { RunEvent } from '@baton/contracts';
 import type { EventBus } from '../event-bus.js';
-import { Counter, eventBusContract } from '../testing/index.js';
-import { createRedisEventBus, MalformedBusMessageError, runChannel } from './redis-event-bus.js';
-import { TEST_REDIS_URL, clientsNamed, deleteKeys, eventually, testEvent, testPrefix } from '../testing/redis-test-support.js';
+import { Counter, eventBusContract, within } from '../testing/index.js';
+import { createRedisEventBus, MalformedBusMessageError, runChannel, type RedisEventBusOptions } from './redis-event-bus.js';
+import { RedisUnavailableError } from './redis-run-queue-errors.js';
+import { TEST_REDIS_URL, clientsNamed, deleteKeys, eventually, startRedisProxy, testEvent, testPrefix } from '../testing/redis-test-support.js';
 
 // Two bus instances with one prefix stand for two API replicas: the contract publishes on one, listens on the other.
 eventBusContract('redis', async () => {
@@ -25,8 +26,8 @@ describe('Redis EventBus', () => {
     prefixes.push(prefix);
     return prefix;
   };
-  const newBus = (prefix: string, onError?: (error: unknown) => void): EventBus => {
-    const bus = createRedisEventBus({ redisUrl: TEST_REDIS_URL, prefix, onError });
+  const newBus = (prefix: string, onError?: (error: unknown) => void, options: Partial<RedisEventBusOptions> = {}): EventBus => {
+    const bus = createRedisEventBus({ redisUrl: TEST_REDIS_URL, prefix, onError, ...options });
     buses.push(bus);
     return bus;
   };
@@ -141,5 +142,76 @@ describe('Redis EventBus', () => {
 
     expect(String((errors[0] as Error).message)).toMatch(/ECONNREFUSED/);
     await expect(bus.publish(testEvent('run-x', 1))).rejects.toThrow(/closed/);
+  });
+
+  it('rejects a publish at once while Redis is unreachable, instead of waiting for the reconnect, and publishes again once it is back', async () => {
+    const prefix = newPrefix();
+    const proxy = await startRedisProxy();
+    const errors: unknown[] = [];
+    try {
+      const bus = newBus(prefix, (error) => errors.push(error), { redisUrl: proxy.url });
+      const listener = newBus(prefix);
+      const received: RunEvent[] = [];
+      const counted = new Counter();
+      await listener.subscribe('run-x', (event) => {
+        received.push(event);
+        counted.increment();
+      });
+      await bus.publish(testEvent('run-x', 1));
+
+      await proxy.down();
+      await eventually(() => errors.length > 0, 'the publisher to notice the outage');
+      await expect(within(bus.publish(testEvent('run-x', 2)), 'publish to fail')).rejects.toBeInstanceOf(RedisUnavailableError);
+
+      await proxy.up();
+      await eventually(async () => {
+        try {
+          await bus.publish(testEvent('run-x', 3));
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'publish to work again');
+      await counted.reach(2, 'the events published while connected');
+      // Nothing published during the outage turns up later (it was refused, not queued).
+      expect(received.map((e) => e.seq)).toEqual([1, 3]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('rejects a subscribe with RedisUnavailableError when the channel cannot be opened in time, and subscribes again once Redis is back', async () => {
+    const prefix = newPrefix();
+    const proxy = await startRedisProxy();
+    const errors: unknown[] = [];
+    try {
+      const bus = newBus(prefix, (error) => errors.push(error), { redisUrl: proxy.url, subscribeTimeoutMs: 300 });
+      await bus.subscribe('run-warm', () => {}); // connected once
+
+      await proxy.down();
+      await eventually(() => errors.length > 0, 'the subscriber to notice the outage');
+      await expect(within(bus.subscribe('run-x', () => {}), 'subscribe to fail')).rejects.toBeInstanceOf(RedisUnavailableError);
+      expect(bus.subscriptionCount()).toBe(1); // only run-warm: the failed channel is not kept
+
+      await proxy.up();
+      const received: RunEvent[] = [];
+      const counted = new Counter();
+      await eventually(async () => {
+        try {
+          await bus.subscribe('run-x', (event) => {
+            received.push(event);
+            counted.increment();
+          });
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'subscribe to work again');
+      await newBus(prefix).publish(testEvent('run-x', 1));
+      await counted.reach(1, 'the event after resubscribing');
+      expect(received.map((e) => e.seq)).toEqual([1]);
+    } finally {
+      await proxy.close();
+    }
   });
 });

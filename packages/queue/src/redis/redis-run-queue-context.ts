@@ -42,6 +42,12 @@ export interface RunQueueContext {
   /** Resolves when the command connection is up; rejects with RedisUnavailableError while it is down. */
   ready(): Promise<void>;
   /**
+   * Runs `operation` (commands on the command connection) and rejects with RedisUnavailableError as soon as that
+   * connection drops meanwhile, instead of waiting in ioredis's offline queue for a reconnect (an API request must
+   * answer 503, not hang). The commands already sent may still take effect after the reconnect.
+   */
+  whileConnected<T>(operation: () => Promise<T>): Promise<T>;
+  /**
    * The one atomic step that makes a lost lease reported once across all instances (CLAIM_LOST_SCRIPT), then,
    * if this caller won, moving the job from active to failed (token '0' skips BullMQ's lock check, the lock being
    * gone). Returns true when the caller must report the loss.
@@ -69,6 +75,11 @@ export function createRunQueueContext(options: RunQueueContextOptions): RunQueue
   let everReady = commands.status === 'ready';
   commands.on('ready', () => {
     everReady = true;
+  });
+  /** Rejecters of the whileConnected calls in flight: one 'close' listener for all of them. */
+  const inFlight = new Set<(error: Error) => void>();
+  commands.on('close', () => {
+    for (const fail of [...inFlight]) fail(new RedisUnavailableError('connection lost during the call'));
   });
 
   const parseLabelSet = (queueName: string, json: string): void => {
@@ -129,10 +140,10 @@ export function createRunQueueContext(options: RunQueueContextOptions): RunQueue
 
     async registerLabelSet(labels) {
       const queueName = queueNameFor(labels);
-      if (!labelSets.has(queueName)) {
-        await commands.hset(keys.labelSets, queueName, JSON.stringify(labels));
-        labelSets.set(queueName, labels);
-      }
+      // Written on every enqueue, not only when new to this instance: after Redis restarts empty, the local cache
+      // still knows the set while Redis does not, and a worker started afterwards would never look at its queue.
+      await commands.hset(keys.labelSets, queueName, JSON.stringify(labels));
+      labelSets.set(queueName, labels);
       return queueName;
     },
 
@@ -155,6 +166,26 @@ export function createRunQueueContext(options: RunQueueContextOptions): RunQueue
         commands.once('ready', onReady);
         commands.once('error', onFailure);
         commands.once('end', onFailure);
+      });
+    },
+
+    whileConnected(operation) {
+      return new Promise((resolve, reject) => {
+        const fail = (error: Error): void => {
+          inFlight.delete(fail);
+          reject(error);
+        };
+        inFlight.add(fail);
+        operation().then(
+          (value) => {
+            inFlight.delete(fail);
+            resolve(value);
+          },
+          (error: unknown) => {
+            inFlight.delete(fail);
+            reject(error);
+          },
+        );
       });
     },
 

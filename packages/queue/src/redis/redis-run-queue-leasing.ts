@@ -10,6 +10,9 @@ import { bullmqKey, HOLDER_FIELD } from './redis-run-queue-keys.js';
 /** The fallback when a pub/sub notice was missed (a reconnect): how often idle workers look for jobs anyway. */
 export const POLL_MS = 1_000;
 
+/** The longest a lease check may wait for Redis once the local deadline has passed (it must not queue for an outage). */
+const MAX_CHECK_WAIT_MS = 2_000;
+
 interface Subscription {
   spec: WorkerSpec;
   labels: Set<string>;
@@ -29,6 +32,12 @@ interface Holding {
   token: string;
   subscription: Subscription;
   controller: AbortController;
+  /**
+   * Epoch ms (Date.now) by which the lock has surely run out unless extended: the send time of the last successful
+   * extend (or of the fetch that took the lock) plus leaseMs. Send times are used because Redis sets the expiry a
+   * little later, so this deadline never falls after Redis's own.
+   */
+  deadline: number;
   timer?: NodeJS.Timeout;
   expired: boolean;
   canceled: boolean;
@@ -92,11 +101,14 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
 
   /** One pass: takes at most one job, then asks for another pass so the queue heads are read afresh. */
   const fillOnce = async (): Promise<void> => {
+    // While disconnected a fetch would wait in the offline queue for the whole outage: the poll tries again.
+    if (ctx.commands.status !== 'ready') return;
     const servable = [...ctx.labelSets].filter(([, labels]) => subscriptions.some((sub) => hasRoom(sub) && mayServe(sub, labels)));
     for (const queueName of await oldestFirst(servable.map(([name]) => name))) {
       const labels = ctx.labelSets.get(queueName) ?? [];
       if (!pickSubscription(labels) || stopped) continue;
       const token = `${instanceId}:${++tokens}`;
+      const fetchedAt = Date.now();
       const job = await ctx.fetcher(queueName).getNextJob(token, { block: false });
       if (!job) continue;
       // Chosen after the fetch: a worker may have closed, or the queue stopped, while it was in flight.
@@ -105,7 +117,7 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
         await job.moveToWait(token);
         return;
       }
-      await start(job, sub, queueName, token);
+      await start(job, sub, queueName, token, fetchedAt);
       again = true;
       return;
     }
@@ -132,11 +144,14 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
     })();
   };
 
-  const armExpiry = (holding: Holding, ms: number): void => {
+  const ready = (): boolean => ctx.commands.status === 'ready';
+  const checkWaitMs = Math.max(1, Math.min(MAX_CHECK_WAIT_MS, Math.floor(ctx.leaseMs / 3)));
+
+  /** Looks at the lease again just after its local deadline. */
+  const armDeadline = (holding: Holding): void => {
     clearTimeout(holding.timer);
     if (stopped || holding.settled || holding.expired) return;
-    // Fires just after Redis would drop the lock: the local timer starts after the reply that set it.
-    holding.timer = setTimeout(() => void checkLease(holding), ms + 1);
+    holding.timer = setTimeout(() => void checkLease(holding), Math.max(0, holding.deadline - Date.now()) + 1);
   };
 
   const markCanceled = (holding: Holding): void => {
@@ -145,6 +160,7 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
     holding.controller.abort(new RunCanceledError(holding.runId));
   };
 
+  /** Redis says the lock is gone: claim the report (once across all instances) and report it. */
   const leaseLost = async (holding: Holding): Promise<void> => {
     if (holding.expired) return;
     holding.expired = true;
@@ -153,32 +169,77 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
     if (await ctx.claimLost(holding.queueName, holding.job)) ctx.onLost(holding.runId, holding.subscription.spec.name, 'expired');
   };
 
-  /** Is the lock still ours? Re-arms for what is left of it, or reports the lease lost. */
+  /**
+   * The local deadline passed without a successful extend and Redis cannot tell us otherwise: the lock has run out
+   * (or will before any extend of ours could land), and the API may already have finished the run worker_lost, so
+   * the playbook must stop now rather than run on for the whole outage. Not reported from here: this instance
+   * cannot reach Redis to claim the report, and an API replica's watcher reports the run once.
+   */
+  const expireLocally = (holding: Holding): void => {
+    if (holding.settled || holding.expired) return;
+    holding.expired = true;
+    clearTimeout(holding.timer);
+    holding.controller.abort(new LeaseExpiredError(holding.runId));
+  };
+
+  /** Is the lock still ours? Re-arms for what is left of it, reports it lost, or gives it up locally past the deadline. */
   const checkLease = async (holding: Holding): Promise<void> => {
     if (stopped || holding.settled || holding.expired) return;
+    const pastDeadline = (): boolean => Date.now() >= holding.deadline;
+    if (!ready()) {
+      // A command sent now would wait in ioredis's offline queue for as long as the outage lasts.
+      if (pastDeadline()) expireLocally(holding);
+      else armDeadline(holding);
+      return;
+    }
+    const sentAt = Date.now();
     try {
-      const replies = await ctx.commands.pipeline().get(lockKey(holding)).pttl(lockKey(holding)).exec();
+      const replies = await withTimeout(ctx.commands.pipeline().get(lockKey(holding)).pttl(lockKey(holding)).exec(), checkWaitMs);
       const owner = replies?.[0]?.[1];
       const pttl = Number(replies?.[1]?.[1]);
       if (holding.settled || holding.expired) return;
-      if (owner === holding.token && pttl > 0) armExpiry(holding, pttl);
-      else await leaseLost(holding);
+      if (owner === holding.token && pttl > 0) {
+        holding.deadline = Math.max(holding.deadline, sentAt + pttl);
+        armDeadline(holding);
+      } else {
+        await leaseLost(holding);
+      }
     } catch (error) {
       ctx.onError(error);
-      // Redis unreachable: look again soon; if it stays away, an API replica's watcher reports the run.
-      armExpiry(holding, Math.max(1, Math.floor(ctx.leaseMs / 3)));
+      if (pastDeadline()) expireLocally(holding);
+      else armDeadline(holding);
     }
+  };
+
+  /** A cancel whose PUBLISH this instance missed (its subscriber was reconnecting) still left the marker. */
+  const checkCancelMarkers = async (held: Holding[]): Promise<void> => {
+    const live = held.filter((holding) => !holding.settled && !holding.expired && !holding.canceled);
+    if (live.length === 0) return;
+    const replies = await ctx.commands.pipeline(live.map((holding) => ['exists', ctx.keys.canceled(holding.runId)])).exec();
+    live.forEach((holding, i) => {
+      if (replies?.[i]?.[1] === 1) markCanceled(holding);
+    });
   };
 
   const heartbeat = (holding: Holding): void => {
     if (stopped || ctx.isClosed() || holding.settled || holding.expired) return;
+    // Not queued while disconnected: an extend replayed after a long outage could revive a lock the API already
+    // counts as lost. The deadline timer decides what a missed heartbeat means.
+    if (!ready()) return;
+    const sentAt = Date.now();
     holding.job.extendLock(holding.token, ctx.leaseMs).then(
       (extended) => {
-        if (Number(extended) === 1) armExpiry(holding, ctx.leaseMs);
-        else void checkLease(holding);
+        if (holding.settled || holding.expired) return;
+        if (Number(extended) === 1) {
+          holding.deadline = Math.max(holding.deadline, sentAt + ctx.leaseMs);
+          armDeadline(holding);
+        } else {
+          void checkLease(holding);
+        }
       },
       (error: unknown) => ctx.onError(error),
     );
+    checkCancelMarkers([holding]).catch(ctx.onError);
   };
 
   const finish = async (holding: Holding, failure?: { error: unknown }): Promise<void> => {
@@ -215,7 +276,7 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
     pump();
   };
 
-  const start = async (job: Job<RunJob>, sub: Subscription, queueName: string, token: string): Promise<void> => {
+  const start = async (job: Job<RunJob>, sub: Subscription, queueName: string, token: string, fetchedAt: number): Promise<void> => {
     const runId = job.id!;
     sub.active += 1;
     sub.lastAssigned = ++assignments;
@@ -226,19 +287,20 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
       token,
       subscription: sub,
       controller: new AbortController(),
+      deadline: fetchedAt + ctx.leaseMs,
       expired: false,
       canceled: false,
       settled: false,
     };
     holdings.set(runId, holding);
-    armExpiry(holding, ctx.leaseMs);
+    armDeadline(holding);
     try {
-      // Record the holder for leasedIds() and watchers, and catch a cancel sent between the fetch and now.
-      const replies = await ctx.commands
-        .pipeline()
-        .hset(bullmqKey(ctx.prefix, queueName, runId), HOLDER_FIELD, sub.spec.name)
-        .exists(ctx.keys.canceled(runId))
-        .exec();
+      // Record the holder for leasedIds() and watchers, and catch a cancel sent between the fetch and now. Not
+      // waited for past a local expiry: the handler then starts with its signal aborted instead of after the outage.
+      const replies = await Promise.race([
+        ctx.commands.pipeline().hset(bullmqKey(ctx.prefix, queueName, runId), HOLDER_FIELD, sub.spec.name).exists(ctx.keys.canceled(runId)).exec(),
+        whenAborted(holding.controller.signal),
+      ]);
       if (replies?.[1]?.[1] === 1) markCanceled(holding);
     } catch (error) {
       ctx.onError(error);
@@ -287,10 +349,24 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
     pump();
   };
 
+  /**
+   * After a (re)connect of the subscriber: cancels published while it was away were missed, so look at the markers
+   * of every held run. Subscribing again first (Redis confirms an existing subscription too) orders the look after
+   * the subscription is live: a cancel is then either already marked or will be heard.
+   */
+  const onSubscriberReady = (): void => {
+    if (holdings.size === 0 || !subscriber) return;
+    subscriber
+      .subscribe(ctx.keys.cancelChannel)
+      .then(() => checkCancelMarkers([...holdings.values()]))
+      .catch(ctx.onError);
+  };
+
   const startOnce = (): void => {
     if (subscriber) return;
     subscriber = openSubscriber();
     subscriber.on('message', onMessage);
+    subscriber.on('ready', onSubscriberReady);
     subscriber.subscribe(ctx.keys.cancelChannel, ctx.keys.enqueuedChannel).catch(ctx.onError);
     const schedule = (): void => {
       pollTimer = setTimeout(() => {
@@ -339,8 +415,25 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
       stopped = true;
       clearTimeout(pollTimer);
       for (const holding of holdings.values()) clearTimeout(holding.timer);
-      await pumping;
+      // A fetch in flight is finished (a job it took goes back to wait), but not waited for through an outage: the
+      // owner closes the connection next, which fails whatever still waits on it.
+      if (pumping && ctx.commands.status === 'ready') await ctx.whileConnected(() => pumping ?? Promise.resolve()).catch(ctx.onError);
       if (subscriber) await closeRedis(subscriber);
     },
   };
+}
+
+/** Rejects after `ms`: for a command that must not wait out an outage (the command itself stays queued). */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Resolves (to undefined) once `signal` aborts; never rejects. */
+function whenAborted(signal: AbortSignal): Promise<undefined> {
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(undefined), { once: true }));
 }

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import type { Lease, OnLeaseLost, RunJob, RunQueue } from '../run-queue.js';
@@ -8,7 +9,9 @@ import {
   InvalidRunJobError,
   InvalidRunQueueOptionsError,
   InvalidWorkerSpecError,
+  LeaseExpiredError,
   RedisUnavailableError,
+  RunCanceledError,
   RunQueueClosedError,
   type RedisRunQueueOptions,
 } from './redis-run-queue.js';
@@ -286,5 +289,183 @@ describe('Redis RunQueue', () => {
       doomed.releaseAll();
       await proxy.close();
     });
+  });
+});
+
+/**
+ * A TCP hop in front of Redis that can stop passing replies (`freeze`: commands reach Redis, answers do not come
+ * back) and then cut every connection for good, so a test can drop the connection in the middle of a call.
+ */
+async function startFreezableProxy(): Promise<{ url: string; freeze(): void; cut(): Promise<void> }> {
+  const { hostname, port } = new URL(TEST_REDIS_URL);
+  const sockets = new Set<net.Socket>();
+  let frozen = false;
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(port || 6379), hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => socket.destroy());
+    }
+    client.on('data', (chunk) => upstream.write(chunk));
+    upstream.on('data', (chunk) => {
+      if (!frozen) client.write(chunk);
+    });
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    url: `redis://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    freeze: () => {
+      frozen = true;
+    },
+    cut: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('Redis RunQueue robustness', () => {
+  const queues: RunQueue[] = [];
+  const open = (options: Partial<RedisRunQueueOptions> & { prefix: string }): RunQueue => {
+    const queue = createRedisRunQueue({ redisUrl: TEST_REDIS_URL, leaseMs: LEASE_MS, ...options });
+    queues.push(queue);
+    return queue;
+  };
+  afterAll(async () => {
+    await Promise.all(queues.map((queue) => queue.close()));
+  });
+
+  /**
+   * A handler like the worker daemon's: heartbeats every third of the lease until its signal aborts, then ends the
+   * playbook by failing (as an interrupted executor does). `leases` resolves with the lease of the run it got.
+   */
+  function abortableHandler(leaseMs: number) {
+    const lease = deferred<Lease>();
+    const handler = async (_job: Readonly<RunJob>, given: Lease): Promise<void> => {
+      lease.resolve(given);
+      const beat = setInterval(() => given.heartbeat(), Math.floor(leaseMs / 3));
+      try {
+        if (!given.signal.aborted) await new Promise((resolve) => given.signal.addEventListener('abort', resolve, { once: true }));
+      } finally {
+        clearInterval(beat);
+      }
+      throw new Error('playbook interrupted');
+    };
+    return { handler, lease: lease.promise };
+  }
+
+  it('aborts a run as canceled on its next heartbeat when the cancel marker is set but the PUBLISH never arrived', async () => {
+    const prefix = newPrefix();
+    const lost: LostCall[] = [];
+    const api = open({ prefix, onLost: (...args) => lost.push(args) });
+    const { handler, lease } = abortableHandler(LEASE_MS);
+    open({ prefix, onLost: (...args) => lost.push(args) }).lease({ name: 'worker-a', labels: [], capacity: 1 }, handler);
+    await api.enqueue({ runId: 'run_m' });
+    const held = await within(lease, 'the run to start');
+
+    // What a cancel leaves behind when the worker's subscriber missed its PUBLISH: only the marker.
+    await admin.set(`${prefix}:canceled:run_m`, '1');
+    await eventually(() => held.signal.aborted, 'the heartbeat to notice the marker');
+    expect(held.signal.reason).toBeInstanceOf(RunCanceledError);
+    await eventually(async () => (await api.leasedIds()).length === 0, 'the canceled run to be released');
+    await eventually(async () => (await admin.exists(`${prefix}:canceled:run_m`)) === 0, 'the marker to be cleared');
+    expect(lost).toEqual([]);
+  });
+
+  it('delivers a cancel published while the worker was cut off from Redis, once it is back', async () => {
+    const prefix = newPrefix();
+    const leaseMs = 6_000; // the outage stays well inside the lease: this is about the cancel, not the lease
+    const lost: LostCall[] = [];
+    const api = open({ prefix, leaseMs, onLost: (...args) => lost.push(args) });
+    const proxy = await startRedisProxy();
+    const workerErrors: unknown[] = [];
+    const { handler, lease } = abortableHandler(leaseMs);
+    const worker = open({ prefix, leaseMs, redisUrl: proxy.url, onError: (error) => workerErrors.push(error), onLost: (...args) => lost.push(args) });
+    worker.lease({ name: 'worker-a', labels: [], capacity: 1 }, handler);
+    await api.enqueue({ runId: 'run_p' });
+    const held = await within(lease, 'the run to start');
+
+    await proxy.down();
+    await eventually(() => workerErrors.length > 0, 'the worker to lose its connections');
+    expect(await api.cancel('run_p')).toBe(true); // its PUBLISH reaches no subscriber of the worker
+    await proxy.up();
+
+    await eventually(() => held.signal.aborted, 'the worker to find the cancel after reconnecting');
+    expect(held.signal.reason).toBeInstanceOf(RunCanceledError);
+    await eventually(async () => (await api.leasedIds()).length === 0, 'the canceled run to be released');
+    expect(lost).toEqual([]);
+    await worker.close();
+    await proxy.close();
+  });
+
+  it('stops a run locally once its lease ran out while Redis is unreachable, and leaves the report to the API', async () => {
+    const prefix = newPrefix();
+    const apiLost: LostCall[] = [];
+    const workerLost: LostCall[] = [];
+    const api = open({ prefix, watchLeases: true, onLost: (...args) => apiLost.push(args) });
+    const proxy = await startRedisProxy();
+    const { handler, lease } = abortableHandler(LEASE_MS);
+    const worker = open({ prefix, redisUrl: proxy.url, onLost: (...args) => workerLost.push(args) });
+    worker.lease({ name: 'worker-cut', labels: [], capacity: 1 }, handler);
+    await api.enqueue({ runId: 'run_o' });
+    const held = await within(lease, 'the run to start');
+
+    await proxy.down();
+    // Redis stays unreachable for the worker: only its own clock can tell it the lease is over.
+    await eventually(() => held.signal.aborted, 'the worker to give the lease up on its own');
+    expect(held.signal.reason).toBeInstanceOf(LeaseExpiredError);
+    await eventually(() => apiLost.length > 0, 'the API to report the lost lease');
+    expect(apiLost).toEqual([['run_o', 'worker-cut', 'expired']]);
+    expect(workerLost).toEqual([]);
+    await worker.close();
+    await proxy.close();
+  });
+
+  it('registers a label set again on every enqueue, so a run re-enqueued after Redis lost its keys reaches a new worker', async () => {
+    const prefix = newPrefix();
+    const api = open({ prefix });
+    await api.enqueue({ runId: 'run_w', labels: ['gpu'] });
+    // Redis restarted empty: every key of the installation is gone, while the API instance's cache remembers the set.
+    await deleteKeys(admin, prefix);
+    await api.enqueue({ runId: 'run_w', labels: ['gpu'] });
+
+    const received = deferred<RunJob>();
+    open({ prefix }).lease({ name: 'worker-gpu', labels: ['gpu'], capacity: 1 }, async (job) => received.resolve(job));
+    await expect(within(received.promise, 'the labeled run on a worker started after the wipe')).resolves.toEqual({ runId: 'run_w', labels: ['gpu'] });
+  });
+
+  it('rejects enqueue, cancel, pendingIds and leasedIds with RedisUnavailableError while its connection is down', async () => {
+    const proxy = await startRedisProxy();
+    const errors: unknown[] = [];
+    const queue = open({ prefix: newPrefix(), redisUrl: proxy.url, onError: (error) => errors.push(error) });
+    expect(await queue.pendingIds()).toEqual([]);
+    await proxy.down();
+    await eventually(() => errors.length > 0, 'the connection loss to be reported');
+
+    await expect(within(queue.enqueue({ runId: 'run_x' }), 'enqueue to fail')).rejects.toBeInstanceOf(RedisUnavailableError);
+    await expect(within(queue.cancel('run_x'), 'cancel to fail')).rejects.toBeInstanceOf(RedisUnavailableError);
+    await expect(within(queue.pendingIds(), 'pendingIds to fail')).rejects.toBeInstanceOf(RedisUnavailableError);
+    await expect(within(queue.leasedIds(), 'leasedIds to fail')).rejects.toBeInstanceOf(RedisUnavailableError);
+    await queue.close();
+    await proxy.close();
+  });
+
+  it('rejects a call with RedisUnavailableError when the connection drops while it waits for Redis', async () => {
+    const proxy = await startFreezableProxy();
+    const queue = open({ prefix: newPrefix(), redisUrl: proxy.url });
+    expect(await queue.pendingIds()).toEqual([]);
+
+    proxy.freeze(); // the next commands reach Redis, their replies do not come back
+    const pending = queue.pendingIds();
+    const leased = queue.leasedIds();
+    const canceled = queue.cancel('run_x');
+    await proxy.cut(); // and now the connection is gone, with no Redis to reconnect to
+    await expect(within(pending, 'pendingIds to fail')).rejects.toBeInstanceOf(RedisUnavailableError);
+    await expect(within(leased, 'leasedIds to fail')).rejects.toBeInstanceOf(RedisUnavailableError);
+    await expect(within(canceled, 'cancel to fail')).rejects.toBeInstanceOf(RedisUnavailableError);
+    await queue.close();
   });
 });

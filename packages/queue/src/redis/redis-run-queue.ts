@@ -61,9 +61,14 @@ export function createRedisRunQueue(options: RedisRunQueueOptions): RunQueue {
   const leasing = createLeasing(ctx, () => openRedis(redisUrl, `${prefix}-run-queue-subscriber`, { onError }));
   const watch = watchLeases ? startLeaseWatch(ctx) : undefined;
 
-  const open = async (): Promise<void> => {
+  /**
+   * One API call: refused once closed, rejected with RedisUnavailableError when the command connection is down at
+   * call time or drops during the call (the API answers 503), never left waiting for a reconnect.
+   */
+  const guarded = async <T>(operation: () => Promise<T>): Promise<T> => {
     if (closed) throw new RunQueueClosedError();
     await ctx.ready();
+    return ctx.whileConnected(operation);
   };
 
   /** The label-set queue that holds a job for `runId` (waiting or active), if any. */
@@ -93,21 +98,7 @@ export function createRedisRunQueue(options: RedisRunQueueOptions): RunQueue {
     async enqueue(job) {
       if (closed) throw new RunQueueClosedError();
       assertRunJob(job);
-      await open();
-      // Idempotent across label sets too: a run id lives in at most one queue.
-      if (await locate(job.runId)) return;
-      const queueName = await ctx.registerLabelSet(normalizeLabels(job.labels));
-      const data: RunJob = {
-        runId: job.runId,
-        ...(job.labels ? { labels: [...job.labels] } : {}),
-        ...(job.bundle !== undefined ? { bundle: job.bundle } : {}),
-      };
-      // One attempt and no stalled retry: a playbook is never silently run twice. A finished job's record stays for
-      // a day, so enqueueing its run id again is a no-op: the API's database lags the queue (a run that ran may
-      // still read `pending` until its events are ingested) and the recovery sweep must not start it again. After a
-      // Redis restart nothing is left, and the sweep's re-enqueue takes.
-      await ctx.queue(queueName).add('run', data, { jobId: job.runId, attempts: 1, removeOnComplete: { age: FINISHED_JOB_RETENTION_S }, removeOnFail: { age: FINISHED_JOB_RETENTION_S } });
-      await commands.publish(keys.enqueuedChannel, JSON.stringify({ queue: queueName, labels: ctx.labelSets.get(queueName) }));
+      await guarded(() => enqueueReady(job));
     },
 
     lease(spec, handler) {
@@ -119,49 +110,15 @@ export function createRedisRunQueue(options: RedisRunQueueOptions): RunQueue {
 
     async cancel(runId) {
       if (typeof runId !== 'string') throw new InvalidRunJobError('runId must be a string');
-      await open();
-      const queueName = await locate(runId);
-      if (!queueName) return false;
-      const queue = ctx.queue(queueName);
-      let state = await queue.getJobState(runId);
-      if (state === 'waiting' || state === 'prioritized' || state === 'delayed') {
-        if ((await queue.remove(runId)) === 1) return true;
-        // Not removed: a worker locked it meanwhile.
-        state = await queue.getJobState(runId);
-      }
-      if (state !== 'active') return false;
-      // A lock that is gone means the lease expired: that run is reported lost, not canceled.
-      if ((await commands.pttl(bullmqKey(prefix, queueName, `${runId}:lock`))) <= 0) return false;
-      // The marker covers a worker that fetched the job but has not subscribed or looked yet.
-      await commands.pipeline().set(keys.canceled(runId), '1', 'EX', MARKER_TTL_SECONDS).publish(keys.cancelChannel, runId).exec();
-      leasing.cancelLocal(runId);
-      return true;
+      return guarded(() => cancelReady(runId));
     },
 
     async pendingIds() {
-      await open();
-      return (await idsOldestFirst('wait')).map(({ runId }) => runId);
+      return guarded(async () => (await idsOldestFirst('wait')).map(({ runId }) => runId));
     },
 
-    async leasedIds(): Promise<LeasedRun[]> {
-      await open();
-      const active = await idsOldestFirst('active');
-      if (active.length === 0) return [];
-      const replies = await commands
-        .pipeline(
-          active.flatMap(({ queueName, runId }) => [
-            ['pttl', bullmqKey(prefix, queueName, `${runId}:lock`)],
-            ['hget', bullmqKey(prefix, queueName, runId), HOLDER_FIELD],
-          ]),
-        )
-        .exec();
-      const now = Date.now();
-      return active.flatMap(({ runId }, i) => {
-        const pttl = Number(replies?.[2 * i]?.[1]);
-        const worker = replies?.[2 * i + 1]?.[1];
-        // An active job without a lock lost its lease: it is no longer held, whatever BullMQ's list says.
-        return pttl > 0 ? [{ runId, worker: typeof worker === 'string' ? worker : 'unknown', expiresAt: now + pttl }] : [];
-      });
+    leasedIds() {
+      return guarded(leasedIdsReady);
     },
 
     close() {
@@ -177,4 +134,61 @@ export function createRedisRunQueue(options: RedisRunQueueOptions): RunQueue {
       return closing;
     },
   };
+
+  async function enqueueReady(job: RunJob): Promise<void> {
+    // Idempotent across label sets too: a run id lives in at most one queue.
+    if (await locate(job.runId)) return;
+    const queueName = await ctx.registerLabelSet(normalizeLabels(job.labels));
+    const data: RunJob = {
+      runId: job.runId,
+      ...(job.labels ? { labels: [...job.labels] } : {}),
+      ...(job.bundle !== undefined ? { bundle: job.bundle } : {}),
+    };
+    // One attempt and no stalled retry: a playbook is never silently run twice. A finished job's record stays for
+    // a day, so enqueueing its run id again is a no-op: the API's database lags the queue (a run that ran may
+    // still read `pending` until its events are ingested) and the recovery sweep must not start it again. After a
+    // Redis restart nothing is left, and the sweep's re-enqueue takes.
+    await ctx.queue(queueName).add('run', data, { jobId: job.runId, attempts: 1, removeOnComplete: { age: FINISHED_JOB_RETENTION_S }, removeOnFail: { age: FINISHED_JOB_RETENTION_S } });
+    await commands.publish(keys.enqueuedChannel, JSON.stringify({ queue: queueName, labels: ctx.labelSets.get(queueName) }));
+  }
+
+  async function cancelReady(runId: string): Promise<boolean> {
+    const queueName = await locate(runId);
+    if (!queueName) return false;
+    const queue = ctx.queue(queueName);
+    let state = await queue.getJobState(runId);
+    if (state === 'waiting' || state === 'prioritized' || state === 'delayed') {
+      if ((await queue.remove(runId)) === 1) return true;
+      // Not removed: a worker locked it meanwhile.
+      state = await queue.getJobState(runId);
+    }
+    if (state !== 'active') return false;
+    // A lock that is gone means the lease expired: that run is reported lost, not canceled.
+    if ((await commands.pttl(bullmqKey(prefix, queueName, `${runId}:lock`))) <= 0) return false;
+    // The marker covers a worker that fetched the job but has not subscribed or looked yet, or missed the PUBLISH
+    // while its subscriber reconnected (the holder also looks at the marker on every heartbeat).
+    await commands.pipeline().set(keys.canceled(runId), '1', 'EX', MARKER_TTL_SECONDS).publish(keys.cancelChannel, runId).exec();
+    leasing.cancelLocal(runId);
+    return true;
+  }
+
+  async function leasedIdsReady(): Promise<LeasedRun[]> {
+    const active = await idsOldestFirst('active');
+    if (active.length === 0) return [];
+    const replies = await commands
+      .pipeline(
+        active.flatMap(({ queueName, runId }) => [
+          ['pttl', bullmqKey(prefix, queueName, `${runId}:lock`)],
+          ['hget', bullmqKey(prefix, queueName, runId), HOLDER_FIELD],
+        ]),
+      )
+      .exec();
+    const now = Date.now();
+    return active.flatMap(({ runId }, i) => {
+      const pttl = Number(replies?.[2 * i]?.[1]);
+      const worker = replies?.[2 * i + 1]?.[1];
+      // An active job without a lock lost its lease: it is no longer held, whatever BullMQ's list says.
+      return pttl > 0 ? [{ runId, worker: typeof worker === 'string' ? worker : 'unknown', expiresAt: now + pttl }] : [];
+    });
+  }
 }

@@ -6,6 +6,7 @@ import { TEST_REDIS_URL, deleteKeys, eventually, testEvent, testPrefix } from '.
 import {
   createRunEventConsumer,
   EventDeferredTooLongError,
+  InvalidRunEventConsumerOptionsError,
   MalformedStreamEntryError,
   type RunEventConsumer,
   type RunEventConsumerOptions,
@@ -14,20 +15,24 @@ import { createRunEventProducer, type RunEventProducer } from './run-event-produ
 import { EVENT_FIELD, INGEST_GROUP, runEventStreamKey } from './run-event-stream-keys.js';
 
 /**
- * The database as the ingest sees it: per run, events stored gap-free from seq 1. A later seq is deferred
- * (an earlier part of the run is still elsewhere), a seq already stored is a duplicate (counted, accepted).
+ * The database as the ingest sees it: per run, events stored gap-free from seq 1. A seq after a gap is deferred
+ * (an earlier part of the run is still elsewhere) unless the call accepts gaps; a seq already stored is a duplicate
+ * (counted, accepted); a seq that fills an accepted gap late is stored.
  */
 function memoryStore() {
   const stored = new Map<string, number[]>();
   const calls: RunEvent[][] = [];
+  const callOptions: Array<{ acceptGaps: boolean }> = [];
   let duplicates = 0;
-  const persist = async (events: RunEvent[]): Promise<{ deferred: RunEvent[] }> => {
+  const persist = async (events: RunEvent[], options = { acceptGaps: false }): Promise<{ deferred: RunEvent[] }> => {
     calls.push(events);
+    callOptions.push(options);
     const later: RunEvent[] = [];
     for (const event of events) {
       const seqs = stored.get(event.run_id) ?? [];
-      if (event.seq <= seqs.length) duplicates += 1;
-      else if (event.seq === seqs.length + 1) stored.set(event.run_id, [...seqs, event.seq]);
+      const last = seqs.at(-1) ?? 0;
+      if (seqs.includes(event.seq)) duplicates += 1;
+      else if (event.seq === last + 1 || event.seq < last || options.acceptGaps) stored.set(event.run_id, [...seqs, event.seq].sort((a, b) => a - b));
       else later.push(event);
     }
     return { deferred: later };
@@ -35,6 +40,7 @@ function memoryStore() {
   return {
     persist,
     calls,
+    callOptions,
     stored,
     get duplicates() {
       return duplicates;
@@ -192,27 +198,78 @@ describe('run event consumer', () => {
     await eventually(streamDrained, 'the stream acknowledged and emptied');
   });
 
-  it('offers deferred events again until persist takes them, reporting each once after 2 minutes', async () => {
+  it('offers deferred events again until persist takes them, without accepting a gap before gapTimeoutMs', async () => {
     const store = memoryStore();
-    let clock = 1_000_000;
     const errors: unknown[] = [];
     await produce([testEvent('run-d', 2), testEvent('run-d', 3)]);
-    await consumerOf({ consumer: 'replica-1', persist: store.persist, onError: (e) => errors.push(e), now: () => clock }).start();
+    await consumerOf({ consumer: 'replica-1', persist: store.persist, onError: (e) => errors.push(e), now: () => 1_000_000 }).start();
 
     await eventually(() => store.calls.length >= 3, 'persist offered the deferred events again');
     expect(store.calls.slice(0, 3).map((call) => call.map((e) => e.seq))).toEqual([[2, 3], [2, 3], [2, 3]]);
+    expect(store.callOptions.every((options) => options.acceptGaps === false)).toBe(true);
     expect(errors).toEqual([]);
-
-    clock += 121_000;
-    const callsBefore = store.calls.length;
-    await eventually(() => store.calls.length >= callsBefore + 3, 'more offers after 2 minutes');
-    expect(errors.map((e) => (e as EventDeferredTooLongError).seq).sort()).toEqual([2, 3]);
-    expect(errors.every((e) => e instanceof EventDeferredTooLongError)).toBe(true);
 
     await produce([testEvent('run-d', 1)]);
     await eventually(() => store.count() === 3, 'all three events stored');
     expect(store.stored.get('run-d')).toEqual([1, 2, 3]);
+    expect(store.callOptions.every((options) => options.acceptGaps === false)).toBe(true);
     await eventually(streamDrained, 'the stream acknowledged and emptied');
+  });
+
+  it('stops waiting for a gap that never fills after gapTimeoutMs: persists with acceptGaps, reports each event once, and later events land', async () => {
+    const store = memoryStore();
+    let clock = 1_000_000;
+    const errors: unknown[] = [];
+    await produce([testEvent('run-g', 2), testEvent('run-g', 3)]);
+    await consumerOf({ consumer: 'replica-1', persist: store.persist, gapTimeoutMs: 60_000, onError: (e) => errors.push(e), now: () => clock }).start();
+    await eventually(() => store.calls.length >= 2, 'the events deferred and offered again');
+    expect(store.stored.get('run-g')).toBeUndefined();
+
+    clock += 60_000;
+    await eventually(() => store.count() === 2, 'the events after the gap stored');
+    expect(store.stored.get('run-g')).toEqual([2, 3]);
+    const accepting = store.callOptions.flatMap((options, i) => (options.acceptGaps ? [store.calls[i]!.map((e) => e.seq)] : []));
+    expect(accepting).toEqual([[2, 3]]);
+    expect(errors.every((e) => e instanceof EventDeferredTooLongError)).toBe(true);
+    expect(errors.map((e) => (e as EventDeferredTooLongError).seq).sort()).toEqual([2, 3]);
+
+    // The run's later events (its final status) land as usual, and so does the lost one if it turns up after all.
+    await produce([testEvent('run-g', 4)]);
+    await eventually(() => store.count() === 3, 'the later event stored');
+    await produce([testEvent('run-g', 1)]);
+    await eventually(() => store.count() === 4, 'the late event stored');
+    expect(store.stored.get('run-g')).toEqual([1, 2, 3, 4]);
+    expect(store.callOptions.filter((options) => options.acceptGaps)).toHaveLength(1);
+    expect(errors).toHaveLength(2);
+    await eventually(streamDrained, 'the stream acknowledged and emptied');
+  });
+
+  it('reads no new entries while maxDeferred entries wait, and loses none of them', async () => {
+    const store = memoryStore();
+    let clock = 1_000_000;
+    await produce(seqsUpTo(20).slice(1).map((seq) => testEvent('run-c', seq))); // seqs 2..20: seq 1 is missing
+    await consumerOf({ consumer: 'replica-1', persist: store.persist, maxDeferred: 5, gapTimeoutMs: 60_000, now: () => clock }).start();
+
+    await eventually(() => store.calls.length >= 4, 'the deferred entries offered again and again');
+    // Only 5 entries ever left the stream for this consumer: the other 14 wait there.
+    expect(store.calls.map((call) => call.map((e) => e.seq))).toEqual(store.calls.map(() => [2, 3, 4, 5, 6]));
+    const [pendingCount] = (await admin.xpending(key, INGEST_GROUP)) as [number];
+    expect(Number(pendingCount)).toBe(5);
+    expect(await admin.xlen(key)).toBe(19);
+
+    // The gap is accepted after gapTimeoutMs: the map empties and reading resumes.
+    clock += 60_000;
+    await eventually(() => store.count() === 19, 'seqs 2..20 stored');
+    await produce([testEvent('run-c', 1)]);
+    await eventually(() => store.count() === 20, 'every event stored');
+    expect(store.stored.get('run-c')).toEqual(seqsUpTo(20));
+    await eventually(streamDrained, 'the stream acknowledged and emptied');
+  });
+
+  it('refuses bad options with a named error', () => {
+    expect(() => createRunEventConsumer({ redisUrl: TEST_REDIS_URL, prefix, consumer: 'c', persist: async () => ({ deferred: [] }), maxDeferred: 0 })).toThrow(
+      InvalidRunEventConsumerOptionsError,
+    );
   });
 
   it('retries the same batch while persist throws, reads nothing more meanwhile, and loses nothing', async () => {

@@ -19,13 +19,22 @@ export interface RunEventConsumerOptions {
    * Persists events (grouped by run and sorted by seq) and says which it could not take yet: events whose seq leaves a
    * gap after what the run has stored (an earlier part of that run is still in another replica's hands). Throws if
    * the database is unreachable. Events it neither deferred nor threw on count as persisted (including duplicates).
+   * `acceptGaps: true` (only for events deferred longer than `gapTimeoutMs`) asks it to store them despite the gap:
+   * the missing events are taken as lost, so the run's later events (its final status) still land.
    */
-  persist: (events: RunEvent[]) => Promise<{ deferred: RunEvent[] }>;
+  persist: (events: RunEvent[], options: { acceptGaps: boolean }) => Promise<{ deferred: RunEvent[] }>;
   /** Entries another consumer has held longer than this are claimed (XAUTOCLAIM): that replica died. Default 30 000. */
   claimIdleMs?: number;
   onError?: (err: unknown) => void;
-  /** The clock that ages deferred entries (for the 2-minute report); tests move it by hand. Default Date.now. */
+  /** The clock that ages deferred entries (against gapTimeoutMs); tests move it by hand. Default Date.now. */
   now?: () => number;
+  /** An entry deferred this long stops waiting for the gap before it to fill: offered with `acceptGaps: true`. Default 120 000. */
+  gapTimeoutMs?: number;
+  /**
+   * The most deferred entries held in memory (default 100 000). At the cap no new entries are read or claimed until
+   * some are taken (back-pressure: they wait in the stream, nothing is dropped).
+   */
+  maxDeferred?: number;
 }
 
 /** A stream entry that does not hold a RunEvent: acknowledged, deleted and reported, so it never blocks the stream. */
@@ -39,7 +48,14 @@ export class MalformedStreamEntryError extends Error {
   }
 }
 
-/** Reported once per entry that persist keeps deferring: an earlier part of its run seems lost. It is still retried. */
+export class InvalidRunEventConsumerOptionsError extends Error {
+  constructor(detail: string) {
+    super(`invalid run event consumer options: ${detail}`);
+    this.name = 'InvalidRunEventConsumerOptionsError';
+  }
+}
+
+/** Reported once per entry deferred longer than gapTimeoutMs: an earlier part of its run seems lost, the gap is accepted. */
 export class EventDeferredTooLongError extends Error {
   constructor(
     readonly entryId: string,
@@ -47,7 +63,7 @@ export class EventDeferredTooLongError extends Error {
     readonly seq: number,
     readonly deferredMs: number,
   ) {
-    super(`run event ${runId}#${seq} (entry ${entryId}) deferred for ${Math.round(deferredMs / 1000)} s: an earlier event of the run is missing`);
+    super(`run event ${runId}#${seq} (entry ${entryId}) deferred for ${Math.round(deferredMs / 1000)} s: an earlier event of the run is missing, persisting it with the gap`);
     this.name = 'EventDeferredTooLongError';
   }
 }
@@ -56,7 +72,8 @@ const READ_COUNT = 500;
 const READ_BLOCK_MS = 1_000;
 /** How long deferred entries wait before persist is offered them again (as XREADGROUP BLOCK, so new entries join). */
 const DEFER_PAUSE_MS = 75;
-const DEFERRED_REPORT_MS = 120_000;
+export const DEFAULT_GAP_TIMEOUT_MS = 120_000;
+export const DEFAULT_MAX_DEFERRED = 100_000;
 /** How long close waits for a blocked read to return before cutting the reader's connection. */
 const CLOSE_READ_GRACE_MS = 1_500;
 
@@ -128,7 +145,19 @@ function orderForPersist(events: RunEvent[]): RunEvent[] {
  * on (run_id, seq), so the cost of any doubt (a retried batch, a claimed entry) is a duplicate, never a loss.
  */
 export function createRunEventConsumer(options: RunEventConsumerOptions): RunEventConsumer {
-  const { redisUrl, prefix, consumer, persist, claimIdleMs = 30_000, onError = () => {}, now = Date.now } = options;
+  const {
+    redisUrl,
+    prefix,
+    consumer,
+    persist,
+    claimIdleMs = 30_000,
+    onError = () => {},
+    now = Date.now,
+    gapTimeoutMs = DEFAULT_GAP_TIMEOUT_MS,
+    maxDeferred = DEFAULT_MAX_DEFERRED,
+  } = options;
+  if (!Number.isInteger(maxDeferred) || maxDeferred < 1) throw new InvalidRunEventConsumerOptionsError('maxDeferred must be a positive integer');
+  if (typeof gapTimeoutMs !== 'number' || !(gapTimeoutMs >= 0)) throw new InvalidRunEventConsumerOptionsError('gapTimeoutMs must be a number ≥ 0');
   const key = runEventStreamKey(prefix);
   const claimEveryMs = Math.max(1, Math.floor(claimIdleMs / 2));
 
@@ -189,17 +218,17 @@ export function createRunEventConsumer(options: RunEventConsumerOptions): RunEve
   }
 
   /** One page of entries other consumers have held longer than claimIdleMs. */
-  async function claimIdle(): Promise<RawEntry[]> {
-    const reply = (await commands!.call('XAUTOCLAIM', key, INGEST_GROUP, consumer, String(claimIdleMs), claimCursor, 'COUNT', String(READ_COUNT))) as unknown[];
+  async function claimIdle(count: number): Promise<RawEntry[]> {
+    const reply = (await commands!.call('XAUTOCLAIM', key, INGEST_GROUP, consumer, String(claimIdleMs), claimCursor, 'COUNT', String(count))) as unknown[];
     claimCursor = String(reply?.[0] ?? '0-0');
     return toEntries(reply?.[1]);
   }
 
   /** Calls persist until it answers; undefined if close cut a retry short (nothing is acknowledged then). */
-  async function persistWithRetry(events: RunEvent[], heldIds: string[]): Promise<RunEvent[] | undefined> {
+  async function persistWithRetry(events: RunEvent[], heldIds: string[], acceptGaps: boolean): Promise<RunEvent[] | undefined> {
     for (let failures = 0; ; ) {
       try {
-        const result = await persist(events);
+        const result = await persist(events, { acceptGaps });
         return Array.isArray(result?.deferred) ? result.deferred : [];
       } catch (error) {
         failures += 1;
@@ -215,7 +244,30 @@ export function createRunEventConsumer(options: RunEventConsumerOptions): RunEve
     }
   }
 
-  /** Persists new entries together with the deferred ones, then acknowledges what persist took. */
+  /** Groups entries by event (run_id + seq): one event sent twice is offered once. */
+  function byEvent(held: HeldEvent[]): Map<string, HeldEvent[]> {
+    const entriesByEvent = new Map<string, HeldEvent[]>();
+    for (const entry of held) entriesByEvent.set(entry.key, [...(entriesByEvent.get(entry.key) ?? []), entry]);
+    return entriesByEvent;
+  }
+
+  /** Offers one group of events to persist and settles its entries; false if close cut the retries short. */
+  async function offer(entriesByEvent: Map<string, HeldEvent[]>, acceptGaps: boolean): Promise<boolean> {
+    if (entriesByEvent.size === 0) return true;
+    const events = orderForPersist([...entriesByEvent.values()].map((sameEvent) => sameEvent[0]!.event));
+    const heldIds = [...entriesByEvent.values()].flat().map((held) => held.id);
+    const stillDeferred = await persistWithRetry(events, heldIds, acceptGaps);
+    if (stillDeferred === undefined) return false;
+    settle(entriesByEvent, new Set(stillDeferred.map(eventKey)));
+    return true;
+  }
+
+  /**
+   * Persists new entries together with the deferred ones, then acknowledges what persist took. Events deferred
+   * longer than gapTimeoutMs go in a second call with `acceptGaps: true`: the gap before them has not filled in
+   * all that time (its events were lost, e.g. with a worker's buffer), and waiting on would keep the run's final
+   * status out of the database for good.
+   */
   async function handle(entries: RawEntry[]): Promise<void> {
     const fresh: HeldEvent[] = [];
     for (const entry of entries) {
@@ -228,15 +280,22 @@ export function createRunEventConsumer(options: RunEventConsumerOptions): RunEve
         if (decoded.error) onError(decoded.error);
       }
     }
-    const offered = [...deferred.values(), ...fresh];
-    if (offered.length > 0) {
-      const entriesByEvent = new Map<string, HeldEvent[]>();
-      for (const held of offered) entriesByEvent.set(held.key, [...(entriesByEvent.get(held.key) ?? []), held]);
-      const events = orderForPersist([...entriesByEvent.values()].map((sameEvent) => sameEvent[0]!.event));
-      const stillDeferred = await persistWithRetry(events, offered.map((held) => held.id));
-      if (stillDeferred === undefined) return;
-      settle(entriesByEvent, new Set(stillDeferred.map(eventKey)));
+    const at = now();
+    const normal = new Map<string, HeldEvent[]>();
+    const overdue = new Map<string, HeldEvent[]>();
+    for (const [eventId, sameEvent] of byEvent([...deferred.values(), ...fresh])) {
+      const isOverdue = sameEvent.some((held) => held.deferredSince !== undefined && at - held.deferredSince >= gapTimeoutMs);
+      (isOverdue ? overdue : normal).set(eventId, sameEvent);
     }
+    for (const [, sameEvent] of overdue) {
+      for (const held of sameEvent) {
+        if (held.reported) continue;
+        held.reported = true;
+        onError(new EventDeferredTooLongError(held.id, held.event.run_id, held.event.seq, at - (held.deferredSince ?? at)));
+      }
+    }
+    if (!(await offer(normal, false))) return;
+    if (!(await offer(overdue, true))) return;
     await flushAcks();
   }
 
@@ -251,32 +310,42 @@ export function createRunEventConsumer(options: RunEventConsumerOptions): RunEve
         }
         held.deferredSince ??= at;
         deferred.set(held.id, held);
-        if (!held.reported && at - held.deferredSince >= DEFERRED_REPORT_MS) {
-          held.reported = true;
-          onError(new EventDeferredTooLongError(held.id, held.event.run_id, held.event.seq, at - held.deferredSince));
-        }
       }
     }
   }
 
-  async function readGroup(from: string, block: number | undefined): Promise<RawEntry[]> {
+  async function readGroup(from: string, block: number | undefined, count = READ_COUNT): Promise<RawEntry[]> {
     const blockArgs = block === undefined ? [] : ['BLOCK', String(block)];
-    const reply = await reader!.call('XREADGROUP', 'GROUP', INGEST_GROUP, consumer, 'COUNT', String(READ_COUNT), ...blockArgs, 'STREAMS', key, from);
+    const reply = await reader!.call('XREADGROUP', 'GROUP', INGEST_GROUP, consumer, 'COUNT', String(count), ...blockArgs, 'STREAMS', key, from);
     return readReplyEntries(reply);
   }
 
-  /** One turn: due claims, then new entries (blocking only when there is nothing else to do), then persist. */
+  /**
+   * One turn: due claims, then new entries (blocking only when there is nothing else to do), then persist. No more
+   * entries are taken than the deferred map has room for: every entry taken may end up deferred.
+   */
   async function turn(): Promise<void> {
     await flushAcks();
     const work: RawEntry[] = [];
+    const room = (): number => Math.min(READ_COUNT, maxDeferred - deferred.size - work.length);
     if (Date.now() >= nextClaimAt) {
       await keepOwnership([...deferred.keys()]);
-      work.push(...(await claimIdle()));
-      // More idle entries than one page: claim the next page on the next turn.
-      nextClaimAt = claimCursor === '0-0' ? Date.now() + claimEveryMs : Date.now();
+      if (room() > 0) {
+        work.push(...(await claimIdle(room())));
+        // More idle entries than one page: claim the next page on the next turn.
+        nextClaimAt = claimCursor === '0-0' ? Date.now() + claimEveryMs : Date.now();
+      } else {
+        nextClaimAt = Date.now() + claimEveryMs;
+      }
     }
-    const block = deferred.size > 0 ? DEFER_PAUSE_MS : Math.max(1, Math.min(READ_BLOCK_MS, nextClaimAt - Date.now()));
-    work.push(...(await readGroup('>', work.length > 0 ? undefined : block)));
+    if (room() > 0) {
+      const block = deferred.size > 0 ? DEFER_PAUSE_MS : Math.max(1, Math.min(READ_BLOCK_MS, nextClaimAt - Date.now()));
+      work.push(...(await readGroup('>', work.length > 0 ? undefined : block, room())));
+    } else if (work.length === 0) {
+      // Full: offer the deferred ones again after the usual pause, reading nothing new until some are taken.
+      await sleep(DEFER_PAUSE_MS);
+      if (stopping) return;
+    }
     if (work.length > 0 || deferred.size > 0) await handle(work);
   }
 
@@ -285,8 +354,12 @@ export function createRunEventConsumer(options: RunEventConsumerOptions): RunEve
     let ownPendingFrom: string | undefined = '0';
     for (let failures = 0; !stopping; ) {
       try {
-        if (ownPendingFrom !== undefined) {
-          const entries = await readGroup(ownPendingFrom, undefined);
+        const room = Math.min(READ_COUNT, maxDeferred - deferred.size);
+        if (ownPendingFrom !== undefined && room <= 0) {
+          await sleep(DEFER_PAUSE_MS);
+          if (!stopping) await handle([]);
+        } else if (ownPendingFrom !== undefined) {
+          const entries = await readGroup(ownPendingFrom, undefined, room);
           ownPendingFrom = entries.at(-1)?.id;
           if (entries.length > 0) await handle(entries);
         } else {

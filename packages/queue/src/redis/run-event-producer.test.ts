@@ -11,7 +11,13 @@ import {
   testEvent,
   testPrefix,
 } from '../testing/redis-test-support.js';
-import { createRunEventProducer, RunEventProducerClosedError, UnserializableRunEventError } from './run-event-producer.js';
+import {
+  createRunEventProducer,
+  InvalidRunEventProducerOptionsError,
+  RunEventBufferFullError,
+  RunEventProducerClosedError,
+  UnserializableRunEventError,
+} from './run-event-producer.js';
 import { EVENT_FIELD, runEventStreamKey } from './run-event-stream-keys.js';
 
 describe('run event producer', () => {
@@ -132,5 +138,47 @@ describe('run event producer', () => {
       await within(producer.close(), 'closing the producer');
       await proxy.close();
     }
+  });
+
+  it('reports once via onError when more than maxBuffered events wait for Redis, drops none, and reports a later crossing again', async () => {
+    const prefix = newPrefix();
+    const proxy = await startRedisProxy();
+    const errors: unknown[] = [];
+    const producer = createRunEventProducer({ redisUrl: proxy.url, prefix, maxBuffered: 10, onError: (e) => errors.push(e) });
+    const overflows = (): RunEventBufferFullError[] => errors.filter((e): e is RunEventBufferFullError => e instanceof RunEventBufferFullError);
+    try {
+      producer.push(testEvent('run-a', 1));
+      await within(producer.flush(), 'the first flush through the proxy');
+
+      await proxy.down();
+      await eventually(() => errors.length > 0, 'a report that Redis is unreachable');
+      for (let seq = 2; seq <= 10; seq += 1) producer.push(testEvent('run-a', seq));
+      expect(overflows()).toEqual([]); // 9 waiting: under the cap
+      for (let seq = 11; seq <= 40; seq += 1) producer.push(testEvent('run-a', seq));
+      expect(overflows()).toHaveLength(1);
+      expect(overflows()[0]!.maxBuffered).toBe(10);
+
+      await proxy.up();
+      await within(producer.flush(), 'the flush once Redis is back', 15_000);
+      const seqs = (await streamEvents(prefix)).map((e) => e.seq);
+      expect([...new Set(seqs)]).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+
+      // Drained below the cap: crossing it again is a new report.
+      await proxy.down();
+      await eventually(() => errors.length > overflows().length + 1, 'the second outage to be noticed');
+      for (let seq = 41; seq <= 60; seq += 1) producer.push(testEvent('run-a', seq));
+      expect(overflows()).toHaveLength(2);
+      await proxy.up();
+      await within(producer.flush(), 'the second flush once Redis is back', 15_000);
+      expect([...new Set((await streamEvents(prefix)).map((e) => e.seq))]).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+    } finally {
+      await proxy.up();
+      await within(producer.close(), 'closing the producer');
+      await proxy.close();
+    }
+  });
+
+  it('refuses a bad maxBuffered with a named error', () => {
+    expect(() => createRunEventProducer({ redisUrl: TEST_REDIS_URL, prefix: newPrefix(), maxBuffered: 0 })).toThrow(InvalidRunEventProducerOptionsError);
   });
 });

@@ -14,8 +14,33 @@ export interface RunEventProducer {
 export interface RunEventProducerOptions {
   redisUrl: string;
   prefix: string;
-  /** Failed sends (they are retried) and connection errors. */
+  /** Failed sends (they are retried), connection errors, and RunEventBufferFullError. */
   onError?: (err: unknown) => void;
+  /** Unsent events beyond which the producer reports RunEventBufferFullError (once per crossing). Default 200 000. */
+  maxBuffered?: number;
+}
+
+export const DEFAULT_MAX_BUFFERED = 200_000;
+
+/**
+ * Reported through onError when the unsent buffer crosses maxBuffered (Redis has been unreachable for long): the
+ * worker's memory grows until Redis is back. Nothing is dropped.
+ */
+export class RunEventBufferFullError extends Error {
+  constructor(
+    readonly buffered: number,
+    readonly maxBuffered: number,
+  ) {
+    super(`run event producer holds ${buffered} unsent events (more than ${maxBuffered}): Redis has been unreachable for long, memory grows until it is back`);
+    this.name = 'RunEventBufferFullError';
+  }
+}
+
+export class InvalidRunEventProducerOptionsError extends Error {
+  constructor(detail: string) {
+    super(`invalid run event producer options: ${detail}`);
+    this.name = 'InvalidRunEventProducerOptionsError';
+  }
 }
 
 /** `push` after `close`: the event would never be sent. */
@@ -53,7 +78,8 @@ interface FlushWaiter {
  * get a batch added twice; the ingest persists idempotently on (run_id, seq), so a duplicate is harmless,
  * while a dropped event would be a gap forever.
  */
-export function createRunEventProducer({ redisUrl, prefix, onError = () => {} }: RunEventProducerOptions): RunEventProducer {
+export function createRunEventProducer({ redisUrl, prefix, onError = () => {}, maxBuffered = DEFAULT_MAX_BUFFERED }: RunEventProducerOptions): RunEventProducer {
+  if (!Number.isInteger(maxBuffered) || maxBuffered < 1) throw new InvalidRunEventProducerOptionsError('maxBuffered must be a positive integer');
   const redis = openRedis(redisUrl, `${prefix}:events-producer`, { onError });
   const key = runEventStreamKey(prefix);
   /** Serialized events not yet confirmed by Redis, oldest first. */
@@ -64,6 +90,8 @@ export function createRunEventProducer({ redisUrl, prefix, onError = () => {} }:
   let scheduled = false;
   let sending = false;
   let closing: Promise<void> | undefined;
+  /** Set while the buffer is above maxBuffered and that was reported; cleared once it is back under. */
+  let overflowReported = false;
 
   const settleWaiters = (): void => {
     waiters = waiters.filter((waiter) => {
@@ -92,6 +120,7 @@ export function createRunEventProducer({ redisUrl, prefix, onError = () => {} }:
         const sent = await sendBatch(batch);
         unsent.splice(0, sent);
         sentCount += sent;
+        if (unsent.length <= maxBuffered) overflowReported = false;
         failures = 0;
         settleWaiters();
       } catch (error) {
@@ -135,6 +164,13 @@ export function createRunEventProducer({ redisUrl, prefix, onError = () => {} }:
       }
       unsent.push(json);
       pushedCount += 1;
+      // The cap does not drop or refuse: a dropped event is a gap in the run's log forever, and refusing would make
+      // the executor fail a playbook that is still running fine. Buffering on while an operator is told once (per
+      // crossing) keeps every event; the cost is memory for as long as Redis stays away.
+      if (unsent.length > maxBuffered && !overflowReported) {
+        overflowReported = true;
+        onError(new RunEventBufferFullError(unsent.length, maxBuffered));
+      }
       schedule();
     },
     flush,
