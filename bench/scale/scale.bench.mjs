@@ -4,7 +4,7 @@
 // --database; one SQLite replica with remote workers is a supported deployment) and real workers on one Redis,
 // under a key prefix of its own.
 //
-//   pnpm build && node bench/scale/scale.bench.mjs [--sleep 10] [--concurrency 1] [--runs-per-slot 4] [--database postgres://…] [--redis redis://…]
+//   pnpm build && node bench/scale/scale.bench.mjs [--sleep 10] [--concurrency 1] [--runs-per-slot 4] [--postgres | --database postgres://…] [--redis redis://…]
 //
 // Each configuration queues (workers × concurrency × runs-per-slot) runs at once and times first submit → last finish.
 import { spawn, spawnSync } from 'node:child_process';
@@ -22,7 +22,12 @@ const option = (name, fallback) => {
 const SLEEP_S = Number(option('sleep', '10'));
 const CONCURRENCY = Number(option('concurrency', '1'));
 const RUNS_PER_SLOT = Number(option('runs-per-slot', '4'));
-const DATABASE = option('database', undefined);
+// --postgres: a fresh database on the local server (psql as postgres over 127.0.0.1), dropped at the end.
+// --database: a URL of your own; it must be an empty database for this bench alone (Baton migrates it).
+const FRESH_PG = args.includes('--postgres') ? `bench_scale_${Date.now()}` : undefined;
+const DATABASE = FRESH_PG ? `postgres://postgres@127.0.0.1:5432/${FRESH_PG}` : option('database', undefined);
+const psql = (sql) => spawnSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'postgres', '-qc', sql], { stdio: 'inherit' });
+if (FRESH_PG) psql(`create database ${FRESH_PG}`);
 const REDIS = option('redis', 'redis://127.0.0.1:6379');
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BATON = path.join(root, 'bin/baton');
@@ -125,6 +130,7 @@ try {
 } finally {
   for (const child of children) await stop(child);
   fs.rmSync(dataDir, { recursive: true, force: true });
+  if (FRESH_PG) psql(`drop database if exists ${FRESH_PG} with (force)`);
   // The prefix's keys (queue, stream, registries) go with it.
   spawnSync('sh', ['-c', `redis-cli -u "$0" --scan --pattern "$1*" | xargs -r redis-cli -u "$0" del >/dev/null`, REDIS, common.BATON_QUEUE_PREFIX]);
 }
