@@ -90,7 +90,7 @@ describe('loadConfig', () => {
     expect(err.message).toContain('BATON_PORT');
   });
 
-  it.each([['BATON_EXECUTORS', '-1'], ['BATON_EXECUTORS', '257'], ['BATON_EXECUTORS', 'two'], ['BATON_SANDBOX', 'docker'], ['BATON_RUN_GRACE_SECONDS', '0']])('rejects %s=%j naming the variable', (name, value) => {
+  it.each([['BATON_EXECUTORS', '-1'], ['BATON_EXECUTORS', '257'], ['BATON_EXECUTORS', 'two'], ['BATON_SANDBOX', 'docker'], ['BATON_RUN_GRACE_SECONDS', '0'], ['BATON_RUN_GRACE_SECONDS', '86401'], ['BATON_SHUTDOWN_GRACE_SECONDS', '3000000']])('rejects %s=%j naming the variable', (name, value) => {
     expect(configError(() => loadConfig({ [name]: value })).message).toContain(name);
   });
 

@@ -11,6 +11,8 @@ const wholeNumber = (min: number, max: number) =>
   z.string().trim().regex(/^[0-9]+$/, 'must be a whole number in decimal digits').transform(Number).pipe(z.number().int().min(min).max(max));
 const port = wholeNumber(0, 65535);
 const positiveInt = wholeNumber(1, Number.MAX_SAFE_INTEGER);
+/** Up to a day, as `baton worker` takes it: a longer timer would overflow setTimeout and fire at once. */
+const graceSeconds = wholeNumber(1, 86_400);
 
 /** Every environment variable Baton reads, with its default. */
 const Env = z.object({
@@ -34,12 +36,12 @@ const Env = z.object({
   BATON_TRUST_PROXY: z.enum(['true', 'false']).default('false'),
   BATON_AUDIT_SIGNING_KEY_FILE: z.string().min(1).optional(),
   BATON_UI_DIR: z.string().min(1).optional(),
-  BATON_SHUTDOWN_GRACE_SECONDS: positiveInt.default(10),
+  BATON_SHUTDOWN_GRACE_SECONDS: graceSeconds.default(10),
   // Default: 2 in embedded mode, none in queue mode (worker daemons run the playbooks there).
   BATON_EXECUTORS: wholeNumber(0, 256).optional(),
   BATON_WORK_DIR: z.string().min(1).optional(),
   BATON_SANDBOX: z.enum(['auto', 'bwrap', 'off']).default('auto'),
-  BATON_RUN_GRACE_SECONDS: positiveInt.default(60),
+  BATON_RUN_GRACE_SECONDS: graceSeconds.default(60),
 });
 
 export interface Config {
