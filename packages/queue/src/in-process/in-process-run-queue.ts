@@ -1,14 +1,13 @@
 import {
   DEFAULT_LEASE_MS,
-  type JobHandler,
   type LeasedRun,
   type OnLeaseLost,
   type RunJob,
   type RunQueue,
-  type WorkerSpec,
   type WorkerSubscription,
 } from '../run-queue.js';
 import { systemTimers, type Timers } from '../timers.js';
+import { leastLoaded, newWorkerSlot, release, whenIdle, type WorkerSlot } from '../worker-slots.js';
 
 export interface InProcessRunQueueDeps {
   onLost: OnLeaseLost;
@@ -16,21 +15,10 @@ export interface InProcessRunQueueDeps {
   timers?: Timers;
 }
 
-interface Worker {
-  spec: WorkerSpec;
-  labels: Set<string>;
-  handler: JobHandler;
-  active: number;
-  /** Breaks ties between equally loaded workers, so jobs spread instead of piling on the first one. */
-  lastAssigned: number;
-  closed: boolean;
-  onIdle: Array<() => void>;
-}
-
 /** A job whose handler has not settled yet, including one whose lease already expired. */
 interface Holding {
   job: RunJob;
-  worker: Worker;
+  worker: WorkerSlot;
   controller: AbortController;
   expiresAt: number;
   timer: unknown;
@@ -47,21 +35,11 @@ export function createInProcessRunQueue({ onLost, leaseMs = DEFAULT_LEASE_MS, ti
   // Every run whose handler has not settled: it keeps enqueue idempotent even after its lease expired,
   // because the handler may still be running and a second start would run the playbook twice.
   const holdings = new Map<string, Holding>();
-  const workers: Worker[] = [];
+  const workers: WorkerSlot[] = [];
   let assignments = 0;
   let closed = false;
 
-  const canTake = (worker: Worker, job: RunJob): boolean =>
-    !worker.closed && worker.active < worker.spec.capacity && (job.labels ?? []).every((label) => worker.labels.has(label));
-
-  const pickWorker = (job: RunJob): Worker | undefined => {
-    let best: Worker | undefined;
-    for (const worker of workers) {
-      if (!canTake(worker, job)) continue;
-      if (!best || worker.active < best.active || (worker.active === best.active && worker.lastAssigned < best.lastAssigned)) best = worker;
-    }
-    return best;
-  };
+  const pickWorker = (job: RunJob): WorkerSlot | undefined => leastLoaded(workers, job.labels ?? []);
 
   const armExpiry = (holding: Holding): void => {
     timers.clearTimeout(holding.timer);
@@ -79,14 +57,13 @@ export function createInProcessRunQueue({ onLost, leaseMs = DEFAULT_LEASE_MS, ti
     timers.clearTimeout(holding.timer);
     holdings.delete(holding.job.runId);
     const { worker } = holding;
-    worker.active -= 1;
+    release(worker);
     // After a cancel the handler is expected to end early, possibly by throwing; an expiry was reported already.
     if (failed && !holding.expired && !holding.canceled) onLost(holding.job.runId, worker.spec.name, 'handler_failed', error);
-    if (worker.active === 0) for (const resolve of worker.onIdle.splice(0)) resolve();
     dispatch();
   };
 
-  const start = (job: RunJob, worker: Worker): void => {
+  const start = (job: RunJob, worker: WorkerSlot): void => {
     worker.active += 1;
     worker.lastAssigned = ++assignments;
     const holding: Holding = { job, worker, controller: new AbortController(), expiresAt: 0, timer: undefined, expired: false, canceled: false };
@@ -131,7 +108,7 @@ export function createInProcessRunQueue({ onLost, leaseMs = DEFAULT_LEASE_MS, ti
 
     lease(spec, handler): WorkerSubscription {
       if (closed) throw new Error('run queue is closed');
-      const worker: Worker = { spec: { ...spec }, labels: new Set(spec.labels), handler, active: 0, lastAssigned: 0, closed: false, onIdle: [] };
+      const worker = newWorkerSlot(spec, handler);
       workers.push(worker);
       dispatch();
       return {
@@ -139,8 +116,7 @@ export function createInProcessRunQueue({ onLost, leaseMs = DEFAULT_LEASE_MS, ti
           worker.closed = true;
           const index = workers.indexOf(worker);
           if (index >= 0) workers.splice(index, 1);
-          if (worker.active === 0) return Promise.resolve();
-          return new Promise<void>((resolve) => worker.onIdle.push(resolve));
+          return whenIdle(worker);
         },
       };
     },

@@ -6,6 +6,7 @@ import { closeRedis } from './redis-connection.js';
 import type { RunQueueContext } from './redis-run-queue-context.js';
 import { LeaseExpiredError, RunCanceledError } from './redis-run-queue-errors.js';
 import { bullmqKey, HOLDER_FIELD } from './redis-run-queue-keys.js';
+import { hasRoom, leastLoaded, mayServe, newWorkerSlot, release, whenIdle, type WorkerSlot } from '../worker-slots.js';
 
 /** The fallback when a pub/sub notice was missed (a reconnect): how often idle workers look for jobs anyway. */
 export const POLL_MS = 1_000;
@@ -13,16 +14,7 @@ export const POLL_MS = 1_000;
 /** The longest a lease check may wait for Redis once the local deadline has passed (it must not queue for an outage). */
 const MAX_CHECK_WAIT_MS = 2_000;
 
-interface Subscription {
-  spec: WorkerSpec;
-  labels: Set<string>;
-  handler: JobHandler;
-  active: number;
-  /** Breaks ties between equally loaded workers, so jobs spread instead of piling on the first one. */
-  lastAssigned: number;
-  closed: boolean;
-  onIdle: Array<() => void>;
-}
+type Subscription = WorkerSlot;
 
 /** A job this instance fetched and whose handler has not settled yet. */
 interface Holding {
@@ -70,17 +62,7 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
   let tokens = 0;
 
   const lockKey = (holding: Holding): string => bullmqKey(ctx.prefix, holding.queueName, `${holding.runId}:lock`);
-  const mayServe = (sub: Subscription, labels: string[]): boolean => labels.every((label) => sub.labels.has(label));
-  const hasRoom = (sub: Subscription): boolean => !sub.closed && sub.active < sub.spec.capacity;
-
-  const pickSubscription = (labels: string[]): Subscription | undefined => {
-    let best: Subscription | undefined;
-    for (const sub of subscriptions) {
-      if (!hasRoom(sub) || !mayServe(sub, labels)) continue;
-      if (!best || sub.active < best.active || (sub.active === best.active && sub.lastAssigned < best.lastAssigned)) best = sub;
-    }
-    return best;
-  };
+  const pickSubscription = (labels: string[]): Subscription | undefined => leastLoaded(subscriptions, labels);
 
   /** The given queues that have a waiting job, the one with the oldest head first (one queue: no round trip). */
   const oldestFirst = async (queueNames: string[]): Promise<string[]> => {
@@ -270,9 +252,7 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
       if (holding.canceled) ctx.commands.del(ctx.keys.canceled(holding.runId)).catch(ctx.onError);
     }
     if (holdings.get(holding.runId) === holding) holdings.delete(holding.runId);
-    const sub = holding.subscription;
-    sub.active -= 1;
-    if (sub.active === 0) for (const resolve of sub.onIdle.splice(0)) resolve();
+    release(holding.subscription);
     pump();
   };
 
@@ -381,15 +361,7 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
 
   return {
     lease(spec, handler) {
-      const sub: Subscription = {
-        spec: { ...spec, labels: [...spec.labels] },
-        labels: new Set(spec.labels),
-        handler,
-        active: 0,
-        lastAssigned: 0,
-        closed: false,
-        onIdle: [],
-      };
+      const sub = newWorkerSlot(spec, handler);
       subscriptions.push(sub);
       startOnce();
       pump();
@@ -398,8 +370,7 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
           sub.closed = true;
           const index = subscriptions.indexOf(sub);
           if (index >= 0) subscriptions.splice(index, 1);
-          if (sub.active === 0) return Promise.resolve();
-          return new Promise<void>((resolve) => sub.onIdle.push(resolve));
+          return whenIdle(sub);
         },
       };
     },
