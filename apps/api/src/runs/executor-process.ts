@@ -154,6 +154,10 @@ export function startExecutorProcess(opts: ExecutorProcessOptions = {}): Executo
     child?.send(message);
   };
 
+  // Started now, not with the first run: a Node start takes a few hundred milliseconds, which the first runs after
+  // `baton serve` starts would otherwise wait for. After a crash the next run starts a new one.
+  ensureChild();
+
   return {
     runPlaybook(bundle, opts) {
       const runId = bundle.run_id;

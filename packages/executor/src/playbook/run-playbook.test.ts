@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { RunBundle, RunEvent } from '@baton/contracts';
 import { createRepo, inlineBundle, play, runCollecting, sshKeyPair, startSshd, tempDir } from '../testing/index.js';
-import type { RunPlaybookOptions } from './run-playbook.js';
+import { hasControllingTerminal, type RunPlaybookOptions } from './run-playbook.js';
 
 const workRoot = tempDir('baton-playbook-test');
 afterAll(() => fs.rmSync(workRoot, { recursive: true, force: true }));
@@ -240,6 +240,33 @@ describe.each(['off', 'bwrap'] as const)('runPlaybook against localhost (sandbox
 });
 
 const finals = (events: RunEvent[]) => events.filter((e) => e.kind === 'status' && e.data.status === 'finished');
+
+describe('runPlaybook process placement (no controlling terminal here, as under systemd)', () => {
+  /** Process group and session of a pid, from /proc (fields 5 and 6; the name in parentheses may hold spaces). */
+  const groupAndSession = (pid: number | 'self') => {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return { pgid: Number(fields[2]), sid: Number(fields[3]) };
+  };
+
+  it('puts ansible in a process group of its own (what cancel signals) but keeps this session, so SCHED_IDLE weighs against the server', async () => {
+    expect(hasControllingTerminal()).toBe(false);
+    let seen: { pgid: number; sid: number } | undefined;
+    let spawned = 0;
+    const { outcome } = await runIn(inlineBundle(play('    - command: sleep 1\n')), {
+      sandbox: { mode: 'off', hidden: [] },
+      onSpawn: (pid) => {
+        spawned = pid;
+        // perl makes the group within milliseconds of the spawn; look while the playbook sleeps.
+        setTimeout(() => {
+          seen = groupAndSession(pid);
+        }, 300);
+      },
+    });
+    expect(outcome.conclusion).toBe('succeeded');
+    expect(seen).toEqual({ pgid: spawned, sid: groupAndSession('self').sid });
+    expect(groupAndSession('self').pgid).not.toBe(spawned);
+  });
+});
 
 describe('runPlaybook when the executor itself fails', () => {
   it('ends with one final error / executor_error status when the run directory cannot be created', async () => {

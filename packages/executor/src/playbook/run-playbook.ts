@@ -359,9 +359,33 @@ function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   try {
     process.kill(-child.pid, signal);
   } catch {
-    // The group is gone already.
+    // The group is gone already, or (in the first milliseconds) not made yet: the process itself then.
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
   }
 }
+
+/**
+ * Whether this process has a controlling terminal (`baton serve` started by hand in a terminal). Then ansible
+ * gets a session of its own, so no playbook can reach that terminal (TIOCSTI keystroke injection). Otherwise
+ * (systemd, containers, CI) it stays in the server's session: Linux schedules each session as one group
+ * (autogroup), and a session per run would make every playbook weigh as much as the whole server, so
+ * `SCHED_IDLE` could not keep dispatch and the API ahead of twenty starting playbooks.
+ */
+let terminalAttached: boolean | undefined;
+export function hasControllingTerminal(): boolean {
+  if (terminalAttached === undefined) {
+    try {
+      fsSync.closeSync(fsSync.openSync('/dev/tty', 'r'));
+      terminalAttached = true;
+    } catch {
+      terminalAttached = false;
+    }
+  }
+  return terminalAttached;
+}
+
+/** Own process group (for cancel) without a new session: `setpgid(0, 0)`, then the command. perl-base is essential on Debian. */
+const OWN_GROUP = ['perl', '-e', 'setpgrp(0, 0) or die "baton: setpgid: $!\\n"; exec { $ARGV[0] } @ARGV or die "baton: cannot run $ARGV[0]: $!\\n"'];
 
 interface AnsibleResult {
   exitCode: number | null;
@@ -376,13 +400,18 @@ interface AnsibleResult {
 function runAnsible(prepared: PreparedRun, stream: RunEventStream, opts: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined; interruptGraceMs: number; terminateGraceMs: number; onSpawn?: ((pid: number, at: Date) => void) | undefined }): Promise<AnsibleResult> {
   return new Promise((resolve, reject) => {
     // stderr joins stdout in the shell, so parser errors land in the log in the order they were printed. Playbooks
-    // run at a lower CPU priority: twenty ansible processes starting at once must not starve the API and dispatch.
+    // run at the lowest CPU priority (SCHED_IDLE): twenty ansible processes starting at once must not starve the API
+    // and dispatch. That works only inside one scheduling group: see hasControllingTerminal.
     // The kernel kills the chain (ansible itself, in the end: each step execs the next) if this server dies, even
     // of SIGKILL (`setpriv --pdeathsig`); what ansible forked is left to cleanupLeftoverRuns.
-    const child = spawn('setpriv', ['--pdeathsig', 'KILL', '--', '/bin/sh', '-c', `exec chrt --idle 0 "$0" "$@" 2>&1`, prepared.command, ...prepared.args], {
+    const chain = ['setpriv', '--pdeathsig', 'KILL', '--', '/bin/sh', '-c', `exec chrt --idle 0 "$0" "$@" 2>&1`, prepared.command, ...prepared.args];
+    // Either way the chain leads a process group of its own, which cancel signals.
+    const ownSession = hasControllingTerminal();
+    const [command, ...args] = ownSession ? chain : [...OWN_GROUP, ...chain];
+    const child = spawn(command!, args, {
       cwd: prepared.cwd,
       env: prepared.env,
-      detached: true,
+      detached: ownSession,
       stdio: ['ignore', 'pipe', 'ignore', 'pipe'],
     });
     if (child.pid !== undefined) opts.onSpawn?.(child.pid, new Date());
@@ -545,7 +574,7 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
         interruptGraceMs: opts.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS,
         terminateGraceMs: opts.terminateGraceMs ?? DEFAULT_TERMINATE_GRACE_MS,
         onSpawn: (pid, at) => {
-          recordPids({ ansible_pgid: pid }); // spawned detached: the chain leads its own process group
+          recordPids({ ansible_pgid: pid }); // the chain leads its own process group (a session of its own, or setpgid)
           opts.onSpawn?.(pid, at);
         },
       });

@@ -37,7 +37,8 @@ export class SandboxUnavailableError extends Error {
  * as root: a root sandbox keeps every capability otherwise and could simply unmount the tmpfs over a hidden
  * directory or remount / read-write. No `--new-session`: it would move the command out of the process group
  * that cancel signals (SIGINT, SIGTERM, SIGKILL to the group); the terminal injection it guards against needs a
- * controlling terminal, and our children have none (they are spawned detached, in a session of their own).
+ * controlling terminal, and our children never share one: when the server has a terminal, ansible gets a session of
+ * its own (see hasControllingTerminal in run-playbook.ts); otherwise there is none to share.
  */
 const BASE_ARGS = ['--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--cap-drop', 'ALL', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
 
