@@ -45,16 +45,21 @@ runQueueContract('redis', async ({ onLost }) => ({
 
 type LostCall = Parameters<OnLeaseLost>;
 
-describe('Redis RunQueue', () => {
+/** Opens queues on the test Redis (short leases) and closes them all after the enclosing describe. */
+function queuesClosedAfterAll(): (options: Partial<RedisRunQueueOptions> & { prefix: string }) => RunQueue {
   const queues: RunQueue[] = [];
-  const open = (options: Partial<RedisRunQueueOptions> & { prefix: string }): RunQueue => {
+  afterAll(async () => {
+    await Promise.all(queues.map((queue) => queue.close()));
+  });
+  return (options) => {
     const queue = createRedisRunQueue({ redisUrl: TEST_REDIS_URL, leaseMs: LEASE_MS, ...options });
     queues.push(queue);
     return queue;
   };
-  afterAll(async () => {
-    await Promise.all(queues.map((queue) => queue.close()));
-  });
+}
+
+describe('Redis RunQueue', () => {
+  const open = queuesClosedAfterAll();
 
   it('hands the whole job (labels and sealed bundle) to the handler, under keys that all start with the prefix', async () => {
     const prefix = newPrefix();
@@ -328,15 +333,7 @@ async function startFreezableProxy(): Promise<{ url: string; freeze(): void; cut
 }
 
 describe('Redis RunQueue robustness', () => {
-  const queues: RunQueue[] = [];
-  const open = (options: Partial<RedisRunQueueOptions> & { prefix: string }): RunQueue => {
-    const queue = createRedisRunQueue({ redisUrl: TEST_REDIS_URL, leaseMs: LEASE_MS, ...options });
-    queues.push(queue);
-    return queue;
-  };
-  afterAll(async () => {
-    await Promise.all(queues.map((queue) => queue.close()));
-  });
+  const open = queuesClosedAfterAll();
 
   /**
    * A handler like the worker daemon's: heartbeats every third of the lease until its signal aborts, then ends the
