@@ -93,7 +93,7 @@ const daemonsOf = async (c: QueueCluster, r: Replica): Promise<Worker[]> => {
 describe('queue mode end to end', () => {
   // Declared lane heads first: Jest starts at most 5 concurrent cases at once, in this order.
 
-  it.concurrent('SQLite: one replica with a worker runs a playbook; a second replica on the same prefix is refused', () =>
+  it.concurrent('SQLite: one replica with a worker runs a playbook; a second replica on the same prefix is refused; a killed one restarts at once', () =>
     sqliteLane.run(async (c) => {
       const [a] = c.replicas as [Replica];
       const refused = await runBaton(['serve'], c.replicaEnv());
@@ -106,6 +106,11 @@ describe('queue mode end to end', () => {
       const run = await c.submit(a, { playbook: play(shell('echo small-deployment')), inventory_id: inv });
       expect(await c.finished(a, run.id, 90_000)).toMatchObject({ conclusion: 'succeeded', worker: `s1-${RUN_TAG}` });
       expectGapFree((await c.events(a, run.id)).map((e) => e.seq));
+
+      // Killed, then restarted at once (as systemd does): its own fresh announcement does not refuse it.
+      const again = await c.restartReplica(a);
+      const next = await c.submit(again, { playbook: play(shell('echo after-a-crash')), inventory_id: inv });
+      expect(await c.finished(again, next.id, 90_000)).toMatchObject({ conclusion: 'succeeded' });
     }), CASE_TIMEOUT_MS);
 
   it.concurrent('a worker SIGKILLed mid-run: its run ends error/worker_lost, is never started again, the other worker goes on', () =>

@@ -9,6 +9,7 @@ import {
 import { ConfigError } from '../config/config.js';
 import type { Services } from '../wiring.js';
 import { type EmbeddedMode, type EmbeddedModeOptions, startEmbeddedMode, SWEEP_INTERVAL_MS, sweepOnce } from './embedded-mode.js';
+import { processAlive } from './process-alive.js';
 
 /** How often a replica beats, renews its leadership and mirrors the daemons' heartbeats. */
 export const REPLICA_BEAT_MS = 5_000;
@@ -43,7 +44,12 @@ export async function startQueueMode(services: QueueServices, opts: QueueModeOpt
   const name = opts.replicaName ?? `${os.hostname()}/${process.pid}`;
   const reportError = (what: string) => (err: unknown) => logger.warn(what, { error: (err as Error)?.message ?? String(err) });
   const redis = openRedis(opts.redisUrl, `baton-serve:${name}`, { onError: reportError('redis connection') });
-  const replicas = createReplicaRegistry({ redis, prefix: opts.prefix, name, database: opts.database });
+  // A replica of this host whose process is gone (killed, then restarted at once) is no rival, however fresh its last beat.
+  const isGone = ({ name: other }: { name: string }) => {
+    const match = /^(.*)\/([0-9]+)$/.exec(other);
+    return match !== null && match[1] === os.hostname() && !processAlive(Number(match[2]));
+  };
+  const replicas = createReplicaRegistry({ redis, prefix: opts.prefix, name, database: opts.database, isGone });
   try {
     await withTimeout(replicas.join(), CONNECT_TIMEOUT_MS, `BATON_REDIS_URL: Redis did not answer within ${CONNECT_TIMEOUT_MS / 1000} s`);
   } catch (err) {

@@ -36,6 +36,15 @@ describe('replica registry', () => {
     await createReplicaRegistry({ redis, prefix: `${prefix}:other`, name: 'c', database: 'postgres' }).join();
   });
 
+  it('is not refused by the fresh announcement of a replica known to be gone (a crash, then a quick restart)', async () => {
+    const p = `${prefix}:ghost`;
+    await createReplicaRegistry({ redis, prefix: p, name: 'box/111', database: 'sqlite' }).join();
+    const restarted = { redis, prefix: p, name: 'box/222', database: 'sqlite' as const };
+    await expect(createReplicaRegistry(restarted).join()).rejects.toThrow(/box\/111/);
+    await createReplicaRegistry({ ...restarted, isGone: (a) => a.name === 'box/111' }).join();
+    expect(Object.keys(await redis.hgetall(`${p}:replicas`))).toEqual(['box/222']);
+  });
+
   it('ignores a replica that stopped beating, and forgets one gone for a day', async () => {
     const p = `${prefix}:b`;
     let t = Date.parse('2026-01-01T00:00:00Z');

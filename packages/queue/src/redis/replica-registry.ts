@@ -23,7 +23,15 @@ export interface ReplicaRegistry {
   leave(): Promise<void>;
 }
 
-export function createReplicaRegistry(opts: { redis: Redis; prefix: string; name: string; database: 'sqlite' | 'postgres'; now?: () => number }): ReplicaRegistry {
+export function createReplicaRegistry(opts: {
+  redis: Redis;
+  prefix: string;
+  name: string;
+  database: 'sqlite' | 'postgres';
+  now?: () => number;
+  /** Tells a replica known to be dead though its last beat is fresh (one of this host whose process is gone), so a server restarted right after a crash is not refused by its own ghost. */
+  isGone?: (announcement: ReplicaAnnouncement) => boolean;
+}): ReplicaRegistry {
   const key = `${opts.prefix}:replicas`;
   const now = opts.now ?? Date.now;
   const announce = () => opts.redis.hset(key, opts.name, JSON.stringify({ name: opts.name, database: opts.database, at: new Date(now()).toISOString() } satisfies ReplicaAnnouncement));
@@ -35,7 +43,8 @@ export function createReplicaRegistry(opts: { redis: Redis; prefix: string; name
       if (name === opts.name) continue;
       try {
         const a = JSON.parse(raw) as ReplicaAnnouncement;
-        if (now() - Date.parse(a.at) <= REPLICA_FRESH_MS) live.push(a);
+        if (opts.isGone?.(a)) await opts.redis.hdel(key, name);
+        else if (now() - Date.parse(a.at) <= REPLICA_FRESH_MS) live.push(a);
         // Long gone (killed without leaving): forget it.
         else if (now() - Date.parse(a.at) > 24 * 3600_000) await opts.redis.hdel(key, name);
       } catch {
