@@ -2,6 +2,7 @@ import {
   type BatonError, ConflictError, UnprocessableError, ForbiddenError, NotFoundError, RateLimitedError, UnauthenticatedError, UnavailableError, ValidationError,
 } from '@baton/core';
 import type { ProblemDetails } from '@baton/contracts';
+import { RedisUnavailableError } from '@baton/queue';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'winston';
 
@@ -74,6 +75,12 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
         sendProblem(res, status, slug, err.message, extra);
         return;
       }
+    }
+    // Queue mode's Redis away (enqueue, cancel, live events): the caller may try again. Its message names internal
+    // addresses, so the client gets a fixed one.
+    if (err instanceof RedisUnavailableError) {
+      sendProblem(res, 503, 'unavailable', 'the run queue (Redis) is unreachable; try again');
+      return;
     }
     if (err instanceof HttpError) {
       for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);

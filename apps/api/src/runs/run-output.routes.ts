@@ -1,5 +1,5 @@
 import { RunEvent, RunEventsQuery, RunIdParams, RunLogQuery } from '@baton/contracts';
-import { type Principal, UnavailableError, ValidationError } from '@baton/core';
+import { type Principal, ValidationError } from '@baton/core';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { parseRange } from '../http/byte-range.js';
@@ -144,13 +144,8 @@ export function runOutputRoutes(s: Svc, opts: RunOutputRouteOptions = {}): Opera
           res.end();
           return undefined;
         }
-        try {
-          await streamRunEvents({ output: s.runOutput, eventBus: s.eventBus, heartbeatMs, maxBehind: opts.maxBehind, onError: opts.onStreamError }, params.id, resumeAfter, res);
-        } catch (err) {
-          // Nothing is written yet when subscribing fails: the live bus (Redis in queue mode) is away, try again later.
-          if ((err as Error)?.name === 'RedisUnavailableError') throw new UnavailableError('live events are unavailable (Redis unreachable); try again, or read /events');
-          throw err;
-        }
+        // A subscription that fails (queue mode: Redis away) rejects before anything is written: a 503 problem.
+        await streamRunEvents({ output: s.runOutput, eventBus: s.eventBus, heartbeatMs, maxBehind: opts.maxBehind, onError: opts.onStreamError }, params.id, resumeAfter, res);
         return undefined;
       },
     }),

@@ -44,10 +44,7 @@ function withinQueueTimeout<T>(work: Promise<T>, what: string): Promise<T> {
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new UnavailableError(`the run queue (Redis) did not answer within ${QUEUE_TIMEOUT_MS / 1000} s while ${what}; try again`)), QUEUE_TIMEOUT_MS);
   });
-  const unavailable = (err: unknown) => {
-    throw (err as Error)?.name === 'RedisUnavailableError' ? new UnavailableError(`the run queue (Redis) is unreachable while ${what}; try again`) : err;
-  };
-  return Promise.race([work.catch(unavailable), timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 export function createRunServices(db: Database, opts: RunWiringOptions) {
