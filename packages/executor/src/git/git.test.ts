@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { createRepo, expectGitError, freePort, ownTmpdirForGitOperations, sshKeyPair, startSshd } from '../testing/index.js';
+import { createRepo, expectGitError, freePort, gitFirstOnPath, ownTmpdirForGitOperations, sshKeyPair, startSshd } from '../testing/index.js';
 import { checkoutCommit, resolveBranchHead } from './git.js';
 
 const SAFETY_TIMEOUT_MS = 20_000;
@@ -86,34 +86,17 @@ describe('token auth', () => {
   const TOKEN = 'tok3n-s3cr3t-value';
   const spyDir = path.join(root, 'spy-bin');
   const spyLog = path.join(root, 'spy.log');
-  const savedPath = process.env.PATH;
-
-  beforeAll(() => {
-    // A `git` first on PATH that records what each git invocation could reveal, then runs the real git.
-    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-    fs.mkdirSync(spyDir);
-    fs.writeFileSync(
-      path.join(spyDir, 'git'),
-      [
-        '#!/bin/sh',
-        '{',
-        '  printf "argv:%s\\n" "$*"',
-        '  printf "username:%s\\n" "$("$GIT_ASKPASS" "Username for \'https://example.test\': ")"',
-        '  printf "password:%s\\n" "$("$GIT_ASKPASS" "Password for \'https://x@example.test\': ")"',
-        '  printf "askpass-dir-mode:%s\\n" "$(stat -c %a "$(dirname "$GIT_ASKPASS")")"',
-        `  printf "files-with-token:%s\\n" "$(grep -rlF -- '${TOKEN}' "$(dirname "$GIT_ASKPASS")")"`,
-        '  printf "terminal-prompt:%s allow:%s\\n" "$GIT_TERMINAL_PROMPT" "$GIT_ALLOW_PROTOCOL"',
-        `} >> '${spyLog}'`,
-        `exec '${realGit}' "$@"`,
-        '',
-      ].join('\n'),
-      { mode: 0o755 },
-    );
-    process.env.PATH = `${spyDir}:${savedPath}`;
-  });
-  afterAll(() => {
-    process.env.PATH = savedPath;
-  });
+  // A `git` first on PATH that records what each git invocation could reveal, then runs the real git.
+  gitFirstOnPath(spyDir, [
+    '{',
+    '  printf "argv:%s\\n" "$*"',
+    '  printf "username:%s\\n" "$("$GIT_ASKPASS" "Username for \'https://example.test\': ")"',
+    '  printf "password:%s\\n" "$("$GIT_ASKPASS" "Password for \'https://x@example.test\': ")"',
+    '  printf "askpass-dir-mode:%s\\n" "$(stat -c %a "$(dirname "$GIT_ASKPASS")")"',
+    `  printf "files-with-token:%s\\n" "$(grep -rlF -- '${TOKEN}' "$(dirname "$GIT_ASKPASS")")"`,
+    '  printf "terminal-prompt:%s allow:%s\\n" "$GIT_TERMINAL_PROMPT" "$GIT_ALLOW_PROTOCOL"',
+    `} >> '${spyLog}'`,
+  ]);
 
   it('answers git through the askpass helper, never through argv, the URL or a file', async () => {
     expect(await resolveBranchHead({ url: repo.url, branch: 'main', auth: { kind: 'token', token: TOKEN } })).toBe(repo.head());

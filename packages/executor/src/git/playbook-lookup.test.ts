@@ -1,8 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRepo, expectGitError, ownTmpdirForGitOperations, sshKeyPair, startSshd } from '../testing/index.js';
+import { createRepo, expectGitError, gitFirstOnPath, ownTmpdirForGitOperations, sshKeyPair, startSshd } from '../testing/index.js';
 import { normalizePlaybookPath, resolvePlaybookAtBranch } from './playbook-lookup.js';
 
 const SAFETY_TIMEOUT_MS = 20_000;
@@ -99,34 +98,17 @@ describe('a server that refuses filters', () => {
   const spyDir = path.join(root, 'refusing-bin');
   const spyLog = path.join(root, 'refusing.log');
   const refuse = path.join(root, 'refuse-filters');
-  const savedPath = process.env.PATH;
-
-  beforeAll(() => {
-    // A `git` first on PATH that logs every fetch and, while `refuse` exists, fails a filtered one the way a refusing server does.
-    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-    fs.mkdirSync(spyDir);
-    fs.writeFileSync(
-      path.join(spyDir, 'git'),
-      [
-        '#!/bin/sh',
-        'case "$*" in',
-        `  *fetch*--filter=*) echo "fetch-filtered" >> '${spyLog}'`,
-        `    if [ -e '${refuse}' ]; then echo "fatal: server does not support filter" >&2; exit 128; fi ;;`,
-        `  *fetch*) echo "fetch-plain" >> '${spyLog}' ;;`,
-        'esac',
-        `exec '${realGit}' "$@"`,
-        '',
-      ].join('\n'),
-      { mode: 0o755 },
-    );
-    process.env.PATH = `${spyDir}:${savedPath}`;
-  });
+  // A `git` first on PATH that logs every fetch and, while `refuse` exists, fails a filtered one the way a refusing server does.
+  gitFirstOnPath(spyDir, [
+    'case "$*" in',
+    `  *fetch*--filter=*) echo "fetch-filtered" >> '${spyLog}'`,
+    `    if [ -e '${refuse}' ]; then echo "fatal: server does not support filter" >&2; exit 128; fi ;;`,
+    `  *fetch*) echo "fetch-plain" >> '${spyLog}' ;;`,
+    'esac',
+  ]);
   afterEach(() => {
     fs.rmSync(spyLog, { force: true });
     fs.rmSync(refuse, { force: true });
-  });
-  afterAll(() => {
-    process.env.PATH = savedPath;
   });
 
   it('falls back to a plain shallow fetch', async () => {

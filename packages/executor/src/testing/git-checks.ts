@@ -1,5 +1,6 @@
 // Checks shared by the git tests: the error an operation must fail with, and a temp dir of the test's own that
 // every operation must leave empty.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,4 +42,21 @@ export function ownTmpdirForGitOperations(stem: string): { root: string; opsTmp:
     expect(fs.readdirSync(opsTmp)).toEqual([]);
   });
   return { root, opsTmp };
+}
+
+/**
+ * For the enclosing describe: a `git` first on PATH that runs `lines` (shell) and then the real git with the same
+ * arguments, so a test can see or bend what each git invocation gets. PATH is restored afterwards.
+ */
+export function gitFirstOnPath(dir: string, lines: string[]): void {
+  const savedPath = process.env.PATH;
+  beforeAll(() => {
+    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, 'git'), ['#!/bin/sh', ...lines, `exec '${realGit}' "$@"`, ''].join('\n'), { mode: 0o755 });
+    process.env.PATH = `${dir}:${savedPath}`;
+  });
+  afterAll(() => {
+    process.env.PATH = savedPath;
+  });
 }

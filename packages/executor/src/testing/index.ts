@@ -95,5 +95,5 @@ export async function startSshd(dir: string, authorizedKeys: string[]): Promise<
 export const tempDir = (stem: string) => fs.mkdtempSync(path.join(os.tmpdir(), `${stem}-`));
 
 export { startHttpsServer, type HttpsRoute, type TestHttpsServer } from './https-server.js';
-export { expectGitError, ownTmpdirForGitOperations } from './git-checks.js';
+export { expectGitError, gitFirstOnPath, ownTmpdirForGitOperations } from './git-checks.js';
 export { inlineBundle, LOCAL_INVENTORY, play, runCollecting } from './playbook-runs.js';
