@@ -10,6 +10,7 @@ import { ConfigError } from '../config/config.js';
 import type { Services } from '../wiring.js';
 import { type EmbeddedMode, type EmbeddedModeOptions, startEmbeddedMode, SWEEP_INTERVAL_MS, sweepOnce } from './embedded-mode.js';
 import { processAlive } from './process-alive.js';
+import { withTimeout } from './timeout.js';
 
 /** How often a replica beats, renews its leadership and mirrors the daemons' heartbeats. */
 export const REPLICA_BEAT_MS = 5_000;
@@ -31,14 +32,6 @@ export interface QueueModeOptions extends Omit<EmbeddedModeOptions, 'recovery'> 
 
 type QueueServices = Pick<Services, 'runQueue' | 'runIngest' | 'runBundles' | 'runRecovery' | 'workers' | 'closeRuns'>;
 
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ConfigError(message)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 export async function startQueueMode(services: QueueServices, opts: QueueModeOptions): Promise<EmbeddedMode> {
   const { logger } = opts;
   const name = opts.replicaName ?? `${os.hostname()}/${process.pid}`;
@@ -51,7 +44,7 @@ export async function startQueueMode(services: QueueServices, opts: QueueModeOpt
   };
   const replicas = createReplicaRegistry({ redis, prefix: opts.prefix, name, database: opts.database, isGone });
   try {
-    await withTimeout(replicas.join(), CONNECT_TIMEOUT_MS, `BATON_REDIS_URL: Redis did not answer within ${CONNECT_TIMEOUT_MS / 1000} s`);
+    await withTimeout(replicas.join(), CONNECT_TIMEOUT_MS, () => new ConfigError(`BATON_REDIS_URL: Redis did not answer within ${CONNECT_TIMEOUT_MS / 1000} s`));
   } catch (err) {
     await closeRedis(redis);
     if (err instanceof ReplicaConflictError) throw new ConfigError(err.message);
@@ -105,7 +98,7 @@ export async function startQueueMode(services: QueueServices, opts: QueueModeOpt
     executors: started.executors,
     // /readyz: a replica that cannot reach Redis cannot dispatch or ingest.
     async ping() {
-      await withTimeout(redis.ping(), 2_000, 'Redis did not answer within 2 s');
+      await withTimeout(redis.ping(), 2_000, () => new Error('Redis did not answer within 2 s'));
     },
     async stop(graceMs) {
       clearInterval(beat);

@@ -12,6 +12,7 @@ import {
 } from '@baton/queue';
 import { INVENTORY_LIMITS } from '../inventories/inventory.wiring.js';
 import { processAlive } from './process-alive.js';
+import { withTimeout } from './timeout.js';
 
 export interface RunWiringOptions {
   authz: Authorizer;
@@ -39,13 +40,8 @@ export interface QueueModeSettings {
 /** How long a request waits for Redis before it gives up on it. */
 const QUEUE_TIMEOUT_MS = 5_000;
 
-function withinQueueTimeout<T>(work: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new UnavailableError(`the run queue (Redis) did not answer within ${QUEUE_TIMEOUT_MS / 1000} s while ${what}; try again`)), QUEUE_TIMEOUT_MS);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
+const withinQueueTimeout = <T>(work: Promise<T>, what: string): Promise<T> =>
+  withTimeout(work, QUEUE_TIMEOUT_MS, () => new UnavailableError(`the run queue (Redis) did not answer within ${QUEUE_TIMEOUT_MS / 1000} s while ${what}; try again`));
 
 export function createRunServices(db: Database, opts: RunWiringOptions) {
   const { repos } = db;
