@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { cleanupLeftoverRuns, resolveSandboxMode, runPlaybook, type Sandbox, SandboxUnavailableError } from '@baton/executor';
-import { createRedisRunQueue, createRunEventProducer, createWorkerRegistry, type WorkerHeartbeat, type WorkerRegistry } from '@baton/queue';
+import { createRedisRunQueue, createRunEventProducer, createWorkerRegistry, type WorkerHeartbeat, type WorkerRegistry, withTimeout } from '@baton/queue';
 import type { Logger } from 'winston';
 import { type WorkerConfig, WorkerConfigError } from './config.js';
 import { createWorkerDaemon, type WorkerDaemon } from './worker-daemon.js';
@@ -29,14 +29,6 @@ function hiddenPaths(): string[] {
   return [ENV_FILE_DIR, uid === undefined ? undefined : `/run/user/${uid}`].filter((p): p is string => p !== undefined && fs.existsSync(p));
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 /**
  * Another live process already beats under this name: two daemons with one name would overwrite each other's
  * registry entry and hide each other's runs. A graceful stop's last beat (`stopped`) frees the name at once.
@@ -48,7 +40,7 @@ export function nameConflict(beats: WorkerHeartbeat[], name: string, self: { hos
 }
 
 async function checkNameFree(registry: WorkerRegistry, name: string): Promise<void> {
-  const beats = await withTimeout(registry.list(), REDIS_START_TIMEOUT_MS, `Redis did not answer within ${REDIS_START_TIMEOUT_MS / 1000} s (BATON_REDIS_URL)`);
+  const beats = await withTimeout(registry.list(), REDIS_START_TIMEOUT_MS, () => new Error(`Redis did not answer within ${REDIS_START_TIMEOUT_MS / 1000} s (BATON_REDIS_URL)`));
   const other = nameConflict(beats, name, { host: os.hostname(), pid: process.pid }, Date.now());
   if (other) {
     throw new WorkerConfigError(

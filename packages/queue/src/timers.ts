@@ -13,3 +13,15 @@ export const systemTimers: Timers = {
   setTimeout: (callback, ms) => setTimeout(callback, ms),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
+
+/**
+ * `work`, or `timedOut()`'s error once `ms` have passed first. The work itself goes on: for calls to Redis that
+ * would otherwise wait through reconnects, where the caller must answer (or give up starting) in time.
+ */
+export function withTimeout<T>(work: Promise<T>, ms: number, timedOut: () => Error): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timedOut()), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}

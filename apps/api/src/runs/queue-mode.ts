@@ -4,13 +4,12 @@
 // sweep. Executors of its own are optional (BATON_EXECUTORS).
 import os from 'node:os';
 import {
-  closeRedis, createLeaderLease, createReplicaRegistry, createRunEventConsumer, createWorkerRegistry, openRedis, ReplicaConflictError,
+  closeRedis, createLeaderLease, createReplicaRegistry, createRunEventConsumer, createWorkerRegistry, openRedis, ReplicaConflictError, withTimeout,
 } from '@baton/queue';
 import { ConfigError } from '../config/config.js';
 import type { Services } from '../wiring.js';
 import { type EmbeddedMode, type EmbeddedModeOptions, startEmbeddedMode, SWEEP_INTERVAL_MS, sweepOnce } from './embedded-mode.js';
 import { processAlive } from './process-alive.js';
-import { withTimeout } from './timeout.js';
 
 /** How often a replica beats, renews its leadership and mirrors the daemons' heartbeats. */
 export const REPLICA_BEAT_MS = 5_000;

@@ -8,11 +8,10 @@ import {
 import type { Database } from '@baton/db';
 import { inventoryForHosts, inventoryHosts, parseInventory, resolvePlaybookAtBranch, type Sandbox, sealBundle } from '@baton/executor';
 import {
-  createInProcessEventBus, createInProcessRunQueue, createRedisEventBus, createRedisRunQueue, type EventBus, type OnLeaseLost, type RunJob, type RunQueue,
+  createInProcessEventBus, createInProcessRunQueue, createRedisEventBus, createRedisRunQueue, type EventBus, type OnLeaseLost, type RunJob, type RunQueue, withTimeout,
 } from '@baton/queue';
 import { INVENTORY_LIMITS } from '../inventories/inventory.wiring.js';
 import { processAlive } from './process-alive.js';
-import { withTimeout } from './timeout.js';
 
 export interface RunWiringOptions {
   authz: Authorizer;

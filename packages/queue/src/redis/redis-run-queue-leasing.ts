@@ -6,6 +6,7 @@ import { closeRedis } from './redis-connection.js';
 import type { RunQueueContext } from './redis-run-queue-context.js';
 import { LeaseExpiredError, RunCanceledError } from './redis-run-queue-errors.js';
 import { bullmqKey, HOLDER_FIELD } from './redis-run-queue-keys.js';
+import { withTimeout } from '../timers.js';
 import { hasRoom, leastLoaded, mayServe, newWorkerSlot, release, whenIdle, type WorkerSlot } from '../worker-slots.js';
 
 /** The fallback when a pub/sub notice was missed (a reconnect): how often idle workers look for jobs anyway. */
@@ -176,7 +177,7 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
     }
     const sentAt = Date.now();
     try {
-      const replies = await withTimeout(ctx.commands.pipeline().get(lockKey(holding)).pttl(lockKey(holding)).exec(), checkWaitMs);
+      const replies = await withTimeout(ctx.commands.pipeline().get(lockKey(holding)).pttl(lockKey(holding)).exec(), checkWaitMs, () => new Error(`Redis did not answer within ${checkWaitMs} ms`));
       const owner = replies?.[0]?.[1];
       const pttl = Number(replies?.[1]?.[1]);
       if (holding.settled || holding.expired) return;
@@ -394,14 +395,6 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
   };
 }
 
-/** Rejects after `ms`: for a command that must not wait out an outage (the command itself stays queued). */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** Resolves (to undefined) once `signal` aborts; never rejects. */
 function whenAborted(signal: AbortSignal): Promise<undefined> {
