@@ -36,16 +36,16 @@ describe.each(DIALECTS)('logs on %s', (dialect) => {
 });
 
 describe('logger redaction', () => {
-  it('masks fields whose names suggest secrets, even if a caller passes one by mistake', () => {
+  it('masks fields whose names suggest secrets, even if a caller passes one by mistake', async () => {
     const out: string[] = [];
     const stream = new PassThrough();
     stream.on('data', (c: Buffer) => out.push(c.toString()));
     const logger = createLogger('info', { stream });
     logger.info('oops', { password: 'p1', api_token: 't1', authorization: 'Bearer x', private_key: 'k', username: 'kept' });
-    return new Promise<void>((resolve) => setImmediate(() => {
-      const rec = JSON.parse(out.join('')) as Record<string, unknown>;
-      expect(rec).toMatchObject({ password: '[redacted]', api_token: '[redacted]', authorization: '[redacted]', private_key: '[redacted]', username: 'kept' });
-      resolve();
-    }));
+    // winston hands the line to the stream a few ticks later; the assertions stay outside the callback, so a
+    // regression fails here at once instead of as a test timeout (a throw inside setImmediate never resolves).
+    const written = await new Promise<string>((resolve) => setImmediate(() => resolve(out.join(''))));
+    const rec = JSON.parse(written) as Record<string, unknown>;
+    expect(rec).toMatchObject({ password: '[redacted]', api_token: '[redacted]', authorization: '[redacted]', private_key: '[redacted]', username: 'kept' });
   });
 });
