@@ -2,22 +2,8 @@ import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { OnLeaseLost, RunJob } from '../run-queue.js';
 import { LeaseExpiredError, RedisUnavailableError } from './redis-run-queue-errors.js';
-import { bullmqKey, MARKER_TTL_SECONDS, queueNameFor, type RunQueueKeys } from './redis-run-queue-keys.js';
-
-/**
- * Claims the report of a lost lease: only for a job still in the active list whose lock is gone (a lock never
- * comes back once expired: BullMQ re-locks only when it moves a waiting job to active), and only once per
- * enqueue of the run (the marker holds the job's creation timestamp, so a later re-enqueue can be reported again).
- * KEYS: active list, lock, job hash, marker. ARGV: run id, marker TTL in seconds. Returns 1 to the one winner.
- */
-const CLAIM_LOST_SCRIPT = `
-if not redis.call('LPOS', KEYS[1], ARGV[1]) then return 0 end
-if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-local enqueuedAt = redis.call('HGET', KEYS[3], 'timestamp') or ''
-if redis.call('GET', KEYS[4]) == enqueuedAt then return 0 end
-redis.call('SET', KEYS[4], enqueuedAt, 'EX', ARGV[2])
-return 1
-`;
+import { type BullmqInternals, createBullmqInternals } from './bullmq-internals.js';
+import { MARKER_TTL_SECONDS, queueNameFor, type RunQueueKeys } from './redis-run-queue-keys.js';
 
 /**
  * What the parts of one Redis RunQueue instance share: its command connection, the BullMQ objects opened on it
@@ -28,6 +14,8 @@ export interface RunQueueContext {
   readonly keys: RunQueueKeys;
   readonly leaseMs: number;
   readonly commands: Redis;
+  /** BullMQ's own keys, on the command connection: read and written only through this. */
+  readonly bullmq: BullmqInternals;
   readonly onLost: OnLeaseLost;
   readonly onError: (error: unknown) => void;
   /** Queue name → sorted labels, as last read from `${prefix}:label-sets` or heard on the enqueue channel. */
@@ -48,9 +36,9 @@ export interface RunQueueContext {
    */
   whileConnected<T>(operation: () => Promise<T>): Promise<T>;
   /**
-   * The one atomic step that makes a lost lease reported once across all instances (CLAIM_LOST_SCRIPT), then,
-   * if this caller won, moving the job from active to failed (token '0' skips BullMQ's lock check, the lock being
-   * gone). Returns true when the caller must report the loss.
+   * The one atomic step that makes a lost lease reported once across all instances (a marker per enqueue), then,
+   * if this caller won, moving the job from active to failed without its lock (the lock being gone). Returns true
+   * when the caller must report the loss.
    */
   claimLost(queueName: string, job: Job<RunJob>): Promise<boolean>;
   /** Closes the BullMQ objects; the connections are closed by their owner. */
@@ -71,6 +59,7 @@ export function createRunQueueContext(options: RunQueueContextOptions): RunQueue
   const { prefix, keys, leaseMs, commands, onError } = options;
   const queues = new Map<string, Queue<RunJob>>();
   const fetchers = new Map<string, Worker<RunJob>>();
+  const bullmq = createBullmqInternals(commands, prefix);
   const labelSets = new Map<string, string[]>([[queueNameFor([]), []]]);
   let everReady = commands.status === 'ready';
   commands.on('ready', () => {
@@ -96,6 +85,7 @@ export function createRunQueueContext(options: RunQueueContextOptions): RunQueue
     keys,
     leaseMs,
     commands,
+    bullmq,
     onLost: options.onLost,
     onError,
     labelSets,
@@ -191,19 +181,9 @@ export function createRunQueueContext(options: RunQueueContextOptions): RunQueue
 
     async claimLost(queueName, job) {
       const runId = job.id!;
-      const claimed = await commands.eval(
-        CLAIM_LOST_SCRIPT,
-        4,
-        bullmqKey(prefix, queueName, 'active'),
-        bullmqKey(prefix, queueName, `${runId}:lock`),
-        bullmqKey(prefix, queueName, runId),
-        keys.lost(runId),
-        runId,
-        MARKER_TTL_SECONDS,
-      );
-      if (Number(claimed) !== 1) return false;
+      if (!(await bullmq.claimLostReport(queueName, runId, keys.lost(runId), MARKER_TTL_SECONDS))) return false;
       try {
-        await job.moveToFailed(new LeaseExpiredError(runId), '0', false);
+        await bullmq.failUnlocked(job, new LeaseExpiredError(runId));
       } catch (error) {
         // Still ours to report: the marker keeps every other instance from reporting it.
         onError(error);

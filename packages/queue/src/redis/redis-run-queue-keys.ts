@@ -4,7 +4,7 @@ import { InvalidRunJobError, InvalidWorkerSpecError } from './redis-run-queue-er
 /** One day: long enough for any run to notice a cancel or a lost lease, short enough that Redis stays small. */
 export const MARKER_TTL_SECONDS = 86_400;
 
-/** The Redis names the run queue uses besides BullMQ's own `${prefix}:${queueName}:*` keys. */
+/** The Redis names the run queue uses besides BullMQ's own `${prefix}:${queueName}:*` keys (bullmq-internals.ts). */
 export function runQueueKeys(prefix: string) {
   return {
     /** Hash: BullMQ queue name → JSON of its sorted label set, so workers find every queue they may serve. */
@@ -62,11 +62,3 @@ export function assertWorkerSpec(spec: unknown): asserts spec is WorkerSpec {
     throw new InvalidWorkerSpecError('capacity must be a positive integer');
   }
 }
-
-/** BullMQ's layout: a job's hash is `${prefix}:${queueName}:${jobId}`, its lock `…:lock`, its lists `…:wait`/`…:active`. */
-export function bullmqKey(prefix: string, queueName: string, suffix: string): string {
-  return `${prefix}:${queueName}:${suffix}`;
-}
-
-/** The field this queue adds to a BullMQ job hash: the WorkerSpec name of the holder (gone with the job). */
-export const HOLDER_FIELD = 'batonWorker';

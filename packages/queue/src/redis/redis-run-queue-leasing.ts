@@ -5,7 +5,6 @@ import type { JobHandler, Lease, RunJob, WorkerSpec, WorkerSubscription } from '
 import { closeRedis } from './redis-connection.js';
 import type { RunQueueContext } from './redis-run-queue-context.js';
 import { LeaseExpiredError, RunCanceledError } from './redis-run-queue-errors.js';
-import { bullmqKey, HOLDER_FIELD } from './redis-run-queue-keys.js';
 import { withTimeout } from '../timers.js';
 import { hasRoom, leastLoaded, mayServe, newWorkerSlot, release, whenIdle, type WorkerSlot } from '../worker-slots.js';
 
@@ -62,22 +61,17 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
   let assignments = 0;
   let tokens = 0;
 
-  const lockKey = (holding: Holding): string => bullmqKey(ctx.prefix, holding.queueName, `${holding.runId}:lock`);
   const pickSubscription = (labels: string[]): Subscription | undefined => leastLoaded(subscriptions, labels);
 
   /** The given queues that have a waiting job, the one with the oldest head first (one queue: no round trip). */
   const oldestFirst = async (queueNames: string[]): Promise<string[]> => {
     if (queueNames.length <= 1) return queueNames;
-    const heads = await ctx.commands.pipeline(queueNames.map((name) => ['lindex', bullmqKey(ctx.prefix, name, 'wait'), '-1'])).exec();
-    const waiting = queueNames
-      .map((name, i) => ({ name, head: heads?.[i]?.[1] as string | null }))
-      .filter((entry): entry is { name: string; head: string } => typeof entry.head === 'string');
-    if (waiting.length <= 1) return waiting.map((entry) => entry.name);
-    const stamps = await ctx.commands
-      .pipeline(waiting.map((entry) => ['hget', bullmqKey(ctx.prefix, entry.name, entry.head), 'timestamp']))
-      .exec();
+    const heads = await ctx.bullmq.oldestWaiting(queueNames);
+    const waiting = queueNames.flatMap((queueName, i) => (heads[i] === undefined ? [] : [{ queueName, jobId: heads[i] }]));
+    if (waiting.length <= 1) return waiting.map((entry) => entry.queueName);
+    const stamps = await ctx.bullmq.createdAt(waiting);
     return waiting
-      .map((entry, i) => ({ name: entry.name, at: Number(stamps?.[i]?.[1] ?? Number.MAX_SAFE_INTEGER) }))
+      .map((entry, i) => ({ name: entry.queueName, at: stamps[i]! }))
       .sort((a, b) => a.at - b.at)
       .map((entry) => entry.name);
   };
@@ -177,12 +171,10 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
     }
     const sentAt = Date.now();
     try {
-      const replies = await withTimeout(ctx.commands.pipeline().get(lockKey(holding)).pttl(lockKey(holding)).exec(), checkWaitMs, () => new Error(`Redis did not answer within ${checkWaitMs} ms`));
-      const owner = replies?.[0]?.[1];
-      const pttl = Number(replies?.[1]?.[1]);
+      const { owner, ttlMs } = await withTimeout(ctx.bullmq.lockOwnerAndTtl(holding.queueName, holding.runId), checkWaitMs, () => new Error(`Redis did not answer within ${checkWaitMs} ms`));
       if (holding.settled || holding.expired) return;
-      if (owner === holding.token && pttl > 0) {
-        holding.deadline = Math.max(holding.deadline, sentAt + pttl);
+      if (owner === holding.token && ttlMs > 0) {
+        holding.deadline = Math.max(holding.deadline, sentAt + ttlMs);
         armDeadline(holding);
       } else {
         await leaseLost(holding);
@@ -243,7 +235,7 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
       } catch (error) {
         // The move needs our lock: if it is gone, the lease expired under a handler that did not heartbeat.
         try {
-          const owner = await ctx.commands.get(lockKey(holding));
+          const owner = await ctx.bullmq.lockOwner(holding.queueName, holding.runId);
           if (owner !== holding.token) await leaseLost(holding);
           else ctx.onError(error);
         } catch (checkError) {
@@ -279,7 +271,7 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
       // Record the holder for leasedIds() and watchers, and catch a cancel sent between the fetch and now. Not
       // waited for past a local expiry: the handler then starts with its signal aborted instead of after the outage.
       const replies = await Promise.race([
-        ctx.commands.pipeline().hset(bullmqKey(ctx.prefix, queueName, runId), HOLDER_FIELD, sub.spec.name).exists(ctx.keys.canceled(runId)).exec(),
+        ctx.bullmq.recordHolder(ctx.commands.pipeline(), queueName, runId, sub.spec.name).exists(ctx.keys.canceled(runId)).exec(),
         whenAborted(holding.controller.signal),
       ]);
       if (replies?.[1]?.[1] === 1) markCanceled(holding);

@@ -1,5 +1,4 @@
 import type { RunQueueContext } from './redis-run-queue-context.js';
-import { bullmqKey, HOLDER_FIELD } from './redis-run-queue-keys.js';
 
 export interface LeaseWatch {
   stop(): Promise<void>;
@@ -17,16 +16,11 @@ export function startLeaseWatch(ctx: RunQueueContext): LeaseWatch {
   let stopped = false;
 
   const sweepQueue = async (queueName: string): Promise<void> => {
-    const active = await ctx.commands.lrange(bullmqKey(ctx.prefix, queueName, 'active'), 0, -1);
-    if (active.length === 0) return;
-    const replies = await ctx.commands
-      .pipeline(active.map((runId) => ['exists', bullmqKey(ctx.prefix, queueName, `${runId}:lock`)]))
-      .exec();
-    const unlocked = active.filter((_, i) => replies?.[i]?.[0] === null && replies[i]?.[1] === 0);
+    const unlocked = await ctx.bullmq.activeWithoutLock(queueName);
     for (const runId of unlocked) {
       if (stopped) return;
       // Read before the claim: moving the job to failed removes its hash and the holder's name with it.
-      const worker = await ctx.commands.hget(bullmqKey(ctx.prefix, queueName, runId), HOLDER_FIELD);
+      const worker = await ctx.bullmq.holderOf(queueName, runId);
       const job = await ctx.queue(queueName).getJob(runId);
       if (job && (await ctx.claimLost(queueName, job))) ctx.onLost(runId, worker ?? 'unknown', 'expired');
     }

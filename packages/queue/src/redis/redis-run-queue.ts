@@ -1,16 +1,9 @@
 import { DEFAULT_LEASE_MS, type LeasedRun, type OnLeaseLost, type RunJob, type RunQueue } from '../run-queue.js';
+import type { QueuedJob } from './bullmq-internals.js';
 import { closeRedis, openRedis } from './redis-connection.js';
 import { createRunQueueContext } from './redis-run-queue-context.js';
 import { InvalidRunJobError, InvalidRunQueueOptionsError, InvalidWorkerSpecError, RunQueueClosedError } from './redis-run-queue-errors.js';
-import {
-  assertRunJob,
-  assertWorkerSpec,
-  bullmqKey,
-  HOLDER_FIELD,
-  MARKER_TTL_SECONDS,
-  normalizeLabels,
-  runQueueKeys,
-} from './redis-run-queue-keys.js';
+import { assertRunJob, assertWorkerSpec, MARKER_TTL_SECONDS, normalizeLabels, runQueueKeys } from './redis-run-queue-keys.js';
 import { createLeasing } from './redis-run-queue-leasing.js';
 import { startLeaseWatch } from './redis-run-queue-watch.js';
 
@@ -71,27 +64,23 @@ export function createRedisRunQueue(options: RedisRunQueueOptions): RunQueue {
     return ctx.whileConnected(operation);
   };
 
-  /** The label-set queue that holds a job for `runId` (waiting or active), if any. */
-  const locate = async (runId: string): Promise<string | undefined> => {
-    const names = [...(await ctx.refreshLabelSets()).keys()];
-    const replies = await commands.pipeline(names.map((name) => ['exists', bullmqKey(prefix, name, runId)])).exec();
-    return names.find((_, i) => replies?.[i]?.[1] === 1);
-  };
+  const { bullmq } = ctx;
 
-  /** The ids in one list key of every label-set queue, oldest first (BullMQ pushes new ids on the left). */
-  const idsOldestFirst = async (list: 'wait' | 'active'): Promise<Array<{ queueName: string; runId: string }>> => {
-    const names = [...(await ctx.refreshLabelSets()).keys()];
-    const replies = await commands.pipeline(names.map((name) => ['lrange', bullmqKey(prefix, name, list), '0', '-1'])).exec();
-    const perQueue = names.map((queueName, i) => ((replies?.[i]?.[1] as string[] | undefined) ?? []).reverse().map((runId) => ({ queueName, runId })));
-    const nonEmpty = perQueue.filter((ids) => ids.length > 0);
+  /** The label-set queue that holds a job for `runId` (waiting or active), if any. */
+  const locate = async (runId: string): Promise<string | undefined> => bullmq.queueHolding([...(await ctx.refreshLabelSets()).keys()], runId);
+
+  /** The jobs (job id = run id) in one list of every label-set queue, oldest first. */
+  const idsOldestFirst = async (list: 'wait' | 'active'): Promise<QueuedJob[]> => {
+    const perQueue = await bullmq.listedOldestFirst([...(await ctx.refreshLabelSets()).keys()], list);
+    const nonEmpty = perQueue.filter((jobs) => jobs.length > 0);
     if (nonEmpty.length <= 1) return nonEmpty[0] ?? [];
     // Several queues: merge by enqueue time (a stable sort keeps each queue's own order on ties).
     const all = nonEmpty.flat();
-    const stamps = await commands.pipeline(all.map(({ queueName, runId }) => ['hget', bullmqKey(prefix, queueName, runId), 'timestamp'])).exec();
+    const stamps = await bullmq.createdAt(all);
     return all
-      .map((entry, i) => ({ entry, at: Number(stamps?.[i]?.[1] ?? Number.MAX_SAFE_INTEGER) }))
+      .map((job, i) => ({ job, at: stamps[i]! }))
       .sort((a, b) => a.at - b.at)
-      .map(({ entry }) => entry);
+      .map(({ job }) => job);
   };
 
   return {
@@ -114,7 +103,7 @@ export function createRedisRunQueue(options: RedisRunQueueOptions): RunQueue {
     },
 
     async pendingIds() {
-      return guarded(async () => (await idsOldestFirst('wait')).map(({ runId }) => runId));
+      return guarded(async () => (await idsOldestFirst('wait')).map(({ jobId }) => jobId));
     },
 
     leasedIds() {
@@ -164,7 +153,7 @@ export function createRedisRunQueue(options: RedisRunQueueOptions): RunQueue {
     }
     if (state !== 'active') return false;
     // A lock that is gone means the lease expired: that run is reported lost, not canceled.
-    if ((await commands.pttl(bullmqKey(prefix, queueName, `${runId}:lock`))) <= 0) return false;
+    if ((await bullmq.lockTtlMs(queueName, runId)) <= 0) return false;
     // The marker covers a worker that fetched the job but has not subscribed or looked yet, or missed the PUBLISH
     // while its subscriber reconnected (the holder also looks at the marker on every heartbeat).
     await commands.pipeline().set(keys.canceled(runId), '1', 'EX', MARKER_TTL_SECONDS).publish(keys.cancelChannel, runId).exec();
@@ -174,21 +163,12 @@ export function createRedisRunQueue(options: RedisRunQueueOptions): RunQueue {
 
   async function leasedIdsReady(): Promise<LeasedRun[]> {
     const active = await idsOldestFirst('active');
-    if (active.length === 0) return [];
-    const replies = await commands
-      .pipeline(
-        active.flatMap(({ queueName, runId }) => [
-          ['pttl', bullmqKey(prefix, queueName, `${runId}:lock`)],
-          ['hget', bullmqKey(prefix, queueName, runId), HOLDER_FIELD],
-        ]),
-      )
-      .exec();
+    const states = await bullmq.leaseStates(active);
     const now = Date.now();
-    return active.flatMap(({ runId }, i) => {
-      const pttl = Number(replies?.[2 * i]?.[1]);
-      const worker = replies?.[2 * i + 1]?.[1];
+    return active.flatMap(({ jobId: runId }, i) => {
+      const { ttlMs, holder } = states[i]!;
       // An active job without a lock lost its lease: it is no longer held, whatever BullMQ's list says.
-      return pttl > 0 ? [{ runId, worker: typeof worker === 'string' ? worker : 'unknown', expiresAt: now + pttl }] : [];
+      return ttlMs > 0 ? [{ runId, worker: holder ?? 'unknown', expiresAt: now + ttlMs }] : [];
     });
   }
 }
