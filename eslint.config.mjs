@@ -15,6 +15,16 @@ export default tseslint.config(
     },
   },
   {
+    // Type-aware rules: a promise nobody awaits loses its error (an unhandled rejection ends the server), and a
+    // switch over a union must name every member, so a new run status or event kind cannot fall through unnoticed.
+    files: ['**/*.ts', '**/*.tsx'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+    },
+  },
+  {
     files: ['**/*.test.ts', '**/testing/**'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
   },
