@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { RunBundle, RunEvent } from '@baton/contracts';
 import { createRepo, inlineBundle, play, runCollecting, sshKeyPair, startSshd, tempDir } from '../testing/index.js';
-import { hasControllingTerminal, type RunPlaybookOptions } from './run-playbook.js';
+import type { RunPlaybookOptions } from './run-playbook.js';
+import { hasControllingTerminal } from './run-process.js';
 
 const workRoot = tempDir('baton-playbook-test');
 afterAll(() => fs.rmSync(workRoot, { recursive: true, force: true }));

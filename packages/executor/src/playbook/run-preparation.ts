@@ -1,0 +1,162 @@
+// Everything a run needs before ansible-playbook starts, inside its private 0700 run directory: an empty config,
+// the inventory and extra vars as files, the playbook (inline, or the project checked out at the bundle's
+// commit), the credentials, a minimal environment with our callback plugin, and the command (sandboxed or not).
+import fs from 'node:fs/promises';
+import fsSync from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { RunBundle } from '@baton/contracts';
+import { GitError, checkoutCommit } from '../git/git.js';
+import { type Sandbox, sandboxed } from '../sandbox/sandbox.js';
+import { RunRefused } from './run-conclusion.js';
+import { acceptedVariables, fifoServer, prepareCredentials, type RunResources, withVariables } from './run-credentials.js';
+import { PIDS_FILE } from './run-leftovers.js';
+import { EVENTS_FD, type PreparedRun } from './run-process.js';
+
+const INVENTORY_EXTENSION: Record<RunBundle['inventory']['format'], string> = { ini: '.ini', yaml: '.yaml', json: '.json' };
+/**
+ * The callback plugin ships as a file next to src/ and dist/: both compile-time locations of this module are
+ * two levels below the package root, so this resolves in the sources (tests) and in the build output alike.
+ */
+const CALLBACK_PLUGIN_DIR = fileURLToPath(new URL('../../callback', import.meta.url));
+/** Where a project is checked out inside the run directory. */
+export const PROJECT_DIR = 'project';
+
+/** The inside of `root` only: an absolute path, `..` or a symlink pointing out of the checkout is refused. */
+async function projectPlaybookPath(root: string, relative: string): Promise<string> {
+  const escape = new RunRefused('failed', 'bad_playbook', `baton: the playbook path ${JSON.stringify(relative)} is not inside the project`);
+  if (path.isAbsolute(relative) || relative.split(/[\\/]/).includes('..')) throw escape;
+  const real = await fs.realpath(path.join(root, relative)).catch(() => {
+    throw new RunRefused('failed', 'bad_playbook', `baton: the playbook ${JSON.stringify(relative)} does not exist in the project at this commit`);
+  });
+  const realRoot = await fs.realpath(root);
+  if (!real.startsWith(realRoot + path.sep)) throw escape;
+  return real;
+}
+
+export interface RunSettings {
+  maxEventResBytes: number;
+  sandbox?: Sandbox | undefined;
+  /** a line of Baton's own for the run's log (a credential variable left out) */
+  notice: (line: string) => void;
+}
+
+/**
+ * ansible's remote temp directory for `ansible_connection=local`: `~user/.ansible/tmp` of the server's own user
+ * (from the password database, not $HOME). The sandbox covers it with a private tmpfs, so a local task can
+ * write it while the filesystem is read-only, and sees no other run's files there. Created beforehand (as
+ * ansible itself would) because bubblewrap cannot create a mount point on a read-only root.
+ */
+async function localRemoteTemp(): Promise<string | undefined> {
+  try {
+    const dir = path.join(os.userInfo().homedir, '.ansible', 'tmp');
+    fsSync.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return dir;
+  } catch {
+    return undefined; // no home directory: local tasks that need a temp directory fail in the sandbox
+  }
+}
+
+export async function prepareRun(bundle: RunBundle, dir: string, res: RunResources, settings: RunSettings): Promise<PreparedRun> {
+  const home = path.join(dir, 'home');
+  const controlDir = path.join(dir, 'cp');
+  const localTemp = path.join(dir, 'tmp');
+  // The few small files of a run are written synchronously: each await would wait behind whatever else the
+  // server's event loop is doing, and twenty runs starting together would add up to the dispatch latency.
+  for (const d of [home, controlDir, localTemp]) fsSync.mkdirSync(d, { mode: 0o700 });
+  // An empty config of our own: neither /etc/ansible/ansible.cfg, ~/.ansible.cfg nor the project's ansible.cfg
+  // can switch off our callback, pipelining or the control path.
+  const config = path.join(dir, 'ansible.cfg');
+  fsSync.writeFileSync(config, '', { mode: 0o600 });
+
+  const inventory = path.join(dir, `inventory${INVENTORY_EXTENSION[bundle.inventory.format]}`);
+  fsSync.writeFileSync(inventory, bundle.inventory.content, { mode: 0o600 });
+  const extraVars = path.join(dir, 'extra-vars.json');
+  fsSync.writeFileSync(extraVars, JSON.stringify(bundle.extra_vars ?? {}), { mode: 0o600 });
+
+  let playbook: string;
+  let cwd = dir;
+  if (bundle.playbook.source === 'inline') {
+    playbook = path.join(dir, 'playbook.yml');
+    fsSync.writeFileSync(playbook, bundle.playbook.content, { mode: 0o600 });
+  } else {
+    const project = path.join(dir, PROJECT_DIR);
+    const { git } = bundle.playbook;
+    try {
+      await checkoutCommit({ url: git.url, commit: git.commit, dir: project, auth: git.auth });
+    } catch (err) {
+      if (err instanceof GitError) throw new RunRefused('error', 'checkout_failed', `baton: cannot check out the project: ${err.reason}`);
+      throw err;
+    }
+    playbook = await projectPlaybookPath(project, bundle.playbook.path);
+    cwd = project; // relative paths in a project's playbooks are written against its root
+  }
+
+  // A minimal environment: nothing of the server's own (BATON_* keys, cloud credentials…) reaches ansible.
+  const baseEnv: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    HOME: home,
+    // Python's tempfile and ssh's helpers: the run directory, the one place the sandbox lets them write.
+    TMPDIR: localTemp,
+    // ansible-core refuses to start unless the locale's encoding is UTF-8.
+    LANG: 'C.UTF-8',
+    LC_ALL: 'C.UTF-8',
+  };
+  const fifo = fifoServer(dir, res);
+  const creds = await prepareCredentials(dir, bundle.credentials, baseEnv, res, fifo);
+  // The environment of every process of the run's chain; env credentials add theirs inside (withVariables).
+  const env: NodeJS.ProcessEnv = {
+    ...baseEnv,
+    ...creds.env,
+    ANSIBLE_CONFIG: config,
+    ANSIBLE_STDOUT_CALLBACK: 'default',
+    ANSIBLE_CALLBACKS_ENABLED: 'baton_events',
+    ANSIBLE_CALLBACK_PLUGINS: CALLBACK_PLUGIN_DIR,
+    BATON_EVENTS_FD: String(EVENTS_FD),
+    BATON_MAX_RES_BYTES: String(settings.maxEventResBytes),
+    // Events name files relative to the project (or the inline playbook's) root, never the run directory.
+    BATON_PATH_ROOT: cwd,
+    BATON_RUN_DIR: dir,
+    ANSIBLE_NOCOLOR: 'True',
+    ANSIBLE_PIPELINING: 'True',
+    ANSIBLE_SSH_CONTROL_PATH_DIR: controlDir,
+    ANSIBLE_LOCAL_TEMP: localTemp,
+    ANSIBLE_RETRY_FILES_ENABLED: 'False',
+    // Hosts are not known in advance and a run cannot answer a prompt; host identity is the inventory's
+    // responsibility (pin keys with ansible_ssh_common_args). Keys seen go to /dev/null, not root's known_hosts.
+    ANSIBLE_HOST_KEY_CHECKING: 'False',
+    ANSIBLE_SSH_COMMON_ARGS: '-o UserKnownHostsFile=/dev/null',
+    // A broken inventory must fail the run, not run against an implicit localhost; and only parsers, no scripts.
+    ANSIBLE_INVENTORY_UNPARSED_FAILED: 'True',
+    // yaml first: it takes only .yaml, .yml and .json files, so a shard's JSON inventory (inventory.yaml) is never read as INI.
+    ANSIBLE_INVENTORY_ENABLED: 'yaml,ini',
+    ANSIBLE_PYTHON_INTERPRETER: 'auto_silent',
+    // Lines reach the pipe as ansible prints them, so the log streams live.
+    PYTHONUNBUFFERED: '1',
+  };
+
+  const args = ['-i', inventory, '-e', `@${extraVars}`, ...creds.args];
+  if (bundle.check) args.push('--check', '--diff');
+  if (bundle.limit !== undefined) args.push('--limit', bundle.limit);
+  if (bundle.forks !== undefined) args.push('--forks', String(bundle.forks));
+  if (bundle.verbosity) args.push(`-${'v'.repeat(bundle.verbosity)}`);
+  args.push('--', playbook);
+
+  const variables = acceptedVariables(creds.variables, env, settings.notice);
+  const inner = await withVariables('ansible-playbook', args, variables, fifo);
+  const sandbox = settings.sandbox;
+  const command =
+    sandbox?.mode === 'bwrap'
+      ? sandboxed(inner.command, inner.args, {
+          mode: 'bwrap',
+          // The run directory's parent holds every other run's directory (its ssh-agent socket, its FIFOs); the
+          // system temp directory holds checkouts and other private directories, and becomes a private, writable /tmp.
+          hidden: [...sandbox.hidden, path.dirname(dir), os.tmpdir(), ...[await localRemoteTemp()].filter((d): d is string => d !== undefined)],
+          writable: [dir],
+          // pids.json tells the next start-up which processes to kill: the playbook must not be able to rewrite it.
+          readable: [CALLBACK_PLUGIN_DIR, path.join(dir, PIDS_FILE)],
+        })
+      : inner;
+  return { ...command, env, cwd };
+}

@@ -1,0 +1,144 @@
+// ansible-playbook as a process: started in a process group of its own at the lowest CPU priority, its output
+// streamed, and stopped on cancel or timeout by escalating SIGINT → SIGTERM → SIGKILL on that group.
+import { type ChildProcess, spawn } from 'node:child_process';
+import fsSync from 'node:fs';
+import type { RunEventStream } from './run-event-stream.js';
+
+/** The fd on which the callback plugin writes its JSON lines (stdin, stdout, stderr, then this pipe). */
+export const EVENTS_FD = 3;
+
+export interface PreparedRun {
+  /** what to spawn: ansible-playbook, or bwrap around it */
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+export interface AnsibleResult {
+  exitCode: number | null;
+  stoppedFor?: 'canceled' | 'timeout' | undefined;
+}
+
+export interface RunAnsibleOptions {
+  signal?: AbortSignal | undefined;
+  timeoutMs?: number | undefined;
+  interruptGraceMs: number;
+  terminateGraceMs: number;
+  onSpawn?: ((pid: number, at: Date) => void) | undefined;
+}
+
+const delay = (ms: number) => new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), ms).unref());
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // The group is gone already, or (in the first milliseconds) not made yet: the process itself then.
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  }
+}
+
+/**
+ * Whether this process has a controlling terminal (`baton serve` started by hand in a terminal). Then ansible
+ * gets a session of its own, so no playbook can reach that terminal (TIOCSTI keystroke injection). Otherwise
+ * (systemd, containers, CI) it stays in the server's session: Linux schedules each session as one group
+ * (autogroup), and a session per run would make every playbook weigh as much as the whole server, so
+ * `SCHED_IDLE` could not keep dispatch and the API ahead of twenty starting playbooks.
+ */
+let terminalAttached: boolean | undefined;
+export function hasControllingTerminal(): boolean {
+  if (terminalAttached === undefined) {
+    try {
+      fsSync.closeSync(fsSync.openSync('/dev/tty', 'r'));
+      terminalAttached = true;
+    } catch {
+      terminalAttached = false;
+    }
+  }
+  return terminalAttached;
+}
+
+/** Own process group (for cancel) without a new session: `setpgid(0, 0)`, then the command. perl-base is essential on Debian. */
+const OWN_GROUP = ['perl', '-e', 'setpgrp(0, 0) or die "baton: setpgid: $!\\n"; exec { $ARGV[0] } @ARGV or die "baton: cannot run $ARGV[0]: $!\\n"'];
+
+/**
+ * Spawns ansible-playbook in its own process group, streams its output into `stream`, stops it on request.
+ * Rejects when it cannot start or when handling its output throws (the event consumer broke): the group is
+ * stopped first, so nothing keeps running unwatched.
+ */
+export function runAnsible(prepared: PreparedRun, stream: Pick<RunEventStream, 'stdout' | 'ansibleEvents'>, opts: RunAnsibleOptions): Promise<AnsibleResult> {
+  return new Promise((resolve, reject) => {
+    // stderr joins stdout in the shell, so parser errors land in the log in the order they were printed. Playbooks
+    // run at the lowest CPU priority (SCHED_IDLE): twenty ansible processes starting at once must not starve the API
+    // and dispatch. That works only inside one scheduling group: see hasControllingTerminal.
+    // The kernel kills the chain (ansible itself, in the end: each step execs the next) if this server dies, even
+    // of SIGKILL (`setpriv --pdeathsig`); what ansible forked is left to cleanupLeftoverRuns.
+    const chain = ['setpriv', '--pdeathsig', 'KILL', '--', '/bin/sh', '-c', `exec chrt --idle 0 "$0" "$@" 2>&1`, prepared.command, ...prepared.args];
+    // Either way the chain leads a process group of its own, which cancel signals.
+    const ownSession = hasControllingTerminal();
+    const [command, ...args] = ownSession ? chain : [...OWN_GROUP, ...chain];
+    const child = spawn(command!, args, {
+      cwd: prepared.cwd,
+      env: prepared.env,
+      detached: ownSession,
+      stdio: ['ignore', 'pipe', 'ignore', 'pipe'],
+    });
+    if (child.pid !== undefined) opts.onSpawn?.(child.pid, new Date());
+    let stoppedFor: AnsibleResult['stoppedFor'] | 'broken';
+    let failure: unknown;
+    const exited = new Promise<'exited'>((r) => child.once('exit', () => r('exited')));
+    const stop = async (why: NonNullable<typeof stoppedFor>) => {
+      if (stoppedFor || child.exitCode !== null || child.signalCode !== null) return;
+      stoppedFor = why;
+      signalGroup(child, 'SIGINT');
+      if ((await Promise.race([exited, delay(opts.interruptGraceMs)])) === 'exited') return;
+      signalGroup(child, 'SIGTERM');
+      if ((await Promise.race([exited, delay(opts.terminateGraceMs)])) === 'exited') return;
+      signalGroup(child, 'SIGKILL');
+    };
+    const onAbort = () => void stop('canceled');
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => void stop('timeout'), opts.timeoutMs);
+
+    // A throw inside a stream listener would be an uncaught exception for the whole server.
+    const guarded = (handle: (chunk: Buffer) => void) => (chunk: Buffer) => {
+      if (failure !== undefined) return;
+      try {
+        handle(chunk);
+      } catch (err) {
+        failure = err;
+        void stop('broken');
+      }
+    };
+    child.stdout!.on('data', guarded((chunk) => stream.stdout(chunk)));
+    (child.stdio[EVENTS_FD] as NodeJS.ReadableStream).on('data', guarded((chunk) => stream.ansibleEvents(chunk)));
+    // Whatever ansible left behind in its group (a module's child, a stuck worker) goes with it; otherwise a
+    // leftover holding the pipes would keep 'close' from ever coming.
+    child.once('exit', () => killProcessGroupOf(child.pid));
+    const done = () => {
+      opts.signal?.removeEventListener('abort', onAbort);
+      if (timer) clearTimeout(timer);
+    };
+    child.once('error', (err) => {
+      done();
+      reject(err);
+    });
+    child.once('close', (exitCode) => {
+      done();
+      if (failure !== undefined) reject(failure);
+      else resolve({ exitCode, stoppedFor: stoppedFor === 'broken' ? undefined : stoppedFor });
+    });
+    if (opts.signal?.aborted) onAbort();
+  });
+}
+
+function killProcessGroupOf(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Nothing was left in the group.
+  }
+}
