@@ -28,8 +28,29 @@ export function entryHash(prevHash: string, e: HashedFields): string {
   return crypto.createHash('sha256').update(prevHash, 'utf8').update(canonicalEntryBytes(e)).digest('hex');
 }
 
-/** Appends an entry; call it with the transaction-bound audit repository of the change it records. */
+// With the u flag, \p{Surrogate} matches only a surrogate that is not half of a pair.
+const UNSTORABLE = /\p{Surrogate}|\u0000/gu;
+
+/**
+ * The text both databases store and give back unchanged: a lone UTF-16 surrogate (no UTF-8 can hold one; the
+ * drivers write U+FFFD) and NUL (PostgreSQL refuses it in text) become U+FFFD here, before anything is hashed.
+ */
+export function storableText(text: string): string {
+  return text.replace(UNSTORABLE, '\uFFFD');
+}
+
+/**
+ * Appends an entry; call it with the transaction-bound audit repository of the change it records. The one entry
+ * value is both stored and hashed, in the form the database keeps, so verifying the stored row recomputes exactly
+ * the hash it carries whatever text the caller passed.
+ */
 export function recordAudit(repo: Pick<AuditRepo, 'append'>, rec: AuditRecord, clock: Clock): Promise<AuditEntryRow> {
-  const at = iso(clock());
-  return repo.append({ at, ...rec }, (seq, prevHash) => entryHash(prevHash, { seq, at, ...rec }));
+  const entry = {
+    at: iso(clock()),
+    actor: storableText(rec.actor),
+    action: storableText(rec.action),
+    object: rec.object === null ? null : storableText(rec.object),
+    summary: storableText(rec.summary),
+  };
+  return repo.append(entry, (row) => entryHash(row.prev_hash, row));
 }

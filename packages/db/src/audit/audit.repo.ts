@@ -19,9 +19,9 @@ export function createAuditRepo(db: Kysely<Schema>) {
      * Appends one entry to the chain. Must run inside the transaction of the change it records: the
      * UPDATE of the head row takes a row lock (PostgreSQL) or the write lock (SQLite), so concurrent
      * appenders wait for each other and every entry links to the one committed before it.
-     * `seal` computes the entry's hash from its sequence number and the previous hash.
+     * `seal` computes the entry's hash from the very row that is then inserted (its seq and prev_hash filled in).
      */
-    async append(draft: AuditEntryDraft, seal: (seq: number, prevHash: string) => string): Promise<AuditEntryRow> {
+    async append(draft: AuditEntryDraft, seal: (row: Omit<AuditEntryRow, 'hash'>) => string): Promise<AuditEntryRow> {
       if (!db.isTransaction) throw new Error('audit append must run inside a transaction');
       const head = await db
         .updateTable('audit_head')
@@ -30,7 +30,8 @@ export function createAuditRepo(db: Kysely<Schema>) {
         .returning(['seq', 'hash'])
         .executeTakeFirstOrThrow();
       const seq = toNumber(head.seq);
-      const row: AuditEntryRow = { ...draft, seq, prev_hash: head.hash, hash: seal(seq, head.hash) };
+      const unsealed = { ...draft, seq, prev_hash: head.hash };
+      const row: AuditEntryRow = { ...unsealed, hash: seal(unsealed) };
       await db.insertInto('audit_entries').values(row).execute();
       await db.updateTable('audit_head').set({ hash: row.hash }).where('id', '=', 1).execute();
       return row;
