@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { RunBundle, RunEvent } from '@baton/contracts';
 import { type RunOutcome, type RunPlaybookOptions, runPlaybook, sealBundle } from '@baton/executor';
 import { inlineBundle, play, tempDir } from '@baton/executor/testing';
-import { createInProcessRunQueue, type JobHandler, type Lease, type LeaseLossReason, type RunJob, type RunQueue, type WorkerHeartbeat } from '@baton/queue';
+import { createInProcessRunQueue, type JobHandler, LeaseExpiredError, type Lease, type LeaseLossReason, type RunJob, type RunQueue, type WorkerHeartbeat } from '@baton/queue';
 import { createWorkerDaemon, type WorkerDaemon, type WorkerDaemonDeps } from './worker-daemon.js';
 
 const KEY = crypto.randomBytes(32);
@@ -305,9 +305,7 @@ describe('createWorkerDaemon with a queue driven by hand', () => {
     await make().start();
     const run = queue.give({ runId: 'run_expired', bundle: sealBundle(inlineBundle(QUICK, { run_id: 'run_expired' }), KEY) });
     await eventually(() => rec.of('run_expired').length === 1, 'the run to start');
-    const expiry = new Error('lease of run run_expired expired');
-    expiry.name = 'LeaseExpiredError';
-    queue.controllers.get('run_expired')!.abort(expiry);
+    queue.controllers.get('run_expired')!.abort(new LeaseExpiredError('run_expired'));
     await run;
     expect(rec.finalOf('run_expired')!.data).toEqual({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
   });

@@ -5,7 +5,7 @@
 import os from 'node:os';
 import type { RunBundle, RunEvent } from '@baton/contracts';
 import { openBundle, type RunOutcome, type RunPlaybookOptions, SealedBundleError, ShutdownAbort, WorkerLostAbort } from '@baton/executor';
-import type { Lease, RunJob, RunQueue, WorkerRegistry, WorkerSubscription } from '@baton/queue';
+import { type Lease, LeaseExpiredError, type RunJob, type RunQueue, type WorkerRegistry, type WorkerSubscription } from '@baton/queue';
 
 export const DEFAULT_HEARTBEAT_MS = 5_000;
 
@@ -82,11 +82,6 @@ function settledWithin(promise: Promise<unknown> | undefined, ms: number): Promi
 
 const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 const isFinalStatus = (event: RunEvent): boolean => event.kind === 'status' && event.data.status === 'finished';
-/**
- * The Redis queue aborts an expired lease with a LeaseExpiredError (matched by name, as ShutdownAbort is): its
- * onLost may never reach this worker, since an API replica's lease watcher can claim the loss first.
- */
-const isLeaseExpiry = (reason: unknown): boolean => typeof reason === 'object' && reason !== null && (reason as Error).name === 'LeaseExpiredError';
 
 export function createWorkerDaemon(deps: WorkerDaemonDeps): WorkerDaemon {
   const { name, logger } = deps;
@@ -165,10 +160,11 @@ export function createWorkerDaemon(deps: WorkerDaemonDeps): WorkerDaemon {
     }
     // Our own controller: a shutdown or a lost lease must stop the run with its own reason, not the queue's.
     const held: HeldRun = { lease, controller: new AbortController(), lost: false };
-    // An expiry shows in the abort's reason, or the queue reports it (leaseLost) just after aborting the lease:
-    // a turn later, an abort explained by neither is a cancel.
+    // An expiry shows in the abort's reason (a LeaseExpiredError), or the queue reports it (leaseLost) just after
+    // aborting the lease: its onLost may never reach this worker, since an API replica's lease watcher can claim the
+    // loss first. A turn later, an abort explained by neither is a cancel.
     const onLeaseAbort = () => {
-      if (isLeaseExpiry(lease.signal.reason)) held.lost = true;
+      if (lease.signal.reason instanceof LeaseExpiredError) held.lost = true;
       setImmediate(() => abortRun(held, held.lost ? new WorkerLostAbort() : lease.signal.reason));
     };
     lease.signal.addEventListener('abort', onLeaseAbort, { once: true });

@@ -3,6 +3,7 @@ export * from './in-process/in-process-event-bus.js';
 export * from './in-process/in-process-run-queue.js';
 export * from './run-fan-out.js';
 export * from './run-queue.js';
+export * from './run-queue-errors.js';
 export * from './redis/redis-run-queue.js';
 export * from './timers.js';
 export * from './redis/worker-registry.js';

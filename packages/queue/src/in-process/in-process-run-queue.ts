@@ -6,6 +6,7 @@ import {
   type RunQueue,
   type WorkerSubscription,
 } from '../run-queue.js';
+import { LeaseExpiredError, RunCanceledError, RunQueueClosedError } from '../run-queue-errors.js';
 import { systemTimers, type Timers } from '../timers.js';
 import { leastLoaded, newWorkerSlot, release, whenIdle, type WorkerSlot } from '../worker-slots.js';
 
@@ -49,7 +50,7 @@ export function createInProcessRunQueue({ onLost, leaseMs = DEFAULT_LEASE_MS, ti
 
   const expire = (holding: Holding): void => {
     holding.expired = true;
-    holding.controller.abort(new Error(`lease of run ${holding.job.runId} expired`));
+    holding.controller.abort(new LeaseExpiredError(holding.job.runId));
     onLost(holding.job.runId, holding.worker.spec.name, 'expired');
   };
 
@@ -100,14 +101,14 @@ export function createInProcessRunQueue({ onLost, leaseMs = DEFAULT_LEASE_MS, ti
 
   return {
     async enqueue(job) {
-      if (closed) throw new Error('run queue is closed');
+      if (closed) throw new RunQueueClosedError();
       if (holdings.has(job.runId) || pending.some((queued) => queued.runId === job.runId)) return;
       pending.push({ runId: job.runId, ...(job.labels ? { labels: [...job.labels] } : {}), ...(job.bundle !== undefined ? { bundle: job.bundle } : {}) });
       dispatch();
     },
 
     lease(spec, handler): WorkerSubscription {
-      if (closed) throw new Error('run queue is closed');
+      if (closed) throw new RunQueueClosedError();
       const worker = newWorkerSlot(spec, handler);
       workers.push(worker);
       dispatch();
@@ -130,7 +131,7 @@ export function createInProcessRunQueue({ onLost, leaseMs = DEFAULT_LEASE_MS, ti
       const holding = holdings.get(runId);
       if (!holding || holding.expired) return false;
       holding.canceled = true;
-      holding.controller.abort(new Error(`run ${runId} canceled`));
+      holding.controller.abort(new RunCanceledError(runId));
       return true;
     },
 

@@ -1,7 +1,8 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { OnLeaseLost, RunJob } from '../run-queue.js';
-import { LeaseExpiredError, RedisUnavailableError } from './redis-run-queue-errors.js';
+import { LeaseExpiredError } from '../run-queue-errors.js';
+import { RedisUnavailableError } from './redis-run-queue-errors.js';
 import { type BullmqInternals, createBullmqInternals } from './bullmq-internals.js';
 import { MARKER_TTL_SECONDS, queueNameFor, type RunQueueKeys } from './redis-run-queue-keys.js';
 

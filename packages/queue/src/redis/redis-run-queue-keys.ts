@@ -1,5 +1,5 @@
 import type { RunJob, WorkerSpec } from '../run-queue.js';
-import { InvalidRunJobError, InvalidWorkerSpecError } from './redis-run-queue-errors.js';
+import { InvalidRunJobError, InvalidWorkerSpecError } from '../run-queue-errors.js';
 
 /** One day: long enough for any run to notice a cancel or a lost lease, short enough that Redis stays small. */
 export const MARKER_TTL_SECONDS = 86_400;

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import type { JobHandler, Lease, RunJob, WorkerSpec, WorkerSubscription } from '../run-queue.js';
 import { closeRedis } from './redis-connection.js';
 import type { RunQueueContext } from './redis-run-queue-context.js';
-import { LeaseExpiredError, RunCanceledError } from './redis-run-queue-errors.js';
+import { LeaseExpiredError, RunCanceledError } from '../run-queue-errors.js';
 import { withTimeout } from '../timers.js';
 import { hasRoom, leastLoaded, mayServe, newWorkerSlot, release, whenIdle, type WorkerSlot } from '../worker-slots.js';
 

@@ -4,17 +4,8 @@ import { Redis } from 'ioredis';
 import type { Lease, OnLeaseLost, RunJob, RunQueue } from '../run-queue.js';
 import { Counter, deferred, runQueueContract, within, type Deferred } from '../testing/index.js';
 import { deleteKeys, eventually, startRedisProxy, TEST_REDIS_URL, testPrefix } from '../testing/redis-test-support.js';
-import {
-  createRedisRunQueue,
-  InvalidRunJobError,
-  InvalidRunQueueOptionsError,
-  InvalidWorkerSpecError,
-  LeaseExpiredError,
-  RedisUnavailableError,
-  RunCanceledError,
-  RunQueueClosedError,
-  type RedisRunQueueOptions,
-} from './redis-run-queue.js';
+import { InvalidRunJobError, InvalidWorkerSpecError, LeaseExpiredError, RunCanceledError, RunQueueClosedError } from '../run-queue-errors.js';
+import { createRedisRunQueue, InvalidRunQueueOptionsError, RedisUnavailableError, type RedisRunQueueOptions } from './redis-run-queue.js';
 
 const LEASE_MS = 1_500;
 const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

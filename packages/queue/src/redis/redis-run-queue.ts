@@ -2,7 +2,8 @@ import { DEFAULT_LEASE_MS, type LeasedRun, type OnLeaseLost, type RunJob, type R
 import type { QueuedJob } from './bullmq-internals.js';
 import { closeRedis, openRedis } from './redis-connection.js';
 import { createRunQueueContext } from './redis-run-queue-context.js';
-import { InvalidRunJobError, InvalidRunQueueOptionsError, InvalidWorkerSpecError, RunQueueClosedError } from './redis-run-queue-errors.js';
+import { InvalidRunJobError, InvalidWorkerSpecError, RunQueueClosedError } from '../run-queue-errors.js';
+import { InvalidRunQueueOptionsError } from './redis-run-queue-errors.js';
 import { assertRunJob, assertWorkerSpec, MARKER_TTL_SECONDS, normalizeLabels, runQueueKeys } from './redis-run-queue-keys.js';
 import { createLeasing } from './redis-run-queue-leasing.js';
 import { startLeaseWatch } from './redis-run-queue-watch.js';

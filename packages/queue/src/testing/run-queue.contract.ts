@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { LeaseExpiredError, RunCanceledError, RunQueueClosedError } from '../run-queue-errors.js';
 import type { JobHandler, Lease, LeaseLossReason, OnLeaseLost, RunJob, RunQueue, WorkerSpec } from '../run-queue.js';
 import { Counter, deferred, within, type Deferred } from './async.js';
 
@@ -258,7 +259,8 @@ export function runQueueContract(name: string, make: MakeRunQueue): void {
       await waitForLease(queue, 'r1');
 
       expect(await queue.cancel('r1')).toBe(true);
-      await expect(within(aborted.promise, 'the handler to see the abort')).resolves.toBeDefined();
+      // A RunCanceledError: the holder tells a cancel from a lost lease by the reason's class.
+      await expect(within(aborted.promise, 'the handler to see the abort')).resolves.toBeInstanceOf(RunCanceledError);
       await waitUntilSettled(queue, 'r1');
       expect(lost).toEqual([]);
     });
@@ -277,6 +279,7 @@ export function runQueueContract(name: string, make: MakeRunQueue): void {
       await lostCount.reach(1, 'the expired lease to be reported');
       expect(lost).toEqual([{ runId: 'r1', worker: 'w1', reason: 'expired', error: undefined }]);
       expect(bench.leases.get('r1')!.signal.aborted).toBe(true);
+      expect(bench.leases.get('r1')!.signal.reason).toBeInstanceOf(LeaseExpiredError);
       expect(await queue.leasedIds()).toEqual([]);
       expect(await queue.pendingIds()).toEqual([]);
 
@@ -362,8 +365,8 @@ export function runQueueContract(name: string, make: MakeRunQueue): void {
       expect(bench.handled.map((h) => h.runId)).toEqual(['r0']);
       await within(subscription.close(), 'the worker to drain r0');
 
-      await expect(queue.enqueue({ runId: 'r2' })).rejects.toThrow(/closed/);
-      expect(() => queue.lease(worker('w2'), bench.handler('w2'))).toThrow(/closed/);
+      await expect(queue.enqueue({ runId: 'r2' })).rejects.toThrow(RunQueueClosedError);
+      expect(() => queue.lease(worker('w2'), bench.handler('w2'))).toThrow(RunQueueClosedError);
     });
   });
 }
