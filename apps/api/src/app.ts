@@ -6,6 +6,7 @@ import { credentialRoutes } from './credentials/credential.routes.js';
 import { grantRoutes } from './grants/grant.routes.js';
 import { inventoryRoutes } from './inventories/inventory.routes.js';
 import { inventorySourceRoutes } from './inventory-sources/inventory-source.routes.js';
+import { jsonBody } from './http/json-body.js';
 import { accessLog, requestId } from './http/middleware.js';
 import { buildOpenApi } from './http/openapi.js';
 import { errorHandler, notFoundHandler } from './http/problem.js';
@@ -63,7 +64,7 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
 
   app.use(requestId);
   app.use(accessLog(deps.logger, metrics.http));
-  app.use(express.json({ limit: deps.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
+  app.use(jsonBody(deps.bodyLimitBytes));
   mountOperations(app, operations, { authenticate: (t) => s.auth.authenticate(t) });
   mountDocs(app);
   mountUi(app, deps.uiDir ?? DEFAULT_UI_DIR);

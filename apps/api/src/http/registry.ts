@@ -78,27 +78,73 @@ function issues(where: string, error: z.ZodError): ValidationError {
 /** Deeper than any body Baton accepts; deeper input is refused before anything walks it recursively. */
 const MAX_INPUT_DEPTH = 32;
 
+// With the u flag, \p{Surrogate} matches only a surrogate that is not half of a pair.
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** Why a string may not be stored, or undefined when it may. */
+function badText(s: string): string | undefined {
+  if (s.includes('\u0000')) return 'must not contain NUL characters';
+  // Not well-formed Unicode: no UTF-8 can hold it, so a database stores something else (U+FFFD).
+  if (LONE_SURROGATE.test(s)) return 'must be well-formed Unicode (a lone UTF-16 surrogate is not)';
+  return undefined;
+}
+
 /**
- * No input may carry a NUL character: PostgreSQL refuses it in text (a 500 if it got that far) and it has
- * no legitimate use in names, ids or filters. Checked once here, for every operation and every location,
+ * No input may carry a NUL character (PostgreSQL refuses it in text; a 500 if it got that far) or a string that
+ * is not well-formed Unicode (stored as something other than what was sent). Neither has a legitimate use in
+ * names, ids or filters. Checked once here, for every operation and every location, keys included,
  * iteratively and with a depth limit, so a pathologically nested body is a 400, not a stack overflow.
  */
 function rejectBadInput(value: unknown, where: string): void {
-  const bad: string[] = [];
+  const bad: Array<{ path: string; message: string }> = [];
   const stack: Array<{ v: unknown; at: string; depth: number }> = [{ v: value, at: where, depth: 0 }];
   while (stack.length) {
     const { v, at, depth } = stack.pop()!;
     if (typeof v === 'string') {
-      if (v.includes('\u0000')) bad.push(at);
+      const message = badText(v);
+      if (message) bad.push({ path: at, message });
     } else if (v && typeof v === 'object') {
       if (depth >= MAX_INPUT_DEPTH) throw new ValidationError(`invalid ${where}`, [{ path: at, message: `nested more than ${MAX_INPUT_DEPTH} levels deep` }]);
       for (const [k, item] of Object.entries(v)) {
-        if (k.includes('\u0000')) bad.push(at);
+        // A bad key is reported at its object: the key itself cannot be echoed in a path.
+        const keyMessage = badText(k);
+        if (keyMessage) bad.push({ path: at, message: `a key ${keyMessage}` });
         else stack.push({ v: item, at: `${at}.${k}`, depth: depth + 1 });
       }
     }
   }
-  if (bad.length) throw new ValidationError(`invalid ${where}`, bad.sort().map((path) => ({ path, message: 'must not contain NUL characters' })));
+  if (bad.length) throw new ValidationError(`invalid ${where}`, bad.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)));
+}
+
+/**
+ * The query string's percent-escapes must spell UTF-8: the query parser would silently put U+FFFD for bytes that
+ * are not. A `%` not followed by two hex digits stays literal, as the parser takes it.
+ */
+function rejectNonUtf8Query(originalUrl: string): void {
+  const q = originalUrl.indexOf('?');
+  if (q < 0) return;
+  const bad: Array<{ path: string; message: string }> = [];
+  for (const pair of originalUrl.slice(q + 1).split('&')) {
+    if (decodesAsUtf8(pair)) continue;
+    const name = pair.split('=')[0]!;
+    bad.push({ path: decodesAsUtf8(name) ? `query.${decodeQueryPart(name)}` : 'query', message: 'must be percent-encoded UTF-8' });
+  }
+  if (bad.length) throw new ValidationError('invalid query', bad);
+}
+
+const LITERAL_PERCENT = /%(?![0-9A-Fa-f]{2})/g;
+
+function decodeQueryPart(part: string): string {
+  return decodeURIComponent(part.replace(/\+/g, ' ').replace(LITERAL_PERCENT, '%25'));
+}
+
+function decodesAsUtf8(part: string): boolean {
+  try {
+    decodeQueryPart(part);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function hasBody(req: Request): boolean {
@@ -138,6 +184,7 @@ function handlerFor(op: Operation, deps: MountDeps): RequestHandler {
         return r.data;
       };
       const params = parse(op.params, req.params, 'path');
+      if (op.query) rejectNonUtf8Query(req.originalUrl);
       const query = parse(op.query, req.query, 'query');
       const parsedBody = op.body ? parse(op.body, body, 'body') : undefined;
 

@@ -1,4 +1,4 @@
-import { RunEvent, RunEventsQuery, RunIdParams, RunLogQuery } from '@baton/contracts';
+import { decimalInteger, RunEvent, RunEventsQuery, RunIdParams, RunLogQuery } from '@baton/contracts';
 import { type Principal, ValidationError } from '@baton/core';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
@@ -24,7 +24,7 @@ const LOG_PAGE_BYTES = 1024 * 1024;
 const TEXT = 'text/plain; charset=utf-8';
 
 const RunStreamQuery = z.strictObject({
-  after_seq: z.coerce.number().int().min(0).optional().meta({ description: 'resume after this seq, for clients that cannot send Last-Event-ID (the header wins)' }),
+  after_seq: decimalInteger(0, Number.MAX_SAFE_INTEGER).optional().meta({ description: 'resume after this seq, for clients that cannot send Last-Event-ID (the header wins)' }),
 });
 
 type Svc = Pick<Services, 'runOutput' | 'runAccess' | 'eventBus'>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Timestamp } from '../common/common.schemas.js';
+import { PageCursor, PageLimit, Timestamp } from '../common/common.schemas.js';
 
 export const AuditEntry = z
   .object({
@@ -16,8 +16,8 @@ export const AuditEntry = z
 export type AuditEntry = z.infer<typeof AuditEntry>;
 
 export const AuditListQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  cursor: z.string().max(200).optional(),
+  limit: PageLimit,
+  cursor: PageCursor.optional(),
   actor: z.string().min(1).max(64).optional(),
   object: z.string().min(1).max(64).optional(),
   action: z.string().min(1).max(64).optional(),

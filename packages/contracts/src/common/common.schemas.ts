@@ -13,10 +13,25 @@ export function idOf(prefix: string) {
 /** Any object id: a known prefix, an underscore and 26 Crockford base32 characters. */
 export const AnyId = z.string().regex(/^[a-z]+_[0-9A-HJKMNP-TV-Z]{26}$/, 'must be an object id such as prj_…');
 
-export const ListQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(500).default(50).meta({ description: 'page size (max 500)' }),
-  cursor: z.string().max(200).optional().meta({ description: 'opaque cursor from the previous page’s Link header' }),
-});
+/**
+ * A whole number in a query string: decimal digits only, then the range. Not `z.coerce.number()`, which also
+ * reads `0x10`, `1e3`, ` ` and `` as numbers.
+ */
+export function decimalInteger(min: number, max: number) {
+  const message = `must be a decimal integer from ${min} to ${max}`;
+  return z.string().regex(/^[0-9]+$/, message).transform(Number).pipe(z.number({ error: message }).int(message).min(min, message).max(max, message));
+}
+
+export const PageLimit = decimalInteger(1, 500).prefault('50').meta({ description: 'page size: a decimal integer from 1 to 500 (default 50)' });
+
+/** base64url as this server issues it; whether it decodes to a key is checked where the key is used (400 if not). */
+export const PageCursor = z
+  .string()
+  .max(200)
+  .regex(/^[A-Za-z0-9_-]+$/, 'not a cursor this server issued')
+  .meta({ description: 'opaque cursor from the previous page’s Link header; one that does not decode is a 400' });
+
+export const ListQuery = z.strictObject({ limit: PageLimit, cursor: PageCursor.optional() });
 
 export const ProblemDetails = z
   .object({

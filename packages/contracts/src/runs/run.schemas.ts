@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idOf, Timestamp } from '../common/common.schemas.js';
+import { decimalInteger, idOf, PageCursor, PageLimit, Timestamp } from '../common/common.schemas.js';
 import { MAX_INVENTORY_CONTENT_CHARS } from '../inventories/inventory.schemas.js';
 
 export const RunStatus = z.enum(['pending', 'held', 'running', 'finished']);
@@ -106,8 +106,8 @@ const flag = z.enum(['true', 'false']).transform((v) => v === 'true');
 
 export const RunListQuery = z
   .strictObject({
-    limit: z.coerce.number().int().min(1).max(500).default(50).meta({ description: 'page size (max 500)' }),
-    cursor: z.string().max(200).optional(),
+    limit: PageLimit,
+    cursor: PageCursor.optional(),
     status: RunStatus.optional(),
     conclusion: RunConclusion.optional(),
     project: idOf('prj').optional(),
@@ -120,15 +120,15 @@ export const RunListQuery = z
 export type RunListQuery = z.infer<typeof RunListQuery>;
 
 export const RunLogQuery = z.strictObject({
-  offset: z.coerce.number().int().min(0).optional().meta({ description: 'lines to skip' }),
-  limit: z.coerce.number().int().min(1).max(1_000_000).optional().meta({ description: 'lines to return' }),
+  offset: decimalInteger(0, Number.MAX_SAFE_INTEGER).optional().meta({ description: 'lines to skip' }),
+  limit: decimalInteger(1, 1_000_000).optional().meta({ description: 'lines to return' }),
 });
 
 export const RunEventsQuery = z.strictObject({
-  after_seq: z.coerce.number().int().min(0).optional(),
+  after_seq: decimalInteger(0, Number.MAX_SAFE_INTEGER).optional(),
   kind: z.string().min(1).max(100).optional(),
   host: z.string().min(1).max(255).optional(),
-  limit: z.coerce.number().int().min(1).max(10_000).default(1000).meta({ description: 'most events returned (max 10000); page on with after_seq' }),
+  limit: decimalInteger(1, 10_000).prefault('1000').meta({ description: 'most events returned (max 10000); page on with after_seq' }),
 });
 
 export const WorkerFreshness = z.enum(['fresh', 'stale', 'dead']);

@@ -5,10 +5,42 @@ export function encodeCursor(key: string | number): string {
   return Buffer.from(String(key), 'utf8').toString('base64url');
 }
 
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+// Stateless when fatal and not streaming: one decoder serves every call.
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+const notIssued = () => new ValidationError('invalid cursor', [{ path: 'query.cursor', message: 'not a cursor this server issued' }]);
+
+/**
+ * The text inside a cursor, or undefined when it is not one this server could have issued: `Buffer.from` would skip
+ * foreign characters, ignore stray bits and replace bytes that are not UTF-8, turning garbage into some key.
+ * So only base64url exactly as `encodeCursor` writes it, of non-empty UTF-8 without NUL, decodes.
+ */
+function cursorText(cursor: string): string | undefined {
+  if (!BASE64URL.test(cursor)) return undefined;
+  const bytes = Buffer.from(cursor, 'base64url');
+  if (bytes.length === 0 || bytes.toString('base64url') !== cursor) return undefined;
+  try {
+    const text = STRICT_UTF8.decode(bytes);
+    return text.includes('\u0000') ? undefined : text;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The id-like key of a cursor (letters, digits, `_`, `-`); a 400 at query.cursor when it does not decode to one. */
 export function decodeCursor(cursor: string | undefined): string | undefined {
   if (cursor === undefined) return undefined;
-  const key = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!key || !/^[\w-]+$/.test(key)) throw new ValidationError('invalid cursor', [{ path: 'query.cursor', message: 'not a cursor this server issued' }]);
+  const key = cursorText(cursor);
+  if (key === undefined || !/^[\w-]+$/.test(key)) throw notIssued();
+  return key;
+}
+
+/** Like {@link decodeCursor} for keys that are free text (host names hold `:` and `.`): any text that decodes. */
+export function decodeTextCursor(cursor: string | undefined): string | undefined {
+  if (cursor === undefined) return undefined;
+  const key = cursorText(cursor);
+  if (key === undefined) throw notIssued();
   return key;
 }
 

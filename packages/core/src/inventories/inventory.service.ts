@@ -8,7 +8,7 @@ import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, NotFoundError, ValidationError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
-import { decodeCursor, type Page, toPage } from '../common/paging.js';
+import { decodeCursor, decodeTextCursor, type Page, toPage } from '../common/paging.js';
 
 /**
  * Parses inventory content with the real ansible-inventory (the executor's parseInventory, injected so core
@@ -135,9 +135,8 @@ export function createInventoryService(deps: {
     /** Hosts in name order, from the stored host list: no ansible run. */
     async listHosts(p: Principal, id: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<InventoryHost>> {
       await visible(p, id, 'use');
-      // Host names may hold characters the shared cursor decoder refuses (`:` for ports, dots), so encode them here.
-      const after = page.cursor === undefined ? undefined : Buffer.from(page.cursor, 'base64url').toString('utf8');
-      if (after === '') throw new ValidationError('invalid cursor', [{ path: 'query.cursor', message: 'not a cursor this server issued' }]);
+      // Host names hold characters the id cursor decoder refuses (`:` for ports, dots).
+      const after = decodeTextCursor(page.cursor);
       const rows = await deps.inventories.listHosts(id, { limit: page.limit + 1, before: after });
       const items = rows.slice(0, page.limit).map((h) => ({ name: h.host, groups: h.groups }));
       const last = items[items.length - 1];
