@@ -116,9 +116,3 @@ export function isForeignKeyViolation(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
   return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
 }
-
-/** Unique-constraint violations look different per driver; services map them to 409. */
-export function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string } | null;
-  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
-}

@@ -1,6 +1,7 @@
 export { openDatabase, createRepositories } from './database.js';
 export type { Database, Repositories, TransactionRunner } from './database.js';
-export { parseDatabaseUrl, isUniqueViolation, toNumber } from './dialect.js';
+export { parseDatabaseUrl, toNumber } from './dialect.js';
+export { DuplicateKeyError, isUniqueViolation } from './errors.js';
 export type { DatabaseTarget, DialectName } from './dialect.js';
 export type { PageQuery } from './page.js';
 export type { UserRow, UserRepo, UserPatch } from './users/user.repo.js';
