@@ -11,8 +11,8 @@ const SCAN = ['apps/api/src', 'apps/worker/src', 'apps/web/src', 'packages/contr
 const RULES = {
   'packages/contracts': { allow: [] },
   'packages/db': { allow: ['contracts'] },
-  // core gets repositories as factory arguments: from db it takes types, plus these pure helpers only.
-  'packages/core': { allow: ['contracts', 'db'], typeOnly: { db: ['isUniqueViolation', 'GENESIS_HASH', 'toNumber'] }, forbidModules: ['express'] },
+  // core gets repositories as factory arguments: from db it takes types, plus the error repositories throw and these pure helpers only.
+  'packages/core': { allow: ['contracts', 'db'], typeOnly: { db: ['DuplicateKeyError', 'isUniqueViolation', 'GENESIS_HASH', 'toNumber'] }, forbidModules: ['express'] },
   'packages/queue': { allow: ['contracts'] },
   'packages/executor': { allow: ['contracts'] },
   'apps/worker': { allow: ['contracts', 'queue', 'executor'] },

@@ -1,4 +1,5 @@
 export * from './common/common.schemas.js';
+export * from './errors/executor-errors.js';
 export * from './auth/auth.schemas.js';
 export * from './users/user.schemas.js';
 export * from './teams/team.schemas.js';

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { openDatabase } from './database.js';
-import { isUniqueViolation, parseDatabaseUrl } from './dialect.js';
+import { parseDatabaseUrl } from './dialect.js';
+import { DuplicateKeyError, isUniqueViolation } from './errors.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from './testing/index.js';
 
 const now = '2026-11-21T10:00:00.000Z';
@@ -36,10 +37,13 @@ describe.each(DIALECTS)('database on %s', (dialect) => {
     await expect(t.db.ping()).resolves.toBeUndefined();
   });
 
-  it('enforces unique usernames and reports them as unique violations', async () => {
+  it('enforces unique usernames and reports them as duplicate keys', async () => {
     await t.db.repos.users.insert(user('usr_A', 'dup'));
     const err = await t.db.repos.users.insert(user('usr_B', 'dup')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DuplicateKeyError);
+    expect(err).toMatchObject({ table: 'users', columns: ['username'] });
     expect(isUniqueViolation(err)).toBe(true);
+    expect(isUniqueViolation((err as Error).cause)).toBe(true);
     expect(isUniqueViolation(new Error('other'))).toBe(false);
   });
 

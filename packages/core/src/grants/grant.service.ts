@@ -1,5 +1,5 @@
 import type { GrantLevel } from '@baton/contracts';
-import { type AuditRepo, type GrantRepo, type GrantRow, isUniqueViolation, type PageQuery, type TeamRepo, type UserRepo } from '@baton/db';
+import { type AuditRepo, DuplicateKeyError, type GrantRepo, type GrantRow, type PageQuery, type TeamRepo, type UserRepo } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
@@ -67,7 +67,7 @@ export function createGrantService(deps: {
           await recordAudit(r.audit, { actor: p.id, action: 'grant.create', object: body.object, summary: `granted ${body.level} on ${body.object} to ${body.subject}` }, deps.clock);
         });
       } catch (err) {
-        if (isUniqueViolation(err)) throw new ConflictError(`${body.subject} already holds a grant on ${body.object}; delete it first to change the level`);
+        if (err instanceof DuplicateKeyError) throw new ConflictError(`${body.subject} already holds a grant on ${body.object}; delete it first to change the level`);
         throw err;
       }
       return toView(row);

@@ -1,4 +1,4 @@
-import type { InventoryGroup, InventoryHost, ParsedInventory } from '@baton/contracts';
+import { type InventoryGroup, type InventoryHost, InventoryParseError, type ParsedInventory } from '@baton/contracts';
 import {
   type AuditRepo, type GrantRepo, type InventoryRepo, type InventoryRow, type InventorySourceRepo, type InventorySummaryRow, isUniqueViolation, type PageQuery,
 } from '@baton/db';
@@ -12,7 +12,7 @@ import { decodeCursor, decodeTextCursor, type Page, toPage } from '../common/pag
 
 /**
  * Parses inventory content with the real ansible-inventory (the executor's parseInventory, injected so core
- * never imports the executor). Rejects with an error named `InventoryParseError` when ansible refuses it.
+ * never imports the executor). Rejects with an InventoryParseError (declared in contracts) when ansible refuses it.
  */
 export type InventoryParser = (content: string) => Promise<ParsedInventory>;
 
@@ -56,8 +56,6 @@ export async function storeInventoryContent(
   return updated;
 }
 
-const isParseRejection = (err: unknown): err is Error => err instanceof Error && err.name === 'InventoryParseError';
-
 type TxRepos = {
   inventories: Pick<InventoryRepo, 'insert' | 'update' | 'delete' | 'replaceHosts'>;
   inventorySources: Pick<InventorySourceRepo, 'usingInventory'>;
@@ -86,7 +84,7 @@ export function createInventoryService(deps: {
     try {
       return await deps.parse(content);
     } catch (err) {
-      if (!isParseRejection(err)) throw err;
+      if (!(err instanceof InventoryParseError)) throw err;
       throw new ValidationError(err.message, [{ path: 'body.content', message: err.message }]);
     }
   }

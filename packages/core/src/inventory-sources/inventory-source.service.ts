@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { CredentialType, InventorySourceKind, ParsedInventory } from '@baton/contracts';
 import {
-  type AuditRepo, type GrantRepo, type InventoryRepo, type InventorySourceRepo, type InventorySourceRow, isUniqueViolation, type PageQuery, type ProjectRepo,
+  type AuditRepo, DuplicateKeyError, type GrantRepo, type InventoryRepo, type InventorySourceRepo, type InventorySourceRow, type PageQuery, type ProjectRepo,
 } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import { grantCreatorManage } from '../authz/authorize.js';
@@ -131,7 +131,7 @@ export function createInventorySourceService(deps: {
           await recordAudit(r.audit, { actor: p.id, action: 'inventory_source.create', object: row.id, summary: `created ${row.kind} inventory source ${row.name} into ${row.inventory_id}` }, deps.clock);
         });
       } catch (err) {
-        if (isUniqueViolation(err)) throw duplicateName(body.name);
+        if (err instanceof DuplicateKeyError) throw duplicateName(body.name);
         throw err;
       }
       return row;
@@ -159,7 +159,7 @@ export function createInventorySourceService(deps: {
           return (await r.inventorySources.findById(id))!;
         });
       } catch (err) {
-        if (isUniqueViolation(err)) throw duplicateName(body.name);
+        if (err instanceof DuplicateKeyError) throw duplicateName(body.name);
         throw err;
       }
     },

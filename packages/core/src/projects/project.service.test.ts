@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { GitError, type GitErrorCode } from '@baton/contracts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '@baton/db/testing';
 import { createAuthorizer, type Principal } from '../authz/authorize.js';
 import { systemClock } from '../common/clock.js';
@@ -7,14 +8,6 @@ import { createProjectService, type ProjectCredential, type ProjectUse } from '.
 
 const HEAD = 'a'.repeat(40);
 const CRED = 'cred_01ARZ3NDEKTSV4RRFFQ69G5FAV';
-
-/** Shaped like the executor's GitError, which core knows only by shape. */
-class FakeGitError extends Error {
-  override readonly name = 'GitError';
-  constructor(readonly code: string, readonly reason: string) {
-    super(reason);
-  }
-}
 
 describe.each(DIALECTS)('project service on %s', (dialect) => {
   let tdb: TestDatabase;
@@ -74,7 +67,7 @@ describe.each(DIALECTS)('project service on %s', (dialect) => {
     uses = [];
   });
 
-  it.each<[string, string, new (...a: never[]) => Error, string]>([
+  it.each<[string, GitErrorCode, new (...a: never[]) => Error, string]>([
     ['an unreachable repository', 'git_failed', UnprocessableError, 'body.git_url'],
     ['a missing branch', 'branch_not_found', UnprocessableError, 'body.branch'],
     ['a rejected key', 'bad_credential', UnprocessableError, 'body.credential_id'],
@@ -82,7 +75,7 @@ describe.each(DIALECTS)('project service on %s', (dialect) => {
     ['a refused URL', 'refused_url', ValidationError, 'body.git_url'],
   ])("maps git's refusal for %s to the right error and field, and stores nothing", async (_what, code, cls, path) => {
     gitAnswer = async () => {
-      throw new FakeGitError(code, `because ${code}`);
+      throw new GitError(code, `because ${code}`);
     };
     try {
       const before = (await service.list(admin, { limit: 500 })).items.length;
@@ -90,6 +83,18 @@ describe.each(DIALECTS)('project service on %s', (dialect) => {
       expect(err).toBeInstanceOf(cls);
       expect((err as { errors: unknown }).errors).toEqual([{ path, message: `because ${code}` }]);
       expect((await service.list(admin, { limit: 500 })).items.length).toBe(before);
+    } finally {
+      gitAnswer = async () => HEAD;
+    }
+  });
+
+  it("matches git's refusal by class: an error merely named GitError is let through as it is", async () => {
+    const impostor = Object.assign(new Error('because git_failed'), { name: 'GitError', code: 'git_failed', reason: 'because git_failed' });
+    gitAnswer = async () => {
+      throw impostor;
+    };
+    try {
+      await expect(create()).rejects.toBe(impostor);
     } finally {
       gitAnswer = async () => HEAD;
     }

@@ -1,4 +1,4 @@
-import type { GitAuth, ProjectCreateBody, ProjectUpdateBody } from '@baton/contracts';
+import { type GitAuth, GitError, type ProjectCreateBody, type ProjectUpdateBody } from '@baton/contracts';
 import { type AuditRepo, type GrantRepo, isUniqueViolation, type PageQuery, type ProjectPatch, type ProjectRepo, type ProjectRow } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import { grantCreatorManage } from '../authz/authorize.js';
@@ -43,13 +43,11 @@ type TxRepos = {
 };
 
 /**
- * Failures of the git seam arrive as the executor's GitError; core never imports the executor, so it knows
- * that error only by its shape: name 'GitError', a code and git's (scrubbed) reason.
+ * A failure of the git seam: the executor's GitError (declared in contracts, so core matches it by class without
+ * importing the executor), with its code and git's (scrubbed) reason. Anything else is not git's refusal.
  */
-export function gitFailure(err: unknown): { code: string; reason: string } | undefined {
-  if (!(err instanceof Error) || err.name !== 'GitError') return undefined;
-  const { code, reason } = err as Error & { code?: unknown; reason?: unknown };
-  return typeof code === 'string' && typeof reason === 'string' ? { code, reason } : undefined;
+export function gitFailure(err: unknown): GitError | undefined {
+  return err instanceof GitError ? err : undefined;
 }
 
 /** The request field a git failure is about, so the problem's `errors` point at what to fix. */

@@ -2,7 +2,7 @@
 // finish. The executor's git and ansible functions and the queue are small fakes here (core never imports
 // them); apps/api/src/runs/run.routes.test.ts runs the same paths with the real ones.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { RunBundle, type SubmitRunBody } from '@baton/contracts';
+import { GitError, type GitErrorCode, RunBundle, type SubmitRunBody } from '@baton/contracts';
 import type { RunRow } from '@baton/db';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '@baton/db/testing';
 import { createAuthorizer, type Principal } from '../authz/authorize.js';
@@ -21,8 +21,8 @@ const COMMIT = 'c'.repeat(40);
 const PLAYBOOK = '- hosts: all\n  tasks: []\n';
 const ADMIN: Principal = { id: newId('usr'), username: 'root', role: 'admin' };
 
-/** Error the way the executor throws it: core knows a GitError only by its shape. */
-const gitError = (code: string, reason: string) => Object.assign(new Error(reason), { name: 'GitError', code, reason });
+/** Error the way the executor throws it. */
+const gitError = (code: GitErrorCode, reason: string) => new GitError(code, reason);
 
 async function rejection(promise: Promise<unknown>): Promise<Error & { errors?: Array<{ path: string }> }> {
   const err = await promise.then(() => undefined, (e: unknown) => e);

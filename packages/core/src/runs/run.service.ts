@@ -1,6 +1,6 @@
 // Submitting and acting on runs (issue 4, "Submitting", "Cancel and retry"; ARCHITECTURE.md "A run's path" step 1):
 // checks, one transaction for the run (or split and shards) and its audit entry, then the queue.
-import type { InventoryFormat, Run, RunConclusion, RunListQuery, RunStatus, SubmitRunBody } from '@baton/contracts';
+import { HostPatternError, type InventoryFormat, InventoryParseError, type Run, type RunConclusion, type RunListQuery, type RunStatus, type SubmitRunBody } from '@baton/contracts';
 import type { AuditRepo, RunRepo, RunRow } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
@@ -21,7 +21,7 @@ type GitTarget = Awaited<ReturnType<ProjectService['playbookSource']>>;
 /** The executor's resolvePlaybookAtBranch, injected: core never imports the executor. Fails with a GitError. */
 export type PlaybookResolver = (opts: GitTarget & { path: string }) => Promise<{ commit: string; entry: 'file' | 'symlink' | 'directory' | 'missing' }>;
 
-/** The executor's inventory functions, injected. Failures are errors named InventoryParseError or HostPatternError. */
+/** The executor's inventory functions, injected. Failures are InventoryParseError or HostPatternError (declared in contracts). */
 export interface InventoryTool {
   parse(content: string): Promise<{ format: InventoryFormat }>;
   hosts(opts: { content: string; limit?: string | undefined }): Promise<{ hosts: string[]; list: Record<string, unknown> }>;
@@ -61,7 +61,6 @@ const labelsOf = (row: RunRow): { labels?: string[] } => {
   const labels = JSON.parse(row.labels) as string[];
   return labels.length > 0 ? { labels } : {};
 };
-const errorNamed = (err: unknown, name: string): err is Error => err instanceof Error && err.name === name;
 
 export function createRunService(deps: RunServiceDeps) {
   const rowOf = async (id: string): Promise<RunRow> => {
@@ -91,7 +90,7 @@ export function createRunService(deps: RunServiceDeps) {
     try {
       return (await deps.inventoryTool.parse(content)).format;
     } catch (err) {
-      if (!errorNamed(err, 'InventoryParseError')) throw err;
+      if (!(err instanceof InventoryParseError)) throw err;
       throw new ValidationError(err.message, [{ path: 'body.inventory', message: err.message }]);
     }
   }
@@ -100,8 +99,8 @@ export function createRunService(deps: RunServiceDeps) {
     try {
       return await deps.inventoryTool.hosts({ content, limit });
     } catch (err) {
-      if (errorNamed(err, 'HostPatternError')) throw new ValidationError(err.message, [{ path: 'body.limit', message: err.message }]);
-      if (!errorNamed(err, 'InventoryParseError')) throw err;
+      if (err instanceof HostPatternError) throw new ValidationError(err.message, [{ path: 'body.limit', message: err.message }]);
+      if (!(err instanceof InventoryParseError)) throw err;
       if (inline) throw new ValidationError(err.message, [{ path: 'body.inventory', message: err.message }]);
       throw new UnprocessableError(`ansible-inventory no longer reads the stored inventory: ${err.message}`, [{ path: 'body.inventory_id', message: err.message }]);
     }
@@ -177,13 +176,13 @@ export function createRunService(deps: RunServiceDeps) {
     try {
       list = (await deps.inventoryTool.hosts({ content })).list;
     } catch (err) {
-      if (!errorNamed(err, 'InventoryParseError')) throw err;
+      if (!(err instanceof InventoryParseError)) throw err;
       throw new UnprocessableError(`ansible-inventory no longer reads the inventory of run ${run.id}: ${err.message}`);
     }
     try {
       return deps.inventoryTool.forHosts(list, hosts);
     } catch (err) {
-      if (!errorNamed(err, 'InventoryParseError')) throw err;
+      if (!(err instanceof InventoryParseError)) throw err;
       throw new ConflictError(`run ${run.id} cannot be retried on its failed hosts: ${err.message}`);
     }
   }

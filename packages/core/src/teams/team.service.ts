@@ -1,5 +1,5 @@
 import type { TeamMemberView } from '@baton/db';
-import { type AuditRepo, type GrantRepo, isUniqueViolation, type PageQuery, type TeamRepo, type TeamRow, type UserRepo } from '@baton/db';
+import { type AuditRepo, DuplicateKeyError, type GrantRepo, type PageQuery, type TeamRepo, type TeamRow, type UserRepo } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import { grantCreatorManage } from '../authz/authorize.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
@@ -39,7 +39,7 @@ export function createTeamService(deps: {
           await recordAudit(r.audit, { actor: p.id, action: 'team.create', object: team.id, summary: `created team ${team.name}` }, deps.clock);
         });
       } catch (err) {
-        if (isUniqueViolation(err)) throw new ConflictError(`a team named ${body.name} already exists`);
+        if (err instanceof DuplicateKeyError) throw new ConflictError(`a team named ${body.name} already exists`);
         throw err;
       }
       return team;
@@ -78,7 +78,7 @@ export function createTeamService(deps: {
           return { user_id: userId, username: user.username, role: user.role, added_at };
         });
       } catch (err) {
-        if (isUniqueViolation(err)) throw new ConflictError(`${userId} is already a member of ${teamId}`);
+        if (err instanceof DuplicateKeyError) throw new ConflictError(`${userId} is already a member of ${teamId}`);
         throw err;
       }
     },

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { UserRepo } from '@baton/db';
+import { ConflictError } from '../common/errors.js';
 import type { UserService } from './user.service.js';
 
 /**
@@ -18,7 +19,7 @@ export async function ensureInitialAdmin(deps: {
     await deps.userService.createAs('system', { username: 'admin', password: deps.password ?? generated!, role: 'admin' });
   } catch (err) {
     // Another replica created it first.
-    if ((err as Error).name === 'ConflictError') return { created: false };
+    if (err instanceof ConflictError) return { created: false };
     throw err;
   }
   return generated ? { created: true, generatedPassword: generated } : { created: true };

@@ -1,5 +1,5 @@
 import type { User, UserCreateBody, UserUpdateBody } from '@baton/contracts';
-import { type AuditRepo, type GrantRepo, isUniqueViolation, type PageQuery, type TokenRepo, type UserPatch, type UserRepo } from '@baton/db';
+import { type AuditRepo, DuplicateKeyError, type GrantRepo, type PageQuery, type TokenRepo, type UserPatch, type UserRepo } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
@@ -36,7 +36,7 @@ export function createUserService(deps: {
         await recordAudit(r.audit, { actor, action: 'user.create', object: row.id, summary: `created user ${row.username} with role ${row.role}` }, deps.clock);
       });
     } catch (err) {
-      if (isUniqueViolation(err)) throw new ConflictError(`a user named ${body.username} already exists`);
+      if (err instanceof DuplicateKeyError) throw new ConflictError(`a user named ${body.username} already exists`);
       throw err;
     }
     return toUser(row);

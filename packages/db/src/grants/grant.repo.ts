@@ -1,6 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { toNumber } from '../dialect.js';
-import type { PageQuery } from '../page.js';
+import { refusingDuplicates } from '../errors.js';
+import { keysetPage, type PageQuery } from '../page.js';
 import type { GrantTable, Schema } from '../schema.js';
 
 export type GrantRow = Selectable<GrantTable>;
@@ -15,7 +16,7 @@ export interface GrantFilter {
 export function createGrantRepo(db: Kysely<Schema>) {
   return {
     async insert(row: GrantRow): Promise<void> {
-      await db.insertInto('grants').values(row).execute();
+      await refusingDuplicates(db.insertInto('grants').values(row).execute());
     },
     async findById(id: string): Promise<GrantRow | undefined> {
       return db.selectFrom('grants').selectAll().where('id', '=', id).executeTakeFirst();
@@ -27,8 +28,7 @@ export function createGrantRepo(db: Kysely<Schema>) {
       await db.updateTable('grants').set({ level }).where('id', '=', id).execute();
     },
     async list(filter: GrantFilter, page: PageQuery): Promise<GrantRow[]> {
-      let q = db.selectFrom('grants').selectAll().orderBy('id', 'desc').limit(page.limit);
-      if (page.before) q = q.where('id', '<', page.before);
+      let q = keysetPage(db.selectFrom('grants').selectAll(), 'id', page);
       if (filter.subject_id) q = q.where('subject_id', '=', filter.subject_id);
       if (filter.object_id) q = q.where('object_id', '=', filter.object_id);
       const visible = filter.visibleTo;

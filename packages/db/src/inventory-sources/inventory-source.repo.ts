@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { toNumber } from '../dialect.js';
-import type { PageQuery } from '../page.js';
+import { refusingDuplicates } from '../errors.js';
+import { keysetPage, type PageQuery } from '../page.js';
 import type { InventorySourceTable, Schema } from '../schema.js';
 
 export type InventorySourceRow = Selectable<InventorySourceTable>;
@@ -16,7 +17,7 @@ export function createInventorySourceRepo(db: Kysely<Schema>) {
 
   return {
     async insert(row: InventorySourceRow): Promise<void> {
-      await db.insertInto('inventory_sources').values(row).execute();
+      await refusingDuplicates(db.insertInto('inventory_sources').values(row).execute());
     },
     async findById(id: string): Promise<InventorySourceRow | undefined> {
       return db.selectFrom('inventory_sources').selectAll().where('id', '=', id).executeTakeFirst();
@@ -24,13 +25,12 @@ export function createInventorySourceRepo(db: Kysely<Schema>) {
     /** `visible`: 'all', or only these ids. */
     async list(page: PageQuery, visible: 'all' | string[]): Promise<InventorySourceRow[]> {
       if (visible !== 'all' && visible.length === 0) return [];
-      let q = db.selectFrom('inventory_sources').selectAll().orderBy('id', 'desc').limit(page.limit);
-      if (page.before) q = q.where('id', '<', page.before);
+      let q = keysetPage(db.selectFrom('inventory_sources').selectAll(), 'id', page);
       if (visible !== 'all') q = q.where('id', 'in', visible);
       return q.execute();
     },
     async update(id: string, patch: Partial<Omit<InventorySourceRow, 'id' | 'created_by' | 'created_at'>>): Promise<boolean> {
-      const r = await db.updateTable('inventory_sources').set(patch).where('id', '=', id).executeTakeFirst();
+      const r = await refusingDuplicates(db.updateTable('inventory_sources').set(patch).where('id', '=', id).executeTakeFirst());
       return toNumber(r.numUpdatedRows) > 0;
     },
     async delete(id: string): Promise<boolean> {

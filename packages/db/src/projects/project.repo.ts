@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { isForeignKeyViolation, toNumber } from '../dialect.js';
-import type { PageQuery } from '../page.js';
+import { refusingDuplicates } from '../errors.js';
+import { keysetPage, type PageQuery } from '../page.js';
 import type { ProjectTable, Schema } from '../schema.js';
 
 export type ProjectRow = Selectable<ProjectTable>;
@@ -9,7 +10,7 @@ export type ProjectPatch = Partial<Pick<ProjectRow, 'name' | 'git_url' | 'branch
 export function createProjectRepo(db: Kysely<Schema>) {
   return {
     async insert(row: ProjectRow): Promise<void> {
-      await db.insertInto('projects').values(row).execute();
+      await refusingDuplicates(db.insertInto('projects').values(row).execute());
     },
     async findById(id: string): Promise<ProjectRow | undefined> {
       return db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
@@ -17,13 +18,12 @@ export function createProjectRepo(db: Kysely<Schema>) {
     /** Newest first; `idIn` limits the list to these ids (the ones a caller may see). */
     async list(page: PageQuery & { idIn?: string[] | undefined }): Promise<ProjectRow[]> {
       if (page.idIn?.length === 0) return [];
-      let q = db.selectFrom('projects').selectAll().orderBy('id', 'desc').limit(page.limit);
-      if (page.before) q = q.where('id', '<', page.before);
+      let q = keysetPage(db.selectFrom('projects').selectAll(), 'id', page);
       if (page.idIn) q = q.where('id', 'in', page.idIn);
       return q.execute();
     },
     async update(id: string, patch: ProjectPatch): Promise<boolean> {
-      const r = await db.updateTable('projects').set(patch).where('id', '=', id).executeTakeFirst();
+      const r = await refusingDuplicates(db.updateTable('projects').set(patch).where('id', '=', id).executeTakeFirst());
       return toNumber(r.numUpdatedRows) > 0;
     },
     async delete(id: string): Promise<'deleted' | 'missing' | 'in_use'> {

@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { toNumber } from '../dialect.js';
-import type { PageQuery } from '../page.js';
+import { refusingDuplicates } from '../errors.js';
+import { keysetPage, type PageQuery } from '../page.js';
 import type { Schema, UserTable } from '../schema.js';
 
 export type UserRow = Selectable<UserTable>;
@@ -9,7 +10,7 @@ export type UserPatch = Partial<Pick<UserRow, 'role' | 'password_hash' | 'email'
 export function createUserRepo(db: Kysely<Schema>) {
   return {
     async insert(row: UserRow): Promise<void> {
-      await db.insertInto('users').values(row).execute();
+      await refusingDuplicates(db.insertInto('users').values(row).execute());
     },
     async findById(id: string): Promise<UserRow | undefined> {
       return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
@@ -18,9 +19,7 @@ export function createUserRepo(db: Kysely<Schema>) {
       return db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
     },
     async list(page: PageQuery): Promise<UserRow[]> {
-      let q = db.selectFrom('users').selectAll().orderBy('id', 'desc').limit(page.limit);
-      if (page.before) q = q.where('id', '<', page.before);
-      return q.execute();
+      return keysetPage(db.selectFrom('users').selectAll(), 'id', page).execute();
     },
     async update(id: string, patch: UserPatch): Promise<void> {
       await db.updateTable('users').set(patch).where('id', '=', id).execute();

@@ -7,19 +7,11 @@ import { killProcessGroup, runCapped } from '../process/capped-process.js';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type GitAuth, gitUrlProblem } from '@baton/contracts';
+import { type GitAuth, GitError, type GitErrorCode, gitUrlProblem } from '@baton/contracts';
 
 export type { GitAuth };
-
-export type GitErrorCode = 'refused_url' | 'bad_input' | 'branch_not_found' | 'bad_credential' | 'timeout' | 'git_failed';
-
-/** Git (or ssh-add) refused: `reason` is git's own explanation, with every secret scrubbed out. */
-export class GitError extends Error {
-  override readonly name = 'GitError';
-  constructor(readonly code: GitErrorCode, readonly reason: string) {
-    super(reason);
-  }
-}
+/** Declared in contracts, so core can match it with instanceof. */
+export { GitError, type GitErrorCode };
 
 export const DEFAULT_GIT_TIMEOUT_MS = 60_000;
 /** More than ls-remote, fetch or ssh-add print for one ref; a remote that floods us is cut off. */

@@ -2,14 +2,12 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { InventoryFormat, InventoryGroup, InventoryHost, ParsedInventory } from '@baton/contracts';
+import { type InventoryFormat, type InventoryGroup, type InventoryHost, InventoryParseError, type ParsedInventory } from '@baton/contracts';
 import { runCapped } from '../process/capped-process.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 
-/** ansible refused the inventory (bad syntax, nothing parsed, too slow or too large to list). */
-export class InventoryParseError extends Error {
-  override readonly name = 'InventoryParseError';
-}
+/** Declared in contracts, so core can match it with instanceof. */
+export { InventoryParseError };
 
 /** A dynamic source failed: refused or unreachable URL, bad script output, a script that timed out… */
 export class InventorySourceError extends Error {

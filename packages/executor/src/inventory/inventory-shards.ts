@@ -7,12 +7,11 @@ import {
   ansibleInventoryEnv, ansibleMessage, DEFAULT_MAX_LIST_BYTES, DEFAULT_PARSE_TIMEOUT_MS, detectInventoryFormat, EXTENSION, InventoryParseError, inventorySandbox,
   type ListRun, listInventory, PLUGIN_FOR, scriptJsonToYamlInventory, summarizeInventoryList, withPrivateDir,
 } from './ansible-inventory.js';
+import { HostPatternError } from '@baton/contracts';
 import type { Sandbox } from '../sandbox/sandbox.js';
 
-/** ansible refused the `--limit` pattern, or the pattern would read hosts from a file on this server. */
-export class HostPatternError extends Error {
-  override readonly name = 'HostPatternError';
-}
+/** Declared in contracts, so core can match it with instanceof. */
+export { HostPatternError };
 
 export interface InventoryHosts {
   /** the hosts after the limit, sorted by name */
