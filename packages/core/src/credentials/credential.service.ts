@@ -2,7 +2,7 @@ import {
   type Credential, CREDENTIAL_INPUTS, CREDENTIAL_SECRET_INPUTS, type CredentialCreateBody, type CredentialInputs, type CredentialType,
   type CredentialUpdateBody, type GrantLevel,
 } from '@baton/contracts';
-import { type AuditRepo, type CredentialRepo, type CredentialRow, type GrantRepo, isUniqueViolation, type PageQuery } from '@baton/db';
+import { type AuditRepo, type CredentialRepo, type CredentialRow, DuplicateKeyError, type GrantRepo, type PageQuery } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import { grantCreatorManage } from '../authz/authorize.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
@@ -106,17 +106,16 @@ export function createCredentialService(deps: {
 }) {
   const seal = (secretInputs: Inputs): string => deps.keyring.encrypt(JSON.stringify(secretInputs));
   const open = (row: CredentialRow): Inputs => JSON.parse(deps.keyring.decrypt(row.secret_inputs_enc).toString('utf8')) as Inputs;
-  const publicOf = (row: CredentialRow): Record<string, string> => JSON.parse(row.public_inputs) as Record<string, string>;
 
   function toView(row: CredentialRow, secretInputs: Inputs = open(row)): Credential {
     return {
-      id: row.id, name: row.name, type: row.type as CredentialType, description: row.description, inputs: publicOf(row),
+      id: row.id, name: row.name, type: row.type as CredentialType, description: row.description, inputs: row.public_inputs,
       secret_fields: secretFieldNames(secretInputs), created_by: row.created_by, created_at: row.created_at, updated_at: row.updated_at,
     };
   }
 
   function revealRow(row: CredentialRow): RevealedCredential {
-    return { id: row.id, name: row.name, type: row.type, inputs: { ...publicOf(row), ...open(row) } } as RevealedCredential;
+    return { id: row.id, name: row.name, type: row.type, inputs: { ...row.public_inputs, ...open(row) } } as RevealedCredential;
   }
 
   /** The credential if the caller holds `need` on it; unknown and invisible answer the same 404. */
@@ -141,7 +140,7 @@ export function createCredentialService(deps: {
       const now = deps.clock();
       const row: CredentialRow = {
         id: newId('cred', now.getTime()), name: body.name, type: body.type, description: body.description ?? null,
-        public_inputs: JSON.stringify(publicInputs), secret_inputs_enc: seal(secretInputs), created_by: p.id, created_at: iso(now), updated_at: iso(now),
+        public_inputs: publicInputs, secret_inputs_enc: seal(secretInputs), created_by: p.id, created_at: iso(now), updated_at: iso(now),
       };
       try {
         await deps.transaction(async (r) => {
@@ -150,7 +149,7 @@ export function createCredentialService(deps: {
           await recordAudit(r.audit, { actor: p.id, action: 'credential.create', object: row.id, summary: `created ${row.type} credential ${row.name}` }, deps.clock);
         });
       } catch (err) {
-        if (isUniqueViolation(err)) throw duplicateName(body.name);
+        if (err instanceof DuplicateKeyError) throw duplicateName(body.name);
         throw err;
       }
       return toView(row, secretInputs);
@@ -176,7 +175,7 @@ export function createCredentialService(deps: {
         throw new ValidationError('a credential never changes type; create a new one instead', [{ path: 'body.type', message: `must be ${type} (this credential's type) or left out` }]);
       }
       const storedSecrets = open(row);
-      const stored: Inputs = { ...publicOf(row), ...storedSecrets };
+      const stored: Inputs = { ...row.public_inputs, ...storedSecrets };
       const patch = body.inputs ?? {};
       const inputs = validateInputs(type, mergeInputs(type, stored, patch));
       const { publicInputs, secretInputs } = split(type, inputs);
@@ -191,7 +190,7 @@ export function createCredentialService(deps: {
       ];
       const next: CredentialRow = {
         ...row, name: body.name ?? row.name, description: body.description === undefined ? row.description : body.description,
-        public_inputs: JSON.stringify(publicInputs), secret_inputs_enc: seal(secretInputs), updated_at: iso(deps.clock()),
+        public_inputs: publicInputs, secret_inputs_enc: seal(secretInputs), updated_at: iso(deps.clock()),
       };
       try {
         await deps.transaction(async (r) => {
@@ -205,7 +204,7 @@ export function createCredentialService(deps: {
           await recordAudit(r.audit, { actor: p.id, action: 'credential.update', object: id, summary }, deps.clock);
         });
       } catch (err) {
-        if (isUniqueViolation(err)) throw duplicateName(next.name);
+        if (err instanceof DuplicateKeyError) throw duplicateName(next.name);
         throw err;
       }
       return toView(next, secretInputs);
