@@ -13,7 +13,7 @@ export type { ServerKeyRow, ServerKeyRepo } from './keys/server-key.repo.js';
 export { ENCRYPTED_COLUMNS } from './keys/secret-columns.js';
 export type { CredentialRow, CredentialRepo, CredentialPatch, CredentialDeleteResult } from './credentials/credential.repo.js';
 export type { SecretColumnRepo } from './keys/secret-columns.js';
-export type { InventoryRow, InventorySummaryRow, InventoryHostRow, InventoryRepo } from './inventories/inventory.repo.js';
+export type { InventoryRow, InventorySummaryRow, InventoryHostRow, InventoryGroupRow, InventoryRepo } from './inventories/inventory.repo.js';
 export type { InventorySourceRow, InventorySourceRef, InventorySourceRepo } from './inventory-sources/inventory-source.repo.js';
 export type { ProjectRow, ProjectRepo, ProjectPatch } from './projects/project.repo.js';
 export type { RunRow, RunPatch, RunHostRow, RunTaskResultRow, RunFilter, RunVisibility, RunRepo } from './runs/run.repo.js';

@@ -1,6 +1,6 @@
 import { type InventoryGroup, type InventoryHost, InventoryParseError, type ParsedInventory } from '@baton/contracts';
 import {
-  type AuditRepo, type GrantRepo, type InventoryRepo, type InventoryRow, type InventorySourceRepo, type InventorySummaryRow, isUniqueViolation, type PageQuery,
+  type AuditRepo, DuplicateKeyError, type GrantRepo, type InventoryRepo, type InventoryRow, type InventorySourceRepo, type InventorySummaryRow, type PageQuery,
 } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import { grantCreatorManage } from '../authz/authorize.js';
@@ -31,7 +31,7 @@ export interface InventoryView {
 export function toInventoryView(row: InventorySummaryRow | InventoryRow): InventoryView {
   return {
     id: row.id, name: row.name, format: row.format as InventoryView['format'], host_count: row.host_count,
-    groups: JSON.parse(row.groups) as InventoryGroup[], created_by: row.created_by, created_at: row.created_at, updated_at: row.updated_at,
+    groups: row.groups, created_by: row.created_by, created_at: row.created_at, updated_at: row.updated_at,
     ...('content' in row ? { content: row.content } : {}),
   };
 }
@@ -50,7 +50,7 @@ export async function storeInventoryContent(
   const { parsed } = content;
   const updated = await inventories.update(id, {
     ...(name !== undefined ? { name } : {}),
-    format: parsed.format, content: content.text, groups: JSON.stringify(parsed.groups), host_count: parsed.hosts.length, updated_at: updatedAt,
+    format: parsed.format, content: content.text, groups: parsed.groups, host_count: parsed.hosts.length, updated_at: updatedAt,
   });
   if (updated) await inventories.replaceHosts(id, parsed.hosts.map((h) => ({ host: h.name, groups: h.groups })));
   return updated;
@@ -98,7 +98,7 @@ export function createInventoryService(deps: {
       const now = deps.clock();
       const at = iso(now);
       const row: InventoryRow = {
-        id: newId('inv', now.getTime()), name: body.name, format: parsed.format, content: body.content, groups: JSON.stringify(parsed.groups),
+        id: newId('inv', now.getTime()), name: body.name, format: parsed.format, content: body.content, groups: parsed.groups,
         host_count: parsed.hosts.length, created_by: p.id, created_at: at, updated_at: at,
       };
       try {
@@ -109,7 +109,7 @@ export function createInventoryService(deps: {
           await recordAudit(r.audit, { actor: p.id, action: 'inventory.create', object: row.id, summary: `created inventory ${row.name} (${parsed.format}, ${row.host_count} hosts)` }, deps.clock);
         });
       } catch (err) {
-        if (isUniqueViolation(err)) throw duplicateName(body.name);
+        if (err instanceof DuplicateKeyError) throw duplicateName(body.name);
         throw err;
       }
       return toInventoryView(row);
@@ -152,7 +152,7 @@ export function createInventoryService(deps: {
           await recordAudit(r.audit, { actor: p.id, action: 'inventory.update', object: id, summary: `updated inventory ${body.name}${renamed}: ${parsed.format}, ${parsed.hosts.length} hosts` }, deps.clock);
         });
       } catch (err) {
-        if (isUniqueViolation(err)) throw duplicateName(body.name);
+        if (err instanceof DuplicateKeyError) throw duplicateName(body.name);
         throw err;
       }
       return this.get(p, id);
