@@ -74,8 +74,8 @@ function runRow(id: string): RunRow {
   return {
     id, kind: 'run', parent_id: null, shard_index: null, shard_count: null, retry_of: null, status: 'pending', conclusion: null, reason: null,
     playbook_source: 'inline', playbook: '- hosts: all\n', project_id: null, git_commit: null, template_id: null, inventory_id: null,
-    inventory_content: HOSTS.join('\n'), inventory_format: 'ini', host_limit: null, hosts: null, extra_vars: null, credential_ids: '[]', check_mode: 0,
-    forks: null, verbosity: null, timeout_s: null, labels: '[]', submitted_by: 'usr_00000000000000000000000000', worker: null, exit_code: null, stats: null,
+    inventory_content: HOSTS.join('\n'), inventory_format: 'ini', host_limit: null, hosts: null, extra_vars: null, credential_ids: [], check_mode: 0,
+    forks: null, verbosity: null, timeout_s: null, labels: [], submitted_by: 'usr_00000000000000000000000000', worker: null, exit_code: null, stats: null,
     last_seq: 0, log_lines: 0, log_bytes: 0, created_at: new Date().toISOString(), started_at: null, finished_at: null, cancel_requested_at: null,
   };
 }

@@ -16,7 +16,7 @@ export type { SecretColumnRepo } from './keys/secret-columns.js';
 export type { InventoryRow, InventorySummaryRow, InventoryHostRow, InventoryGroupRow, InventoryRepo } from './inventories/inventory.repo.js';
 export type { InventorySourceRow, InventorySourceRef, InventorySourceRepo } from './inventory-sources/inventory-source.repo.js';
 export type { ProjectRow, ProjectRepo, ProjectPatch } from './projects/project.repo.js';
-export type { RunRow, RunPatch, RunHostRow, RunTaskResultRow, RunFilter, RunVisibility, RunRepo } from './runs/run.repo.js';
+export type { RunRow, RunPatch, RunHostCounts, RunHostRow, RunTaskResultRow, RunFilter, RunVisibility, RunRepo } from './runs/run.repo.js';
 export type { RunEventRow, RunEventQuery, RunEventRepo } from './runs/run-event.repo.js';
 export type { WorkerRow, WorkerRepo } from './workers/worker.repo.js';
 export { GENESIS_HASH } from './migrations/0001_foundation.js';

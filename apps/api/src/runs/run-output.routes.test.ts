@@ -510,7 +510,7 @@ describe.each(DIALECTS)('run output routes on %s', (dialect) => {
     const run = (await h.tdb.db.repos.runs.findById(runId))!;
     let [lines, bytes] = [run.log_lines, run.log_bytes];
     const rows = list.map((e) => {
-      const row = { run_id: runId, seq: e.seq, ts: e.ts, kind: e.kind, host: (e.data.host as string | undefined) ?? null, log_line: null as number | null, log_byte: null as number | null, data: JSON.stringify(e.data) };
+      const row = { run_id: runId, seq: e.seq, ts: e.ts, kind: e.kind, host: (e.data.host as string | undefined) ?? null, log_line: null as number | null, log_byte: null as number | null, data: e.data };
       if (e.kind === 'log') {
         row.log_line = e.data.start_line as number;
         row.log_byte = bytes;

@@ -371,7 +371,7 @@ describe.each(DIALECTS)('runs on %s', (dialect) => {
       expect(await pending()).not.toContain(run.id);
       const events = await repos().runEvents.list(run.id, { limit: 10 });
       expect(events).toEqual([expect.objectContaining({ seq: 1, kind: 'status' })]);
-      expect(JSON.parse(events[0]!.data)).toMatchObject({ status: 'finished', conclusion: 'canceled' });
+      expect(events[0]!.data).toMatchObject({ status: 'finished', conclusion: 'canceled' });
       expect((await auditOf(run.id)).map((a) => a.action)).toEqual(expect.arrayContaining(['run.submit', 'run.cancel']));
       expectProblem(await h.http.post(`/v1/runs/${run.id}/cancel`).set(bearer(op.token)), 409);
     });
@@ -444,12 +444,12 @@ describe.each(DIALECTS)('runs on %s', (dialect) => {
       expect(res.headers.location).toBe(`/v1/runs/${again.id}`);
       expect(again).toMatchObject({
         kind: 'split', retry_of: split.id, shard_count: 2, status: 'pending', conclusion: null, inventory_id: inventory, check: true, extra_vars: { a: 1 },
-        hosts: [...JSON.parse(shards[1]!.hosts!), ...JSON.parse(shards[2]!.hosts!)].sort(),
+        hosts: [...shards[1]!.hosts!, ...shards[2]!.hosts!].sort(),
       });
       const newShards = (await h.http.get(`/v1/runs/${again.id}/shards`).set(bearer(op.token))).body as Array<Record<string, unknown>>;
       expect(newShards.map((s) => [s.shard_index, s.shard_count, s.retry_of, s.hosts, s.status])).toEqual([
-        [0, 2, shards[1]!.id, JSON.parse(shards[1]!.hosts!), 'pending'],
-        [1, 2, shards[2]!.id, JSON.parse(shards[2]!.hosts!), 'pending'],
+        [0, 2, shards[1]!.id, shards[1]!.hosts, 'pending'],
+        [1, 2, shards[2]!.id, shards[2]!.hosts, 'pending'],
       ]);
       expect((await row(newShards[0]!.id as string)).inventory_content).toBe(shards[1]!.inventory_content);
       expect((await row(newShards[1]!.id as string)).inventory_content).toBe(shards[2]!.inventory_content);

@@ -41,7 +41,7 @@ export function createRunAccess(deps: { runs: Pick<RunRepo, 'findById'>; authz: 
     async requireActOn(p: Principal, run: RunRow): Promise<void> {
       deps.authz.requireCreator(p);
       if (p.role === 'admin') return;
-      const refs = [run.project_id, run.template_id, run.inventory_id, ...(JSON.parse(run.credential_ids) as string[])].filter((x): x is string => Boolean(x));
+      const refs = [run.project_id, run.template_id, run.inventory_id, ...run.credential_ids].filter((x): x is string => Boolean(x));
       for (const objectId of refs) {
         if ((await deps.authz.levelOn(p, objectId)) === null) throw new ForbiddenError(`acting on run ${run.id} needs use on ${objectId}`);
       }

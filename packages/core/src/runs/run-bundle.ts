@@ -49,7 +49,7 @@ export function createRunBundleBuilder(deps: RunBundleBuilderDeps) {
 
   async function credentialsOf(run: RunRow): Promise<BundleCredential[]> {
     const out: BundleCredential[] = [];
-    for (const id of JSON.parse(run.credential_ids) as string[]) {
+    for (const id of run.credential_ids) {
       const cred = await reveal(id, `of run ${run.id}`);
       if (!BUNDLE_CREDENTIAL_TYPES.has(cred.type)) throw new ConflictError(`credential ${id} is a ${cred.type} credential, which a run cannot use`);
       out.push({ type: cred.type, inputs: cred.inputs } as BundleCredential);
@@ -69,7 +69,7 @@ export function createRunBundleBuilder(deps: RunBundleBuilderDeps) {
         inventory,
         // A shard's inventory holds only its hosts already; its limit is shown, never passed to ansible.
         ...(run.host_limit !== null && run.kind !== 'shard' ? { limit: run.host_limit } : {}),
-        ...(run.extra_vars !== null ? { extra_vars: JSON.parse(run.extra_vars) as Record<string, unknown> } : {}),
+        ...(run.extra_vars !== null ? { extra_vars: run.extra_vars } : {}),
         check: run.check_mode === 1,
         ...(run.forks !== null ? { forks: run.forks } : {}),
         ...(run.verbosity !== null ? { verbosity: run.verbosity } : {}),

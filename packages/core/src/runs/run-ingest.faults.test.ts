@@ -92,7 +92,7 @@ describe.each(DIALECTS)('run ingester faults on %s', (dialect) => {
     expect(errors).toEqual([]);
     const rows = await stored(id);
     expect(rows.map((r) => [r.seq, r.kind, r.host])).toEqual([[1, 'status', null], [2, 'playbook_on_task_start', null], [3, 'runner_on_failed', 'web1'], [4, 'customkind', null], [5, 'status', null]]);
-    expect(JSON.parse(rows[2]!.data)).toMatchObject({ host: 'web\u00001' });
+    expect(rows[2]!.data).toMatchObject({ host: 'web\u00001' });
     expect(rows.every((r) => !r.ts.includes('\0'))).toBe(true);
     expect(await tdb.db.repos.runs.taskResultsOf(id)).toEqual([
       expect.objectContaining({ host: 'web1', task: 'install', task_uuid: 'uu', task_path: 'site.yml:4', status: 'failed', started_at: '2025-03-01T12:00:01.000Z' }),
@@ -155,7 +155,7 @@ describe.each(DIALECTS)('run ingester faults on %s', (dialect) => {
     let attempts = 0;
     // Any insert holding the poisoned event fails, every time, as PostgreSQL fails a value it cannot take.
     const ingester = ingesterWith(
-      failingInserts((rows) => (++attempts, rows.some((r) => r.data.includes('poison')) ? errorWithCode('invalid byte sequence for encoding "UTF8": 0x00', '22021') : undefined)),
+      failingInserts((rows) => (++attempts, rows.some((r) => JSON.stringify(r.data).includes('poison')) ? errorWithCode('invalid byte sequence for encoding "UTF8": 0x00', '22021') : undefined)),
     );
     ingester.push(ev('playbook_on_start', {}));
     ingester.push(evOther('playbook_on_start', {}));
@@ -167,7 +167,7 @@ describe.each(DIALECTS)('run ingester faults on %s', (dialect) => {
 
     const rows = await stored(id);
     expect(rows.map((r) => [r.seq, r.kind])).toEqual([[1, 'playbook_on_start'], [2, 'invalid'], [3, 'log'], [4, 'status']]);
-    expect(JSON.parse(rows[1]!.data)).toEqual({ kind: 'runner_on_ok', reason: 'not storable: invalid byte sequence for encoding "UTF8": 0x00' });
+    expect(rows[1]!.data).toEqual({ kind: 'runner_on_ok', reason: 'not storable: invalid byte sequence for encoding "UTF8": 0x00' });
     expect(publishedOf(id).map((e) => [e.seq, e.kind])).toEqual([[1, 'playbook_on_start'], [2, 'invalid'], [3, 'log'], [4, 'status']]);
     expect(await run(id)).toMatchObject({ status: 'finished', conclusion: 'succeeded', last_seq: 4, log_lines: 1 });
     expect(await tdb.db.repos.runs.taskResultsOf(id)).toEqual([]);
@@ -181,12 +181,12 @@ describe.each(DIALECTS)('run ingester faults on %s', (dialect) => {
   it('still ends a run whose final status event cannot be stored: error / invalid_final_event after the invalid event', async () => {
     const id = await createRun();
     const ev = eventsOf(id);
-    const ingester = ingesterWith(failingInserts((rows) => (rows.some((r) => r.data.includes('"succeeded"')) ? errorWithCode('value too long', '22001') : undefined)));
+    const ingester = ingesterWith(failingInserts((rows) => (rows.some((r) => JSON.stringify(r.data).includes('"succeeded"')) ? errorWithCode('value too long', '22001') : undefined)));
     ingester.push(ev('playbook_on_start', {}));
     ingester.push(ev('status', { status: 'finished', conclusion: 'succeeded', exit_code: 0, stats: { web1: counts() } }));
     await expect(ingester.close()).resolves.toBeUndefined();
 
-    expect((await stored(id)).map((r) => [r.seq, r.kind, JSON.parse(r.data).reason])).toEqual([
+    expect((await stored(id)).map((r) => [r.seq, r.kind, r.data.reason])).toEqual([
       [1, 'playbook_on_start', undefined], [2, 'invalid', 'not storable: value too long'], [3, 'status', 'invalid_final_event'],
     ]);
     expect(await run(id)).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'invalid_final_event', last_seq: 3 });
@@ -197,7 +197,7 @@ describe.each(DIALECTS)('run ingester faults on %s', (dialect) => {
     const id = await createRun();
     const ev = eventsOf(id);
     // Every `finished` status fails, the API's own too.
-    const ingester = ingesterWith(failingInserts((rows) => (rows.some((r) => r.data.includes('"finished"')) ? errorWithCode('value too long', '22001') : undefined)));
+    const ingester = ingesterWith(failingInserts((rows) => (rows.some((r) => JSON.stringify(r.data).includes('"finished"')) ? errorWithCode('value too long', '22001') : undefined)));
     ingester.push(ev('playbook_on_start', {}));
     ingester.push(ev('status', { status: 'finished', conclusion: 'succeeded', exit_code: 0, stats: { web1: counts() } }));
     await expect(ingester.close()).rejects.toThrow(new RegExp(`persisting events of run ${id} failed: value too long`));
@@ -223,7 +223,7 @@ describe.each(DIALECTS)('run ingester faults on %s', (dialect) => {
     expect(errors.length).toBe(before + 1);
     const rows = await stored(id);
     expect(rows.map((r) => [r.seq, r.kind])).toEqual([[1, 'playbook_on_start'], [2, 'invalid'], [3, 'invalid'], [4, 'playbook_on_start']]);
-    expect(JSON.parse(rows[1]!.data)).toEqual({ kind: 'playbook_on_start', reason: 'kind must be a string and data an object' });
+    expect(rows[1]!.data).toEqual({ kind: 'playbook_on_start', reason: 'kind must be a string and data an object' });
     expect(rows[3]!.ts).toBe(NOW.toISOString());
   });
 });

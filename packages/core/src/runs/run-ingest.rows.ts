@@ -23,7 +23,7 @@ export function isoOrNull(v: unknown): string | null {
 export function toEventRow(e: RunEvent, logByte: number | null): RunEventRow {
   return {
     run_id: e.run_id, seq: e.seq, ts: stripNul(e.ts), kind: stripNul(e.kind), host: text(e.data.host) ?? null,
-    log_line: e.kind === 'log' ? int(e.data.start_line) : null, log_byte: logByte, data: JSON.stringify(e.data),
+    log_line: e.kind === 'log' ? int(e.data.start_line) : null, log_byte: logByte, data: e.data,
   };
 }
 

@@ -132,7 +132,7 @@ async function applyFinished(r: IngestTx, e: RunEvent, parentId: string | null):
       conclusion: conclusion && CONCLUSIONS.includes(conclusion) ? conclusion : 'error',
       reason: text(e.data.reason) ?? null,
       exit_code: int(e.data.exit_code),
-      stats: stats ? JSON.stringify(stats) : null,
+      stats,
       finished_at: e.ts,
     });
     if (moved && stats) await r.runs.replaceHosts(e.run_id, toRunHostRows(e.run_id, stats));

@@ -29,7 +29,7 @@ async function seedRun(tdb: TestDatabase, chunks: string[], extra: Array<{ kind:
   let byte = 0;
   const ts = new Date().toISOString();
   const push = (kind: string, host: string | null, data: Record<string, unknown>, logAt: [number, number] | null) =>
-    rows.push({ run_id: id, seq: rows.length + 1, ts, kind, host, log_line: logAt?.[0] ?? null, log_byte: logAt?.[1] ?? null, data: JSON.stringify(data) });
+    rows.push({ run_id: id, seq: rows.length + 1, ts, kind, host, log_line: logAt?.[0] ?? null, log_byte: logAt?.[1] ?? null, data });
   push('status', null, { status: 'running' }, null);
   chunks.forEach((text, i) => {
     const lines = text.split('\n').length - 1;
@@ -110,7 +110,7 @@ describe.each(DIALECTS)('run output service on %s', (dialect) => {
   it('cuts a growing log at the totals of the run row, so a chunk stored before its totals is not served yet', async () => {
     const growing = await seedRun(tdb, ['one\n', 'two\n']);
     // The next chunk is stored but the totals have not moved on yet.
-    await tdb.db.repos.runEvents.insertBatch([{ run_id: growing.id, seq: growing.rows.length + 1, ts: new Date().toISOString(), kind: 'log', host: null, log_line: 3, log_byte: 8, data: JSON.stringify({ text: 'three\n', start_line: 3, end_line: 4 }) }]);
+    await tdb.db.repos.runEvents.insertBatch([{ run_id: growing.id, seq: growing.rows.length + 1, ts: new Date().toISOString(), kind: 'log', host: null, log_line: 3, log_byte: 8, data: { text: 'three\n', start_line: 3, end_line: 4 } }]);
     expect(await service.logLines(submitter, growing.id, {})).toEqual({ text: 'one\ntwo\n', totalLines: 2 });
     expect((await service.logBytes(submitter, growing.id, { start: 0 })).body.toString()).toBe('one\ntwo\n');
   });

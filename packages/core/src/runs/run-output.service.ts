@@ -22,7 +22,7 @@ export interface LogBytes {
 }
 
 export function toRunEvent(row: RunEventRow): RunEvent {
-  return { run_id: row.run_id, seq: row.seq, ts: row.ts, kind: row.kind, data: JSON.parse(row.data) as Record<string, unknown> };
+  return { run_id: row.run_id, seq: row.seq, ts: row.ts, kind: row.kind, data: row.data };
 }
 
 /** The event that ends a run's event sequence: nothing follows it, so a live stream ends after it. */
@@ -37,7 +37,7 @@ function linesOf(text: string): string[] {
 
 /** A log chunk's data; text that is not a string (a forged or broken event) reads as empty, as the ingester counted it. */
 function chunkData(row: RunEventRow): LogEventData {
-  const data = JSON.parse(row.data) as Partial<LogEventData>;
+  const data = row.data as Partial<LogEventData>;
   return { ...data, text: typeof data.text === 'string' ? data.text : '' } as LogEventData;
 }
 

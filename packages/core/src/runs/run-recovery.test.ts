@@ -72,7 +72,7 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
 
     const orphanRunning = await createRun({ status: 'running', worker: 'embedded-1' });
     const leasedRunning = await createRun({ status: 'running', worker: 'embedded-2' });
-    const orphanPendingOld = await createRun({ labels: '["linux","eu"]' });
+    const orphanPendingOld = await createRun({ labels: ['linux', 'eu'] });
     const queuedPending = await createRun();
     const leasedPending = await createRun();
     const orphanPendingNew = await createRun({ kind: 'shard' });
@@ -89,7 +89,7 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
     const lost = await tdb.db.repos.runs.findById(orphanRunning);
     expect(lost).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost', last_seq: 1 });
     const [event] = await tdb.db.repos.runEvents.list(orphanRunning, { limit: 10 });
-    expect(JSON.parse(event!.data)).toEqual({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
+    expect(event!.data).toEqual({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
     for (const id of [leasedRunning, splitRunning]) expect((await tdb.db.repos.runs.findById(id))!.status).toBe('running');
     for (const id of [split, held, finished]) expect(enqueued.map((j) => j.runId)).not.toContain(id);
 
@@ -123,7 +123,7 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
     const worker = async (name: string, ageMs: number, host = HOST) => {
       const at = new Date(NOW.getTime() - ageMs).toISOString();
       await tdb.db.repos.workers.upsert({
-        id: newId('wrk'), name, host, mode: 'embedded', labels: '[]', capacity: 2, running: '[]', started_at: at, heartbeat_at: at, lease_expires_at: at,
+        id: newId('wrk'), name, host, mode: 'embedded', labels: [], capacity: 2, running: [], started_at: at, heartbeat_at: at, lease_expires_at: at,
       });
       return name;
     };
@@ -176,7 +176,7 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
   it('forgets workers silent for a day, and no other', async () => {
     const at = (ageMs: number) => new Date(NOW.getTime() - ageMs).toISOString();
     for (const [name, age] of [['old-1', FORGET_WORKERS_AFTER_MS + 1], ['recent-1', FORGET_WORKERS_AFTER_MS - 1]] as const) {
-      await tdb.db.repos.workers.upsert({ id: newId('wrk'), name, host: 'h', mode: 'daemon', labels: '[]', capacity: 1, running: '[]', started_at: at(age), heartbeat_at: at(age), lease_expires_at: at(age) });
+      await tdb.db.repos.workers.upsert({ id: newId('wrk'), name, host: 'h', mode: 'daemon', labels: [], capacity: 1, running: [], started_at: at(age), heartbeat_at: at(age), lease_expires_at: at(age) });
     }
     await newRecovery(await queueHoldingAllBut()).reconcile();
     const names = (await tdb.db.repos.workers.list()).map((w) => w.name);

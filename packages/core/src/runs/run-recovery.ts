@@ -74,7 +74,7 @@ export function createRunRecovery(deps: RunRecoveryDeps) {
       const failed: Array<{ runId: string; error: string }> = [];
       for (const run of pending) {
         if (held.has(run.id)) continue;
-        const labels = JSON.parse(run.labels) as string[];
+        const labels = run.labels;
         // One run that cannot be enqueued (its bundle, a queue hiccup) must not keep every later one out of the queue.
         try {
           await deps.queue.enqueue({ runId: run.id, ...(labels.length > 0 ? { labels } : {}) });

@@ -32,7 +32,7 @@ export function mergeShardStats(shards: RunRow[]): Record<string, HostCounts> {
   const merged: Record<string, HostCounts> = {};
   for (const shard of shards) {
     if (!shard.stats) continue;
-    for (const [host, counts] of Object.entries(normalizeStats(JSON.parse(shard.stats) as Record<string, unknown>))) {
+    for (const [host, counts] of Object.entries(normalizeStats(shard.stats))) {
       const into = (merged[host] ??= { ok: 0, changed: 0, failed: 0, unreachable: 0, skipped: 0, rescued: 0, ignored: 0 });
       for (const k of COUNTERS) into[k] += counts[k];
     }
@@ -84,7 +84,7 @@ export async function aggregateParentFinish(r: SplitTx, parentId: string, finish
   const conclusion = splitConclusion(parent, shards);
   const stats = mergeShardStats(shards);
   const moved = await r.runs.transition(parentId, ['pending', 'held', 'running'], {
-    status: 'finished', conclusion, reason: null, exit_code: null, stats: JSON.stringify(stats), finished_at: at,
+    status: 'finished', conclusion, reason: null, exit_code: null, stats, finished_at: at,
   });
   if (!moved) return [];
   await r.runs.replaceHosts(parentId, toRunHostRows(parentId, stats));

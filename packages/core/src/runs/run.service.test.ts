@@ -89,7 +89,7 @@ describe.each(DIALECTS)('run service on %s', (dialect) => {
     it('writes a split and its shards in one go, enqueues the shards in shard order and never the split', async () => {
       const split = await s.runs.submit(ADMIN, inline({ shards: 2, limit: 'not-h5' }));
       const shards = await tdb.db.repos.runs.children(split.id);
-      expect(shards.map((x) => [x.shard_index, JSON.parse(x.hosts!)])).toEqual([[0, ['h1', 'h3']], [1, ['h2', 'h4']]]);
+      expect(shards.map((x) => [x.shard_index, x.hosts])).toEqual([[0, ['h1', 'h3']], [1, ['h2', 'h4']]]);
       expect(shards[0]!.inventory_content).toBe(JSON.stringify({ all: { hosts: { h1: null, h3: null } } }));
       expect(enqueued).toEqual(shards.map((x) => x.id));
       expect(await tdb.db.repos.audit.list({ action: 'run.submit', object: split.id }, { limit: 5 })).toHaveLength(1);

@@ -57,10 +57,7 @@ const CANCELED = { conclusion: 'canceled', reason: 'canceled' } as const satisfi
 const UNFINISHED: readonly RunStatus[] = ['pending', 'held', 'running'];
 const RETRYABLE: readonly (string | null)[] = ['failed', 'error'];
 /** The labels a run asks of its worker, as the queue wants them (none: any worker). */
-const labelsOf = (row: RunRow): { labels?: string[] } => {
-  const labels = JSON.parse(row.labels) as string[];
-  return labels.length > 0 ? { labels } : {};
-};
+const labelsOf = (row: RunRow): { labels?: string[] } => (row.labels.length > 0 ? { labels: row.labels } : {});
 
 export function createRunService(deps: RunServiceDeps) {
   const rowOf = async (id: string): Promise<RunRow> => {
@@ -159,8 +156,7 @@ export function createRunService(deps: RunServiceDeps) {
     };
     if (run.project_id) await deps.projects.playbookSource(p, run.project_id).catch(gone(`project ${run.project_id}`));
     const inventory = run.inventory_id ? await deps.inventories.requireUsable(p, run.inventory_id).catch(gone(`inventory ${run.inventory_id}`)) : undefined;
-    const credentialIds = JSON.parse(run.credential_ids) as string[];
-    for (const [i, id] of credentialIds.entries()) {
+    for (const [i, id] of run.credential_ids.entries()) {
       await deps.credentials.requireUsable(p, id, `credential_ids.${i}`, RUN_CREDENTIAL_TYPES).catch(gone(`credential ${id}`));
     }
     return run.inventory_content ?? inventory?.content ?? null;
@@ -221,9 +217,9 @@ export function createRunService(deps: RunServiceDeps) {
         id: newId('run', now.getTime()), kind: 'run', parent_id: null, shard_index: null, shard_count: null, retry_of: null,
         playbook_source: source ? 'project' : 'inline', playbook: playbookPath ?? body.playbook, project_id: body.project_id ?? null, git_commit: commit,
         template_id: null, inventory_id: body.inventory_id ?? null, inventory_content: body.inventory ?? null, inventory_format: inlineFormat,
-        host_limit: body.limit ?? null, hosts: null, extra_vars: body.extra_vars === undefined ? null : JSON.stringify(body.extra_vars),
-        credential_ids: JSON.stringify(credentialIds), check_mode: body.check ? 1 : 0, forks: body.forks ?? null, verbosity: body.verbosity ?? null,
-        timeout_s: body.timeout_s ?? null, labels: JSON.stringify([...new Set(body.labels ?? [])].sort()), ...freshRunState(p, at),
+        host_limit: body.limit ?? null, hosts: null, extra_vars: body.extra_vars ?? null,
+        credential_ids: credentialIds, check_mode: body.check ? 1 : 0, forks: body.forks ?? null, verbosity: body.verbosity ?? null,
+        timeout_s: body.timeout_s ?? null, labels: [...new Set(body.labels ?? [])].sort(), ...freshRunState(p, at),
       };
       const rows: RunRow[] = [base];
       if (targets) {
@@ -232,7 +228,7 @@ export function createRunService(deps: RunServiceDeps) {
         shardHosts(targets.hosts, shardCount).forEach((hosts, k) => {
           rows.push({
             ...base, id: newId('run', now.getTime()), kind: 'shard', parent_id: base.id, shard_index: k, shard_count: shardCount,
-            hosts: JSON.stringify(hosts), inventory_content: deps.inventoryTool.forHosts(targets.list, hosts), inventory_format: 'yaml',
+            hosts, inventory_content: deps.inventoryTool.forHosts(targets.list, hosts), inventory_format: 'yaml',
           });
         });
       }
@@ -329,7 +325,7 @@ export function createRunService(deps: RunServiceDeps) {
       if (run.kind === 'split') {
         const count = failedShards.length;
         again.shard_count = count;
-        again.hosts = JSON.stringify(failedShards.flatMap((s) => JSON.parse(s.hosts ?? '[]') as string[]).sort());
+        again.hosts = failedShards.flatMap((s) => s.hosts ?? []).sort();
         failedShards.forEach((shard, k) => {
           rows.push({ ...shard, ...fresh, id: newId('run', now.getTime()), parent_id: again.id, shard_index: k, shard_count: count, retry_of: shard.id });
         });
@@ -337,7 +333,7 @@ export function createRunService(deps: RunServiceDeps) {
       } else {
         const failedHosts = (await deps.runs.hostsOf(id)).filter((h) => h.outcome === 'failed' || h.outcome === 'unreachable').map((h) => h.host);
         if (failedHosts.length && inventoryContent !== null) {
-          again.hosts = JSON.stringify(failedHosts);
+          again.hosts = failedHosts;
           again.host_limit = null;
           again.inventory_content = await inventoryOfOnly(run, inventoryContent, failedHosts);
           again.inventory_format = 'yaml';

@@ -30,11 +30,9 @@ export function toRunHostRows(runId: string, stats: Record<string, HostCounts>):
   }));
 }
 
-const json = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
-
 /** The API shape of a run. `withHostStats` adds the per-host counts (GET of one run). */
 export function toRunView(row: RunRow, opts: { withHostStats?: boolean } = {}): Run {
-  const stats = json<Record<string, HostCounts>>(row.stats);
+  const stats = row.stats;
   return {
     id: row.id,
     kind: row.kind as RunKind,
@@ -51,14 +49,14 @@ export function toRunView(row: RunRow, opts: { withHostStats?: boolean } = {}): 
     template_id: row.template_id,
     inventory_id: row.inventory_id,
     limit: row.host_limit,
-    hosts: json<string[]>(row.hosts),
-    extra_vars: json<Record<string, unknown>>(row.extra_vars),
-    credential_ids: json<string[]>(row.credential_ids) ?? [],
+    hosts: row.hosts,
+    extra_vars: row.extra_vars,
+    credential_ids: row.credential_ids,
     check: row.check_mode === 1,
     forks: row.forks,
     verbosity: row.verbosity,
     timeout_s: row.timeout_s,
-    labels: JSON.parse(row.labels) as string[],
+    labels: row.labels,
     submitted_by: row.submitted_by,
     worker: row.worker,
     exit_code: row.exit_code,

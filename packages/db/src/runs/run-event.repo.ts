@@ -1,7 +1,14 @@
 import type { Kysely, Selectable } from 'kysely';
+import { type Decoded, jsonColumns } from '../json-columns.js';
 import type { RunEventTable, Schema } from '../schema.js';
 
-export type RunEventRow = Selectable<RunEventTable>;
+/** An event's JSON column, parsed: its data object. */
+export interface RunEventJson {
+  data: Record<string, unknown>;
+}
+const json = jsonColumns<RunEventJson>({ data: true });
+
+export type RunEventRow = Decoded<Selectable<RunEventTable>, RunEventJson>;
 
 export interface RunEventQuery {
   afterSeq?: number | undefined;
@@ -18,14 +25,15 @@ export function createRunEventRepo(db: Kysely<Schema>) {
   async function logChunks(runId: string, column: 'log_line' | 'log_byte', from: number, to: number): Promise<RunEventRow[]> {
     const logOf = () => db.selectFrom('run_events').where('run_id', '=', runId).where('kind', '=', 'log');
     const first = await logOf().select('seq').where(column, '<=', from).orderBy('seq', 'desc').limit(1).executeTakeFirst();
-    return logOf().selectAll().where('seq', '>=', first?.seq ?? 0).where(column, '<=', to).orderBy('seq', 'asc').execute();
+    const rows = await logOf().selectAll().where('seq', '>=', first?.seq ?? 0).where(column, '<=', to).orderBy('seq', 'asc').execute();
+    return rows.map(json.decode);
   }
 
   return {
     /** Idempotent on (run_id, seq): events delivered twice are stored once. */
     async insertBatch(rows: RunEventRow[]): Promise<void> {
       for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-        await db.insertInto('run_events').values(rows.slice(i, i + INSERT_CHUNK)).onConflict((oc) => oc.columns(['run_id', 'seq']).doNothing()).execute();
+        await db.insertInto('run_events').values(rows.slice(i, i + INSERT_CHUNK).map(json.encode)).onConflict((oc) => oc.columns(['run_id', 'seq']).doNothing()).execute();
       }
     },
     /** In seq order. */
@@ -34,7 +42,7 @@ export function createRunEventRepo(db: Kysely<Schema>) {
       if (q.afterSeq !== undefined) s = s.where('seq', '>', q.afterSeq);
       if (q.kind !== undefined) s = s.where('kind', '=', q.kind);
       if (q.host !== undefined) s = s.where('host', '=', q.host);
-      return s.execute();
+      return (await s.execute()).map(json.decode);
     },
     async lastSeq(runId: string): Promise<number> {
       const row = await db.selectFrom('run_events').select('seq').where('run_id', '=', runId).orderBy('seq', 'desc').limit(1).executeTakeFirst();

@@ -1,9 +1,33 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { type DialectName, toNumber } from '../dialect.js';
-import type { PageQuery } from '../page.js';
+import { type Decoded, jsonColumns } from '../json-columns.js';
+import { keysetPage, type PageQuery } from '../page.js';
 import type { RunHostTable, RunTable, RunTaskResultTable, Schema } from '../schema.js';
 
-export type RunRow = Selectable<RunTable>;
+/** A host's final counters (contracts' HostCounts, which db does not import). */
+export interface RunHostCounts {
+  ok: number;
+  changed: number;
+  failed: number;
+  unreachable: number;
+  skipped: number;
+  rescued: number;
+  ignored: number;
+}
+/** A run's JSON columns, parsed. */
+export interface RunJson {
+  /** a shard's (or a retry's) host set */
+  hosts: string[] | null;
+  extra_vars: Record<string, unknown> | null;
+  credential_ids: string[];
+  /** worker labels, sorted */
+  labels: string[];
+  /** per-host counters of a finished run */
+  stats: Record<string, RunHostCounts> | null;
+}
+const json = jsonColumns<RunJson>({ hosts: true, extra_vars: true, credential_ids: true, labels: true, stats: true });
+
+export type RunRow = Decoded<Selectable<RunTable>, RunJson>;
 export type RunPatch = Partial<Omit<RunRow, 'id' | 'kind' | 'created_at' | 'submitted_by'>>;
 export type RunHostRow = Selectable<RunHostTable>;
 export type RunTaskResultRow = Selectable<RunTaskResultTable>;
@@ -31,14 +55,15 @@ const INSERT_CHUNK = 200;
 export function createRunRepo(db: Kysely<Schema>, dialect: DialectName) {
   return {
     async insert(row: RunRow): Promise<void> {
-      await db.insertInto('runs').values(row).execute();
+      await db.insertInto('runs').values(json.encode(row)).execute();
     },
     async findById(id: string): Promise<RunRow | undefined> {
-      return db.selectFrom('runs').selectAll().where('id', '=', id).executeTakeFirst();
+      const row = await db.selectFrom('runs').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && json.decode(row);
     },
     async findMany(ids: string[]): Promise<RunRow[]> {
       if (ids.length === 0) return [];
-      return db.selectFrom('runs').selectAll().where('id', 'in', ids).execute();
+      return (await db.selectFrom('runs').selectAll().where('id', 'in', ids).execute()).map(json.decode);
     },
     /**
      * findMany inside a transaction, holding the rows until it ends: two API replicas ingesting one run's events
@@ -48,12 +73,11 @@ export function createRunRepo(db: Kysely<Schema>, dialect: DialectName) {
     async findManyLocked(ids: string[]): Promise<RunRow[]> {
       if (ids.length === 0) return [];
       const q = db.selectFrom('runs').selectAll().where('id', 'in', ids).orderBy('id');
-      return (dialect === 'postgres' ? q.forUpdate() : q).execute();
+      return (await (dialect === 'postgres' ? q.forUpdate() : q).execute()).map(json.decode);
     },
     /** Newest first. */
     async list(filter: RunFilter, page: PageQuery, visible: RunVisibility): Promise<RunRow[]> {
-      let q = db.selectFrom('runs').selectAll().orderBy('id', 'desc').limit(page.limit);
-      if (page.before) q = q.where('id', '<', page.before);
+      let q = keysetPage(db.selectFrom('runs').selectAll(), 'id', page);
       if (filter.status) q = q.where('status', '=', filter.status);
       if (filter.conclusion) q = q.where('conclusion', '=', filter.conclusion);
       if (filter.projectId) q = q.where('project_id', '=', filter.projectId);
@@ -75,28 +99,29 @@ export function createRunRepo(db: Kysely<Schema>, dialect: DialectName) {
           return eb.or(ors);
         });
       }
-      return q.execute();
+      return (await q.execute()).map(json.decode);
     },
     /** Shards of a split in shard order. */
     async children(parentId: string): Promise<RunRow[]> {
-      return db.selectFrom('runs').selectAll().where('parent_id', '=', parentId).orderBy('shard_index', 'asc').orderBy('id', 'asc').execute();
+      const rows = await db.selectFrom('runs').selectAll().where('parent_id', '=', parentId).orderBy('shard_index', 'asc').orderBy('id', 'asc').execute();
+      return rows.map(json.decode);
     },
     /** Oldest first: the recovery sweep re-dispatches in submit order. */
     async listByStatus(status: string, opts: { kinds?: string[] } = {}): Promise<RunRow[]> {
       let q = db.selectFrom('runs').selectAll().where('status', '=', status).orderBy('id', 'asc');
       if (opts.kinds) q = q.where('kind', 'in', opts.kinds);
-      return q.execute();
+      return (await q.execute()).map(json.decode);
     },
     /**
      * Compare-and-set: applies `patch` only while the run's status is one of `from`. The one way a status
      * changes, so two actors (a cancel and an executor's claim, say) can never both win.
      */
     async transition(id: string, from: readonly string[], patch: RunPatch): Promise<boolean> {
-      const r = await db.updateTable('runs').set(patch).where('id', '=', id).where('status', 'in', [...from]).executeTakeFirst();
+      const r = await db.updateTable('runs').set(json.encode(patch)).where('id', '=', id).where('status', 'in', [...from]).executeTakeFirst();
       return toNumber(r.numUpdatedRows) > 0;
     },
     async update(id: string, patch: RunPatch): Promise<boolean> {
-      const r = await db.updateTable('runs').set(patch).where('id', '=', id).executeTakeFirst();
+      const r = await db.updateTable('runs').set(json.encode(patch)).where('id', '=', id).executeTakeFirst();
       return toNumber(r.numUpdatedRows) > 0;
     },
     /** Moves the ingest high-water marks forward, never back (a replayed batch leaves them as they are). */

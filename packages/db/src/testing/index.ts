@@ -73,8 +73,8 @@ export function testRunRow(id: string, over: Partial<RunRow> = {}): RunRow {
   return {
     id, kind: 'run', parent_id: null, shard_index: null, shard_count: null, retry_of: null, status: 'pending', conclusion: null, reason: null,
     playbook_source: 'inline', playbook: '- hosts: all\n', project_id: null, git_commit: null, template_id: null, inventory_id: null,
-    inventory_content: 'web1\n', inventory_format: 'ini', host_limit: null, hosts: null, extra_vars: null, credential_ids: '[]', check_mode: 0,
-    forks: null, verbosity: null, timeout_s: null, labels: '[]', submitted_by: 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA1', worker: null, exit_code: null,
+    inventory_content: 'web1\n', inventory_format: 'ini', host_limit: null, hosts: null, extra_vars: null, credential_ids: [], check_mode: 0,
+    forks: null, verbosity: null, timeout_s: null, labels: [], submitted_by: 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA1', worker: null, exit_code: null,
     stats: null, last_seq: 0, log_lines: 0, log_bytes: 0, created_at: new Date().toISOString(), started_at: null, finished_at: null, cancel_requested_at: null,
     ...over,
   };
