@@ -1,5 +1,7 @@
 export * from './common/common.schemas.js';
 export * from './errors/executor-errors.js';
+export * from './network/refused-address.js';
+export * from './network/safe-url.js';
 export * from './auth/auth.schemas.js';
 export * from './users/user.schemas.js';
 export * from './teams/team.schemas.js';

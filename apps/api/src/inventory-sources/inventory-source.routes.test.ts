@@ -98,6 +98,7 @@ describe.each(DIALECTS)('inventory sources on %s', (dialect) => {
     const src = await createSource(h.admin.token, { inventory_id: inv, url: `${server.origin}${route}` });
     const res = await h.http.post(`/v1/inventory-sources/${src.id}/refresh`).set(bearer(h.admin.token));
     expectProblem(res, 422);
+    expect(res.body.type).toBe('urn:baton:problem:inventory-refresh-failed');
     expect(res.body.detail).toContain(words);
     const after = await h.http.get(`/v1/inventory-sources/${src.id}`).set(bearer(h.admin.token));
     expect(after.body.last_error).toContain(words);
@@ -148,6 +149,35 @@ describe.each(DIALECTS)('inventory sources on %s', (dialect) => {
     const inv = await inventory(h.admin.token);
     const res = await h.http.post('/v1/inventory-sources').set(bearer(h.admin.token)).send({ name: uniq('bad'), kind: 'url', inventory_id: inv, ...body });
     expectProblem(res, 400, path);
+  });
+
+  // A URL that does not parse once made a refinement throw (a 500); IPv6 forms of the metadata address were saved.
+  const BAD_URLS: Array<[string, string, string]> = [
+    ['x', 'x', 'https'],
+    ['not a url', 'not a url', 'spaces'],
+    ['1 MB of A', 'A'.repeat(1_000_000), 'characters'],
+    ['https:// without a host', 'https://', 'https'],
+    ['the IPv4-mapped metadata address', 'https://[::ffff:169.254.169.254]/', 'IPv4-mapped'],
+    ['the IPv4-mapped metadata address in hex', 'https://[::ffff:a9fe:a9fe]/', 'IPv4-mapped'],
+    ['the IPv4-compatible metadata address', 'https://[::169.254.169.254]/', 'IPv4-compatible'],
+    ['the NAT64 metadata address', 'https://[64:ff9b::a9fe:a9fe]/', 'NAT64'],
+    ['a local-use NAT64 metadata address', 'https://[64:ff9b:1::a9fe:a9fe]/', 'NAT64'],
+    ['a 6to4 metadata address', 'https://[2002:a9fe:a9fe::1]/', '6to4'],
+    ['the metadata address as one hex number', 'https://0xa9fea9fe/', 'link-local'],
+    ['the EC2 metadata host name', 'https://instance-data/', 'metadata'],
+  ];
+  describe.each(['/v1', ''])('url checks on %s/inventory-sources', (prefix) => {
+    it.each(BAD_URLS)('POST and PUT refuse %s: 400 at body.url, never a 500', async (_what, url, words) => {
+      const inv = await inventory(h.admin.token);
+      const body = { name: uniq('bad url'), kind: 'url', inventory_id: inv, url };
+      const created = await h.http.post(`${prefix}/inventory-sources`).set(bearer(h.admin.token)).send(body);
+      expectProblem(created, 400, 'body.url');
+      expect(created.body.errors.find((e: { path: string }) => e.path === 'body.url').message).toContain(words);
+      const src = await createSource(h.admin.token, { inventory_id: inv, url: `${server.origin}/cmdb` });
+      const replaced = await h.http.put(`${prefix}/inventory-sources/${src.id}`).set(bearer(h.admin.token)).send(body);
+      expectProblem(replaced, 400, 'body.url');
+      expect((await h.http.get(`/v1/inventory-sources/${src.id}`).set(bearer(h.admin.token))).body.url).toBe(`${server.origin}/cmdb`);
+    });
   });
 
   it('rejects a credential that is not a token (400) and unknown referenced ids (404)', async () => {

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { idOf, Timestamp } from '../common/common.schemas.js';
+import { refusedHostReason } from '../network/refused-address.js';
+import { tryParseUrl } from '../network/safe-url.js';
 
 export const InventorySourceKind = z.enum(['script', 'plugin', 'url']);
 export type InventorySourceKind = z.infer<typeof InventorySourceKind>;
@@ -20,15 +22,33 @@ export const ProjectRelativePath = z
   .refine((p) => !p.startsWith('/'), 'must be relative to the project root')
   .refine((p) => !p.split('/').includes('..'), "must not contain a '..' segment");
 
-/** Hosts that are cloud metadata services or never routable targets; checked again after DNS at fetch time. */
-const REFUSED_URL_HOST = /^(metadata\.google\.internal|metadata|169\.254\.\d+\.\d+|0\.0\.0\.0|\[(::|fe[89ab][0-9a-f]?:[^\]]*|fd00:ec2::254)\])\.?$/i;
+const MAX_URL_CHARS = 2048;
+
+/**
+ * Why an inventory URL is refused, or undefined when it may be saved: https only, no credentials inside, and no
+ * host that refusedHostReason refuses (cloud metadata names and link-local, unspecified or metadata addresses,
+ * also when written as an IPv4-mapped, NAT64 or 6to4 IPv6 address). Its addresses are checked again after DNS
+ * at fetch time. Never throws: a URL that does not parse is a reason like any other.
+ */
+export function inventoryUrlProblem(text: string): string | undefined {
+  if (text.length === 0 || text.length > MAX_URL_CHARS) return `must be 1 to ${MAX_URL_CHARS} characters`;
+  // URL parsing would silently drop tabs and newlines, so what is stored would not be what is fetched.
+  // eslint-disable-next-line no-control-regex -- rejecting control characters and spaces is the point
+  if (/[\s\u0000-\u001f\u007f]/.test(text)) return 'must not contain spaces or control characters';
+  const url = tryParseUrl(text);
+  if (!url || url.protocol !== 'https:' || url.hostname === '') return 'must be an https:// URL';
+  if (url.username || url.password) return 'put no credentials in the URL; use credential_id';
+  const refused = refusedHostReason(url.hostname);
+  return refused && `refused: ${refused}; link-local, unspecified and cloud metadata addresses are never fetched`;
+}
 
 export const InventoryUrl = z
-  .url({ protocol: /^https$/, hostname: /.+/ })
-  .max(2048)
-  .refine((u) => !REFUSED_URL_HOST.test(new URL(u).hostname), 'link-local, unspecified and cloud metadata addresses are refused')
-  .refine((u) => { const x = new URL(u); return !x.username && !x.password; }, 'put no credentials in the URL; use credential_id')
-  .meta({ description: 'https only; returns inventory-script JSON' });
+  .string()
+  .superRefine((u, ctx) => {
+    const problem = inventoryUrlProblem(u);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .meta({ format: 'uri', maxLength: MAX_URL_CHARS, description: 'https only; returns inventory-script JSON' });
 
 const sourceFields = {
   name: Name,
