@@ -3,7 +3,7 @@ export {
   DEFAULT_MAX_LIST_BYTES, DEFAULT_PARSE_TIMEOUT_MS, detectInventoryFormat, InventoryParseError, InventorySourceError, parseInventory, runInventorySource,
   scriptJsonToYamlInventory, type SourceInventory, sourceInventoryFromList, summarizeInventoryList,
 } from './inventory/ansible-inventory.js';
-export { fetchInventoryUrl, type FetchInventoryUrlOptions, isRefusedAddress, loadUrlInventory } from './inventory/inventory-url.js';
+export { fetchInventoryUrl, type FetchInventoryUrlOptions, loadUrlInventory } from './inventory/inventory-url.js';
 export {
   DEFAULT_MAX_EVENT_RES_BYTES, DEFAULT_MAX_LOG_BYTES, type HostStats, type RunConclusion, type RunOutcome, type RunPlaybookOptions, type RunReason, runPlaybook,
   ShutdownAbort, WorkerLostAbort,

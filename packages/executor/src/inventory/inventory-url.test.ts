@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startHttpsServer, type TestHttpsServer } from '../testing/https-server.js';
 import { InventorySourceError } from './ansible-inventory.js';
-import { fetchInventoryUrl, isRefusedAddress, loadUrlInventory } from './inventory-url.js';
+import { fetchInventoryUrl, loadUrlInventory } from './inventory-url.js';
 
 const LIMITS = { timeoutMs: 10_000, maxBytes: 64 * 1024 };
 const SCRIPT_JSON = JSON.stringify({ web: { hosts: ['w1', 'w2'], vars: { tier: 'front' } }, _meta: { hostvars: { w1: { ansible_host: '10.1.0.1' } } } });
@@ -23,16 +23,6 @@ async function refusal(promise: Promise<unknown>): Promise<string> {
   return (err as Error).message;
 }
 
-describe('isRefusedAddress', () => {
-  it.each(['169.254.169.254', '169.254.1.1', 'fe80::1', 'fd00:ec2::254', '0.0.0.0', '::', '::ffff:169.254.169.254', '100.100.100.200'])('refuses %s', (a) => {
-    expect(isRefusedAddress(a)).toBe(true);
-  });
-  // Loopback and private networks stay allowed: a CMDB beside Baton is the common case (see isRefusedAddress).
-  it.each(['127.0.0.1', '::1', '10.0.0.5', '192.168.1.10', '2001:db8::1'])('allows %s', (a) => {
-    expect(isRefusedAddress(a)).toBe(false);
-  });
-});
-
 describe('fetchInventoryUrl', () => {
   it.each([
     ['the cloud metadata address', 'https://169.254.169.254/latest/meta-data/', 'link-local'],
@@ -40,11 +30,37 @@ describe('fetchInventoryUrl', () => {
     ['the AWS IPv6 metadata address', 'https://[fd00:ec2::254]/inv', 'metadata'],
     ['the GCP metadata host name', 'https://metadata.google.internal/computeMetadata/v1/', 'metadata'],
     ['the unspecified address', 'https://0.0.0.0/inv', 'unspecified'],
+    ['an IPv4-mapped metadata address', 'https://[::ffff:169.254.169.254]/inv', 'IPv4-mapped address for 169.254.169.254'],
+    ['a NAT64 metadata address', 'https://[64:ff9b::a9fe:a9fe]/inv', 'NAT64 address for 169.254.169.254'],
+    ['a local-use NAT64 metadata address', 'https://[64:ff9b:1::a9fe:a9fe]/inv', 'NAT64 address for 169.254.169.254'],
+    ['a 6to4 metadata address', 'https://[2002:a9fe:a9fe::1]/inv', '6to4 address for 169.254.169.254'],
     ['plain http', 'http://127.0.0.1/inv', 'only https'],
   ])('refuses %s before connecting', async (_what, url, words) => {
     const before = server.authorizations.length;
     expect(await refusal(fetchInventoryUrl({ url, ca: server.ca, ...LIMITS }))).toContain(words);
     expect(server.authorizations.length).toBe(before);
+  });
+
+  // The classifier itself is table-tested in @baton/contracts (refused-address.test.ts); here: DNS answers go through it.
+  it.each([
+    ['169.254.169.254'], ['::ffff:169.254.169.254'], ['::ffff:a9fe:a9fe'], ['64:ff9b::a9fe:a9fe'], ['64:ff9b:1::a9fe:a9fe'], ['2002:a9fe:a9fe::'], ['fd00:ec2::254'],
+  ])('refuses a host name that resolves to %s, even beside a good address, before connecting', async (address) => {
+    const before = server.authorizations.length;
+    const resolve = async (host: string) => (host === 'cmdb.example.test' ? [{ address: '127.0.0.1', family: 4 }, { address, family: address.includes(':') ? 6 : 4 }] : []);
+    const message = await refusal(fetchInventoryUrl({ url: 'https://cmdb.example.test/inv', resolve, ca: server.ca, ...LIMITS }));
+    expect(message).toContain(`cmdb.example.test resolves to a refused address: ${address} is`);
+    expect(server.authorizations.length).toBe(before);
+  });
+
+  it('asks the resolver for the host name and connects to the address it checked', async () => {
+    const asked: string[] = [];
+    const resolve = async (host: string) => {
+      asked.push(host);
+      return [{ address: '127.0.0.1', family: 4 }];
+    };
+    const json = await fetchInventoryUrl({ url: `https://localhost:${new URL(server.origin).port}/inventory`, resolve, ca: server.ca, ...LIMITS });
+    expect(json).toEqual(JSON.parse(SCRIPT_JSON));
+    expect(asked).toEqual(['localhost']);
   });
 
   it('fetches from a local HTTPS server it was told to trust, sending the token', async () => {

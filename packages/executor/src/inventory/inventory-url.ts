@@ -3,30 +3,8 @@
 import dns from 'node:dns/promises';
 import https from 'node:https';
 import net from 'node:net';
+import { refusedAddressReason, refusedHostReason } from '@baton/contracts';
 import { InventorySourceError, parseInventory, scriptJsonToYamlInventory, type SourceInventory } from './ansible-inventory.js';
-
-/** Host names of cloud metadata services, refused before any DNS lookup. */
-const METADATA_HOSTNAMES = new Set(['metadata.google.internal', 'metadata', 'instance-data', 'instance-data.ec2.internal']);
-
-const REFUSED = new net.BlockList();
-REFUSED.addSubnet('169.254.0.0', 16, 'ipv4'); // link-local, includes 169.254.169.254 (AWS, GCP, Azure, OpenStack metadata)
-REFUSED.addSubnet('0.0.0.0', 8, 'ipv4'); // "this network"; 0.0.0.0 connects to the local host on Linux
-REFUSED.addAddress('100.100.100.200', 'ipv4'); // Alibaba Cloud metadata
-REFUSED.addSubnet('fe80::', 10, 'ipv6'); // link-local
-REFUSED.addAddress('fd00:ec2::254', 'ipv6'); // AWS metadata over IPv6
-REFUSED.addAddress('::', 'ipv6'); // unspecified
-
-/**
- * Whether an address is refused. Loopback and private ranges are allowed on purpose: a self-hosted Baton
- * commonly reads inventory from a CMDB on the same host or LAN, and only admins and operators create sources.
- */
-export function isRefusedAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return REFUSED.check(mapped[1]!, 'ipv4');
-  const family = net.isIP(address);
-  if (family === 0) return true;
-  return REFUSED.check(address, family === 4 ? 'ipv4' : 'ipv6');
-}
 
 export interface FetchInventoryUrlOptions {
   url: string;
@@ -36,20 +14,31 @@ export interface FetchInventoryUrlOptions {
   maxBytes: number;
   /** extra trusted CA certificates (PEM); production uses the system store, tests pass their own */
   ca?: string | string[] | undefined;
+  /** every address of a host name; production asks the system resolver, tests answer what they need */
+  resolve?: ((hostname: string) => Promise<Address[]>) | undefined;
 }
 
-/** Resolves every address of the host and refuses the lot if any one of them is refused. */
-async function checkedAddress(hostname: string): Promise<{ address: string; family: number }> {
+type Address = { address: string; family: number };
+const systemResolve = (hostname: string): Promise<Address[]> => dns.lookup(hostname, { all: true, verbatim: true });
+
+/**
+ * Resolves every address of the host and refuses the lot if any one of them is refused, by the same
+ * classifier that checked the URL when it was saved (@baton/contracts refused-address).
+ */
+async function checkedAddress(hostname: string, resolve: (hostname: string) => Promise<Address[]>): Promise<Address> {
   const bare = hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
-  if (METADATA_HOSTNAMES.has(bare)) throw new InventorySourceError(`refused: ${bare} is a cloud metadata service`);
-  let addresses: Array<{ address: string; family: number }>;
+  const literal = refusedHostReason(bare);
+  if (literal) throw new InventorySourceError(`refused: ${literal}`);
+  let addresses: Address[];
   try {
-    addresses = net.isIP(bare) ? [{ address: bare, family: net.isIP(bare) }] : await dns.lookup(bare, { all: true, verbatim: true });
+    addresses = net.isIP(bare) ? [{ address: bare, family: net.isIP(bare) }] : await resolve(bare);
   } catch (err) {
     throw new InventorySourceError(`cannot resolve ${bare}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
-  const refused = addresses.find((a) => isRefusedAddress(a.address));
-  if (refused) throw new InventorySourceError(`refused: ${bare} resolves to ${refused.address} (link-local, unspecified or cloud metadata)`);
+  for (const a of addresses) {
+    const why = refusedAddressReason(a.address);
+    if (why) throw new InventorySourceError(`refused: ${bare} resolves to a refused address: ${why}`);
+  }
   if (!addresses[0]) throw new InventorySourceError(`cannot resolve ${bare}: no address`);
   return addresses[0];
 }
@@ -66,7 +55,7 @@ export async function fetchInventoryUrl(opts: FetchInventoryUrlOptions): Promise
     throw new InventorySourceError('not a URL');
   }
   if (url.protocol !== 'https:') throw new InventorySourceError(`refused: only https URLs are fetched, not ${url.protocol.replace(/:$/, '')}`);
-  const target = await checkedAddress(url.hostname);
+  const target = await checkedAddress(url.hostname, opts.resolve ?? systemResolve);
 
   const body = await new Promise<Buffer>((resolve, reject) => {
     const req = https.request(url, {
@@ -74,7 +63,8 @@ export async function fetchInventoryUrl(opts: FetchInventoryUrlOptions): Promise
       headers: { Accept: 'application/json', ...(opts.token ? { Authorization: `Bearer ${opts.token}` } : {}) },
       ca: opts.ca,
       servername: net.isIP(url.hostname.replace(/^\[|\]$/g, '')) ? undefined : url.hostname,
-      lookup: (_host, _opts, cb) => cb(null, target.address, target.family),
+      // Node asks for every address (`all`, for its happy-eyeballs connect) or for one; either way: the checked one.
+      lookup: (_host, lookupOpts, cb) => (lookupOpts.all ? cb(null, [target]) : cb(null, target.address, target.family)),
       // Pooled sockets could outlive the checked address.
       agent: false,
     });
