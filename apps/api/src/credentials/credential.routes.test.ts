@@ -129,6 +129,32 @@ describe.each(DIALECTS)('credentials on %s', (dialect) => {
     expect(await names(h.admin.token)).not.toContain(name);
   });
 
+  // The names the run engine and a run's isolation depend on: refused with the variable and the reason named,
+  // at create and at update (env variables are replaced as a whole there), leaving the stored set as it was.
+  it.each<[string, string]>([
+    ['ANSIBLE_CONFIG', 'configuration, callbacks or plugins'],
+    ['ANSIBLE_STDOUT_CALLBACK', 'configuration, callbacks or plugins'],
+    ['ANSIBLE_CALLBACKS_ENABLED', 'configuration, callbacks or plugins'],
+    ['ANSIBLE_STRATEGY_PLUGINS', 'configuration, callbacks or plugins'],
+    ['ANSIBLE_COLLECTIONS_PATH', 'collections'],
+    ['ANSIBLE_ROLES_PATH', 'roles'],
+    ['ANSIBLE_PYTHON_INTERPRETER', 'Baton sets it'],
+    ['SSH_ASKPASS', 'run a program'],
+    ['GIT_SSH_COMMAND', 'run a program'],
+    ['GIT_CONFIG_GLOBAL', 'run a program'],
+    ['PYTHONPATH', 'load code'],
+  ])('refuses the env variable %s at create and update: 400 naming it and why', async (name, why) => {
+    const variables = { [name]: 'x', OK_VAR: 'y' };
+    const created = await post(h.admin.token, { name: credName('reserved'), type: 'env', inputs: { variables } });
+    expectProblem(created, 400, `body.inputs.variables.${name}`);
+    expect(created.body.errors).toEqual([{ path: `body.inputs.variables.${name}`, message: expect.stringMatching(new RegExp(`^${name} is reserved: .*${why}`)) }]);
+    const c = await create(h.admin.token, { type: 'env', inputs: { variables: { OK_VAR: 'y' } } });
+    const updated = await put(h.admin.token, c.body.id, { inputs: { variables } });
+    expectProblem(updated, 400, `body.inputs.variables.${name}`);
+    expect(updated.body.errors[0].message).toContain(`${name} is reserved`);
+    expect((await h.services.credentials.reveal(c.body.id)).inputs).toEqual({ variables: { OK_VAR: 'y' } });
+  });
+
   it('refuses viewers (403) and anonymous callers (401); 409 for a duplicate name', async () => {
     const viewer = await h.user('viewer');
     expectProblem(await post(viewer.token, { name: credName(), type: 'token', inputs: { token: 't' } }), 403);

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { idOf, Timestamp } from '../common/common.schemas.js';
+import { tryParseUrl } from '../network/safe-url.js';
+import { reservedEnvNameReason } from './reserved-env-names.js';
 
 /** The kinds of credential Baton stores, each with its own inputs (below). */
 export const CREDENTIAL_TYPES = ['ssh_key', 'vault_password', 'env', 'token', 'become_password', 'registry'] as const;
@@ -20,25 +22,9 @@ export const CREDENTIAL_SECRET_INPUTS: Readonly<Record<CredentialType, readonly 
   registry: ['password'],
 };
 
-/** Environment variable names: shell-style, and none the executor must control for a run to be safe. */
+/** Environment variable names: shell-style, and none that reserved-env-names.ts keeps for the executor. */
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
-export const RESERVED_ENV_NAMES: ReadonlySet<string> = new Set([
-  // The executor sets these for every run (ARCHITECTURE.md, "Executing ansible-playbook"); a credential
-  // overriding them could turn off the run's ssh-agent, its event callback or its control-socket isolation.
-  'SSH_AUTH_SOCK', 'ANSIBLE_CALLBACKS_ENABLED', 'ANSIBLE_CALLBACK_PLUGINS', 'ANSIBLE_SSH_CONTROL_PATH_DIR', 'ANSIBLE_PIPELINING',
-  'ANSIBLE_RETRY_FILES_ENABLED',
-  // Which programs run and which libraries they load stay the server's choice: the dynamic loader, glibc and
-  // the interpreters read these to load code or files (LD_AUDIT=./x.so would run a project's library).
-  'PATH', 'GCONV_PATH', 'GLIBC_TUNABLES', 'LOCPATH', 'NLSPATH', 'HOSTALIASES', 'RES_OPTIONS', 'BASH_ENV', 'ENV', 'RUBYOPT', 'NODE_OPTIONS',
-  // The run's private home and temp directories.
-  'HOME', 'TMPDIR',
-  // The shell that loads a run's variables refuses a non-numeric OPTIND (and stops there).
-  'OPTIND',
-]);
-/** Prefixes of whole families: the loader's LD_*, malloc's MALLOC_*, Python's PYTHON* (PYTHONSTARTUP…), Perl's PERL5*. */
-const RESERVED_ENV_PREFIXES = /^(?:LD_|MALLOC_|PYTHON|PERL5)/;
-/** `BATON_*` (any case) is Baton's own namespace. */
-export const isReservedEnvName = (name: string): boolean => /^BATON_/i.test(name) || RESERVED_ENV_PREFIXES.test(name) || RESERVED_ENV_NAMES.has(name);
+export { isReservedEnvName, reservedEnvNameReason } from './reserved-env-names.js';
 
 export const CREDENTIAL_LIMITS = {
   privateKey: 16_384, // an 8192-bit RSA key in encrypted PEM is about 6.5 kB
@@ -63,7 +49,10 @@ const EnvName = z
   .string()
   .max(CREDENTIAL_LIMITS.envName, `a variable name is at most ${CREDENTIAL_LIMITS.envName} characters`)
   .regex(ENV_NAME_PATTERN, 'a variable name is letters, digits and _, not starting with a digit')
-  .refine((n) => !isReservedEnvName(n), 'this variable name is reserved (BATON_*, the variables the executor sets, and those that make programs load code: LD_*, PYTHON*…)');
+  .superRefine((name, ctx) => {
+    const why = reservedEnvNameReason(name);
+    if (why !== undefined) ctx.addIssue({ code: 'custom', message: `${name.slice(0, CREDENTIAL_LIMITS.envName)} is reserved: ${why}` });
+  });
 
 export const SshKeyInputs = z.strictObject({
   private_key: secret(CREDENTIAL_LIMITS.privateKey).meta({ description: 'PEM (RSA, EC, PKCS#8; encrypted or not) or OpenSSH private key; secret' }),
@@ -102,14 +91,9 @@ export const RegistryInputs = z.strictObject({
     .max(2048)
     .regex(NO_CONTROL, 'must not contain control characters')
     .refine((u) => {
-      let url: URL;
-      try {
-        url = new URL(u);
-      } catch {
-        return false;
-      }
+      const url = tryParseUrl(u);
       // Credentials inside the URL would be stored and returned in clear text: they belong in username/password.
-      return (url.protocol === 'https:' || url.protocol === 'http:') && url.hostname !== '' && url.username === '' && url.password === '';
+      return url !== undefined && (url.protocol === 'https:' || url.protocol === 'http:') && url.hostname !== '' && url.username === '' && url.password === '';
     }, 'must be an http(s) URL without a user or password in it'),
   username: login,
   password: secret(CREDENTIAL_LIMITS.password).meta({ description: 'secret' }),
