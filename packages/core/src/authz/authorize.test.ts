@@ -3,7 +3,7 @@ import type { GrantLevel, Role } from '@baton/contracts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '@baton/db/testing';
 import { ForbiddenError, NotFoundError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
-import { type Authorizer, createAuthorizer, type Principal } from './authorize.js';
+import { type Authorizer, createAuthorizer, type Principal, visibleOr404 } from './authorize.js';
 
 const NOW = '2026-01-01T00:00:00.000Z';
 
@@ -130,6 +130,31 @@ describe.each(DIALECTS)('the authorization rule on %s', (dialect) => {
   it.each(REQUIRE_CASES)('%s', async (_clause, who, obj, need, opts, expected) => {
     const outcome = await outcomeOf(() => authz.require(principals[who], objects[obj], need, opts));
     expect(nameOf(outcome)).toBe(nameOf(expected));
+  });
+
+  // requireVisible: the same rule for an object the service found, and the one 404 when it found nothing.
+  it.each(REQUIRE_CASES)('requireVisible on a found object, %s', async (_clause, who, obj, need, opts, expected) => {
+    const found = { kind: 'project', id: objects[obj], row: { name: 'found' } };
+    let err: unknown;
+    const outcome = await outcomeOf(() => authz.requireVisible(principals[who], need, found, opts).catch((e: unknown) => { err = e; throw e; }));
+    expect(nameOf(outcome)).toBe(nameOf(expected));
+    if (outcome === NotFoundError) expect((err as Error).message).toBe(`project ${objects[obj]} not found`);
+    if (outcome === 'ok') expect(await authz.requireVisible(principals[who], need, found, opts)).toEqual({ name: 'found' });
+  });
+
+  it.each<Who>(['admin', 'opManage', 'operator', 'viewer'])('requireVisible: nothing found is the same 404 for %s as a hidden object', async (who) => {
+    const errors = await Promise.all([null, undefined].map((row) => authz.requireVisible(principals[who], 'use', { kind: 'project', id: objects.PRJ, row }).catch((e: unknown) => e)));
+    for (const err of errors) {
+      expect(err).toBeInstanceOf(NotFoundError);
+      expect((err as Error).message).toBe(`project ${objects.PRJ} not found`);
+    }
+  });
+
+  it('visibleOr404: the one 404 for nothing found and for a row the rule hides, the row otherwise', async () => {
+    const missing = await visibleOr404('run', 'run_X', null, () => true).catch((e: unknown) => e);
+    const hidden = await visibleOr404('run', 'run_X', { id: 'run_X' }, async () => false).catch((e: unknown) => e);
+    for (const err of [missing, hidden]) expect([err instanceof NotFoundError, (err as Error).message]).toEqual([true, 'run run_X not found']);
+    expect(await visibleOr404('run', 'run_X', { id: 'run_X' }, async () => true)).toEqual({ id: 'run_X' });
   });
 
   it.each(LEVEL_CASES)('levelOn: %s on %s is %s', async (who, obj, expected) => {

@@ -13,6 +13,31 @@ export interface Principal {
   tokenId?: string | undefined;
 }
 
+/**
+ * THE answer for an object that is unknown or that the caller may not see: the same words either way (rule 5),
+ * so a 404 never tells whether an id exists. `kind` is what the caller asked for (`inventory`, `run`…), never
+ * what the id turned out to be.
+ */
+export function notFound(kind: string, id: string): NotFoundError {
+  return new NotFoundError(`${kind} ${id} not found`);
+}
+
+/**
+ * `row` when it exists and `canSee` accepts it, else the one 404 of `notFound`: for objects with a visibility
+ * rule of their own (runs, grants). Objects guarded by grants alone go through `Authorizer.requireVisible`.
+ */
+export async function visibleOr404<T>(kind: string, id: string, row: T | null | undefined, canSee: (row: T) => boolean | Promise<boolean>): Promise<T> {
+  if (row === null || row === undefined || !(await canSee(row))) throw notFound(kind, id);
+  return row;
+}
+
+/** An object a service looked up for a caller: `row` is what the lookup found (null or undefined: nothing). */
+export interface LookedUp<T> {
+  kind: string;
+  id: string;
+  row: T | null | undefined;
+}
+
 /** Id prefixes of the objects every signed-in user may list (rule 5): refusals on them are 403, never 404. */
 export const LISTABLE_PREFIXES: ReadonlySet<string> = new Set(['team', 'usr']);
 
@@ -41,6 +66,18 @@ export function createAuthorizer(deps: { grants: Pick<GrantRepo, 'levelsOn' | 'o
     return levels.includes('use') ? 'use' : null;
   }
 
+  async function check(p: Principal, objectId: string, need: GrantLevel, listable: boolean | undefined, hidden: () => NotFoundError): Promise<void> {
+    const level = await levelOn(p, objectId);
+    const visible = level !== null || (listable ?? LISTABLE_PREFIXES.has(idPrefix(objectId)));
+    if (!visible) throw hidden();
+    if (need === 'use') {
+      if (level === null) throw new ForbiddenError(`no grant on ${objectId}`);
+      return;
+    }
+    if (p.role === 'viewer') throw new ForbiddenError('viewers cannot create or change anything');
+    if (level !== 'manage') throw new ForbiddenError(`changing ${objectId} needs a manage grant`);
+  }
+
   return {
     levelOn,
     subjectsOf,
@@ -55,19 +92,22 @@ export function createAuthorizer(deps: { grants: Pick<GrantRepo, 'levelsOn' | 'o
     },
 
     /**
-     * Rules 1–5 for one object. `listable`: the object is visible to all, so refuse with 403, not 404;
-     * by default, whether its id prefix is one of LISTABLE_PREFIXES.
+     * Rules 1–5 for an object the service has looked up: unknown and not visible answer the same 404 (`notFound`),
+     * visible without `need` answers 403. Answers the row. Every lookup of an object for a caller goes through here.
      */
-    async require(p: Principal, objectId: string, need: GrantLevel, opts: { listable?: boolean } = {}): Promise<void> {
-      const level = await levelOn(p, objectId);
-      const visible = level !== null || (opts.listable ?? LISTABLE_PREFIXES.has(idPrefix(objectId)));
-      if (!visible) throw new NotFoundError(`${objectId} not found`);
-      if (need === 'use') {
-        if (level === null) throw new ForbiddenError(`no grant on ${objectId}`);
-        return;
-      }
-      if (p.role === 'viewer') throw new ForbiddenError('viewers cannot create or change anything');
-      if (level !== 'manage') throw new ForbiddenError(`changing ${objectId} needs a manage grant`);
+    async requireVisible<T>(p: Principal, need: GrantLevel, found: LookedUp<T>, opts: { listable?: boolean } = {}): Promise<T> {
+      const { kind, id, row } = found;
+      if (row === null || row === undefined) throw notFound(kind, id);
+      await check(p, id, need, opts.listable, () => notFound(kind, id));
+      return row;
+    },
+
+    /**
+     * Rules 1–5 for an object known to exist (a team, a grant's object). `listable`: the object is visible to all,
+     * so refuse with 403, not 404; by default, whether its id prefix is one of LISTABLE_PREFIXES.
+     */
+    require(p: Principal, objectId: string, need: GrantLevel, opts: { listable?: boolean } = {}): Promise<void> {
+      return check(p, objectId, need, opts.listable, () => notFound('object', objectId));
     },
 
     /** For list filtering: 'all' for admins, else the ids (with this prefix) the caller holds any grant on. */

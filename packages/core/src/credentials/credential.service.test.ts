@@ -69,7 +69,7 @@ describe.each(DIALECTS)('credential service on %s', (dialect) => {
   it('requireUsable passes a 403 of the authorizer through (e.g. a grant level that does not allow use)', async () => {
     const c = await createToken(principal('operator'));
     const refusing = build({
-      require: async () => {
+      requireVisible: async () => {
         throw new ForbiddenError('no use grant');
       },
     });
@@ -107,9 +107,10 @@ describe.each(DIALECTS)('credential service on %s', (dialect) => {
     const owner = principal('operator');
     const c = await createToken(owner, 'first');
     const racing = build({
-      // Another update lands between this update's read and its write.
-      require: async () => {
+      // Another update lands between this update's read (the row handed to the check) and its write.
+      requireVisible: async <T>(_p: Principal, _need: unknown, found: { row: T | null | undefined }) => {
         await tdb.db.repos.credentials.update(c.id, { secret_inputs_enc: 'v1.other.writer.was.here' });
+        return found.row as T;
       },
     });
     await expect(racing.update(owner, c.id, { inputs: { token: 'second' } })).rejects.toBeInstanceOf(ConflictError);

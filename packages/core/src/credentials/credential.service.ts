@@ -4,10 +4,10 @@ import {
 } from '@baton/contracts';
 import { type AuditRepo, type CredentialRepo, type CredentialRow, DuplicateKeyError, type GrantRepo, type PageQuery } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
-import { grantCreatorManage } from '../authz/authorize.js';
+import { grantCreatorManage, notFound } from '../authz/authorize.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
-import { ConflictError, type FieldError, NotFoundError, ValidationError } from '../common/errors.js';
+import { ConflictError, type FieldError, ValidationError } from '../common/errors.js';
 import { inUseConflict } from '../authz/in-use.js';
 import { newId } from '../common/ids.js';
 import { decodeCursor, type Page, toPage } from '../common/paging.js';
@@ -98,7 +98,7 @@ function mergeInputs(type: CredentialType, stored: Inputs, patch: Inputs): Input
 export function createCredentialService(deps: {
   credentials: Pick<CredentialRepo, 'findById' | 'list'>;
   transaction: <T>(fn: (r: TxRepos) => Promise<T>) => Promise<T>;
-  authz: Pick<Authorizer, 'requireCreator' | 'require' | 'visibleIds' | 'levelOn'>;
+  authz: Pick<Authorizer, 'requireCreator' | 'requireVisible' | 'visibleIds' | 'levelOn'>;
   keyring: Pick<Keyring, 'encrypt' | 'decrypt'>;
   clock: Clock;
   /** What references a credential (projects, inventory sources, templates…). Called outside any transaction. */
@@ -120,15 +120,7 @@ export function createCredentialService(deps: {
 
   /** The credential if the caller holds `need` on it; unknown and invisible answer the same 404. */
   async function visible(p: Principal, id: string, need: GrantLevel): Promise<CredentialRow> {
-    const notFound = () => new NotFoundError(`credential ${id} not found`);
-    const row = await deps.credentials.findById(id);
-    if (!row) throw notFound();
-    try {
-      await deps.authz.require(p, id, need);
-    } catch (err) {
-      throw err instanceof NotFoundError ? notFound() : err;
-    }
-    return row;
+    return deps.authz.requireVisible(p, need, { kind: 'credential', id, row: await deps.credentials.findById(id) });
   }
 
   const duplicateName = (name: string) => new ConflictError(`a credential named ${name} already exists`);
@@ -197,7 +189,7 @@ export function createCredentialService(deps: {
           const { name, description, public_inputs, secret_inputs_enc, updated_at } = next;
           const applied = await r.credentials.update(id, { name, description, public_inputs, secret_inputs_enc, updated_at }, { ifSecretIs: row.secret_inputs_enc });
           if (!applied) {
-            if (!(await r.credentials.findById(id))) throw new NotFoundError(`credential ${id} not found`);
+            if (!(await r.credentials.findById(id))) throw notFound('credential', id);
             throw new ConflictError(`credential ${id} was changed by someone else meanwhile; fetch it and try again`);
           }
           const summary = `updated ${type} credential ${next.name}: ${changed.length ? changed.join(', ') : 'no changes'}`;
@@ -220,7 +212,7 @@ export function createCredentialService(deps: {
       await deps.transaction(async (r) => {
         await r.grants.deleteMentioning(id);
         const result = await r.credentials.delete(id);
-        if (result === 'missing') throw new NotFoundError(`credential ${id} not found`);
+        if (result === 'missing') throw notFound('credential', id);
         // A reference added since usedBy answered: the foreign key still refuses the delete.
         if (result === 'in_use') throw new ConflictError(`credential ${id} is still referenced; remove its uses first`);
         await recordAudit(r.audit, { actor: p.id, action: 'credential.delete', object: id, summary: `deleted ${row.type} credential ${row.name}` }, deps.clock);
@@ -230,7 +222,7 @@ export function createCredentialService(deps: {
     /** INTERNAL (never over HTTP): the credential with its secrets in clear, for building a run. */
     async reveal(id: string): Promise<RevealedCredential> {
       const row = await deps.credentials.findById(id);
-      if (!row) throw new NotFoundError(`credential ${id} not found`);
+      if (!row) throw notFound('credential', id);
       return revealRow(row);
     },
 

@@ -1,9 +1,9 @@
 import type { GrantLevel } from '@baton/contracts';
 import { type AuditRepo, DuplicateKeyError, type GrantRepo, type GrantRow, type PageQuery, type TeamRepo, type UserRepo } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
-import type { Authorizer, Principal } from '../authz/authorize.js';
+import { type Authorizer, notFound, type Principal, visibleOr404 } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
-import { ConflictError, NotFoundError, ValidationError } from '../common/errors.js';
+import { ConflictError, ValidationError } from '../common/errors.js';
 import { idPrefix, newId } from '../common/ids.js';
 import { decodeCursor, type Page, toPage } from '../common/paging.js';
 
@@ -28,7 +28,7 @@ export function createGrantService(deps: {
   users: Pick<UserRepo, 'findById'>;
   teams: Pick<TeamRepo, 'findById'>;
   transaction: <T>(fn: (r: { grants: Pick<GrantRepo, 'insert' | 'delete'>; audit: Pick<AuditRepo, 'append'> }) => Promise<T>) => Promise<T>;
-  authz: Pick<Authorizer, 'requireCreator' | 'require' | 'subjectsOf' | 'levelOn'>;
+  authz: Pick<Authorizer, 'requireCreator' | 'require' | 'requireVisible' | 'subjectsOf' | 'levelOn'>;
   grantable: GrantableObjects;
   clock: Clock;
 }) {
@@ -38,11 +38,8 @@ export function createGrantService(deps: {
 
   /** A grant is visible to admins, to its subject (or the subject's team members) and to managers of its object. */
   async function visibleGrant(p: Principal, id: string): Promise<GrantRow> {
-    const grant = await deps.grants.findById(id);
-    if (!grant) throw new NotFoundError(`grant ${id} not found`);
-    if ((await deps.authz.levelOn(p, grant.object_id)) === 'manage') return grant;
-    if ((await deps.authz.subjectsOf(p)).includes(grant.subject_id)) return grant;
-    throw new NotFoundError(`grant ${id} not found`);
+    return visibleOr404('grant', id, await deps.grants.findById(id), async (grant) =>
+      (await deps.authz.levelOn(p, grant.object_id)) === 'manage' || (await deps.authz.subjectsOf(p)).includes(grant.subject_id));
   }
 
   return {
@@ -56,9 +53,8 @@ export function createGrantService(deps: {
         const kinds = Object.keys(deps.grantable).map((k) => `${k}_…`).join(', ');
         throw new ValidationError('this kind of object cannot be granted', [{ path: 'body.object', message: `grantable objects: ${kinds}` }]);
       }
-      if (!(await exists(body.object))) throw new NotFoundError(`object ${body.object} not found`);
-      await deps.authz.require(p, body.object, 'manage');
-      if (!(await subjectExists(body.subject))) throw new NotFoundError(`subject ${body.subject} not found`);
+      await deps.authz.requireVisible(p, 'manage', { kind: 'object', id: body.object, row: (await exists(body.object)) || null });
+      if (!(await subjectExists(body.subject))) throw notFound('subject', body.subject);
       const now = deps.clock();
       const row: GrantRow = { id: newId('grant', now.getTime()), subject_id: body.subject, object_id: body.object, level: body.level, created_at: iso(now), created_by: p.id };
       try {
@@ -95,7 +91,7 @@ export function createGrantService(deps: {
       const grant = await visibleGrant(p, id);
       await deps.authz.require(p, grant.object_id, 'manage', { listable: true });
       await deps.transaction(async (r) => {
-        if (!(await r.grants.delete(id))) throw new NotFoundError(`grant ${id} not found`);
+        if (!(await r.grants.delete(id))) throw notFound('grant', id);
         await recordAudit(r.audit, { actor: p.id, action: 'grant.delete', object: grant.object_id, summary: `revoked ${grant.level} on ${grant.object_id} from ${grant.subject_id}` }, deps.clock);
       });
     },

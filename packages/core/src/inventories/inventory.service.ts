@@ -3,10 +3,10 @@ import {
   type AuditRepo, DuplicateKeyError, type GrantRepo, type InventoryRepo, type InventoryRow, type InventorySourceRepo, type InventorySummaryRow, type PageQuery,
 } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
-import { grantCreatorManage } from '../authz/authorize.js';
+import { grantCreatorManage, notFound } from '../authz/authorize.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
-import { ConflictError, NotFoundError, ValidationError } from '../common/errors.js';
+import { ConflictError, ValidationError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
 import { decodeCursor, decodeTextCursor, type Page, toPage } from '../common/paging.js';
 
@@ -67,16 +67,13 @@ export function createInventoryService(deps: {
   inventories: Pick<InventoryRepo, 'findById' | 'findSummary' | 'list' | 'listHosts'>;
   inventorySources: Pick<InventorySourceRepo, 'usingInventory'>;
   transaction: <T>(fn: (r: TxRepos) => Promise<T>) => Promise<T>;
-  authz: Pick<Authorizer, 'requireCreator' | 'require' | 'visibleIds'>;
+  authz: Pick<Authorizer, 'requireCreator' | 'requireVisible' | 'visibleIds'>;
   parse: InventoryParser;
   clock: Clock;
 }) {
   /** Unknown and invisible inventories both answer 404 (the authorizer's rule 5). */
   async function visible(p: Principal, id: string, need: 'use' | 'manage'): Promise<InventorySummaryRow> {
-    const row = await deps.inventories.findSummary(id);
-    if (!row) throw new NotFoundError(`inventory ${id} not found`);
-    await deps.authz.require(p, id, need);
-    return row;
+    return deps.authz.requireVisible(p, need, { kind: 'inventory', id, row: await deps.inventories.findSummary(id) });
   }
 
   /** ansible's refusal becomes a 400 naming body.content with ansible's message. */
@@ -126,7 +123,7 @@ export function createInventoryService(deps: {
     async get(p: Principal, id: string): Promise<InventoryView> {
       await visible(p, id, 'use');
       const row = await deps.inventories.findById(id);
-      if (!row) throw new NotFoundError(`inventory ${id} not found`);
+      if (!row) throw notFound('inventory', id);
       return toInventoryView(row);
     },
 
@@ -147,7 +144,7 @@ export function createInventoryService(deps: {
       const at = iso(deps.clock());
       try {
         await deps.transaction(async (r) => {
-          if (!(await storeInventoryContent(r.inventories, id, { text: body.content, parsed }, at, body.name))) throw new NotFoundError(`inventory ${id} not found`);
+          if (!(await storeInventoryContent(r.inventories, id, { text: body.content, parsed }, at, body.name))) throw notFound('inventory', id);
           const renamed = before.name === body.name ? '' : ` (was ${before.name})`;
           await recordAudit(r.audit, { actor: p.id, action: 'inventory.update', object: id, summary: `updated inventory ${body.name}${renamed}: ${parsed.format}, ${parsed.hosts.length} hosts` }, deps.clock);
         });
@@ -165,7 +162,7 @@ export function createInventoryService(deps: {
         const users = await r.inventorySources.usingInventory(id);
         if (users.length) throw new ConflictError(`inventory ${inv.name} is the target of inventory sources: ${users.map((s) => `${s.name} (${s.id})`).join(', ')}`);
         await r.grants.deleteMentioning(id);
-        if (!(await r.inventories.delete(id))) throw new NotFoundError(`inventory ${id} not found`);
+        if (!(await r.inventories.delete(id))) throw notFound('inventory', id);
         await recordAudit(r.audit, { actor: p.id, action: 'inventory.delete', object: id, summary: `deleted inventory ${inv.name}` }, deps.clock);
       });
     },
@@ -174,7 +171,7 @@ export function createInventoryService(deps: {
     async requireUsable(p: Principal, id: string): Promise<InventoryRow> {
       await visible(p, id, 'use');
       const row = await deps.inventories.findById(id);
-      if (!row) throw new NotFoundError(`inventory ${id} not found`);
+      if (!row) throw notFound('inventory', id);
       return row;
     },
   };

@@ -6,10 +6,10 @@ import {
   type AuditRepo, DuplicateKeyError, type GrantRepo, type InventoryRepo, type InventorySourceRepo, type InventorySourceRow, type PageQuery, type ProjectRepo,
 } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
-import { grantCreatorManage } from '../authz/authorize.js';
+import { grantCreatorManage, notFound } from '../authz/authorize.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
-import { BatonError, ConflictError, NotFoundError, ValidationError } from '../common/errors.js';
+import { BatonError, ConflictError, ValidationError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
 import { decodeCursor, type Page, toPage } from '../common/paging.js';
 import { storeInventoryContent } from '../inventories/inventory.service.js';
@@ -67,16 +67,13 @@ export function createInventorySourceService(deps: {
   projects: Pick<ProjectRepo, 'findById'>;
   inventories: Pick<InventoryRepo, 'findSummary'>;
   transaction: <T>(fn: (r: TxRepos) => Promise<T>) => Promise<T>;
-  authz: Pick<Authorizer, 'requireCreator' | 'require' | 'visibleIds'>;
+  authz: Pick<Authorizer, 'requireCreator' | 'requireVisible' | 'visibleIds'>;
   credentials: CredentialGate;
   runners: InventorySourceRunners;
   clock: Clock;
 }) {
   async function visible(p: Principal, id: string, need: 'use' | 'manage'): Promise<InventorySourceRow> {
-    const row = await deps.inventorySources.findById(id);
-    if (!row) throw new NotFoundError(`inventory source ${id} not found`);
-    await deps.authz.require(p, id, need);
-    return row;
+    return deps.authz.requireVisible(p, need, { kind: 'inventory source', id, row: await deps.inventorySources.findById(id) });
   }
 
   /**
@@ -84,12 +81,8 @@ export function createInventorySourceService(deps: {
    * manage (a refresh overwrites it), the project and the token credential need use.
    */
   async function checkReferences(p: Principal, body: InventorySourceFields): Promise<void> {
-    if (!(await deps.inventories.findSummary(body.inventory_id))) throw new NotFoundError(`inventory ${body.inventory_id} not found`);
-    await deps.authz.require(p, body.inventory_id, 'manage');
-    if (body.project_id) {
-      if (!(await deps.projects.findById(body.project_id))) throw new NotFoundError(`project ${body.project_id} not found`);
-      await deps.authz.require(p, body.project_id, 'use');
-    }
+    await deps.authz.requireVisible(p, 'manage', { kind: 'inventory', id: body.inventory_id, row: await deps.inventories.findSummary(body.inventory_id) });
+    if (body.project_id) await deps.authz.requireVisible(p, 'use', { kind: 'project', id: body.project_id, row: await deps.projects.findById(body.project_id) });
     if (body.credential_id) await deps.credentials.requireUsable(p, body.credential_id, 'body.credential_id', ['token']);
   }
 
@@ -154,7 +147,7 @@ export function createInventorySourceService(deps: {
       const at = iso(deps.clock());
       try {
         return await deps.transaction(async (r) => {
-          if (!(await r.inventorySources.update(id, { ...columns(body), updated_at: at }))) throw new NotFoundError(`inventory source ${id} not found`);
+          if (!(await r.inventorySources.update(id, { ...columns(body), updated_at: at }))) throw notFound('inventory source', id);
           await recordAudit(r.audit, { actor: p.id, action: 'inventory_source.update', object: id, summary: `updated ${body.kind} inventory source ${body.name}` }, deps.clock);
           return (await r.inventorySources.findById(id))!;
         });
@@ -168,7 +161,7 @@ export function createInventorySourceService(deps: {
       const src = await visible(p, id, 'manage');
       await deps.transaction(async (r) => {
         await r.grants.deleteMentioning(id);
-        if (!(await r.inventorySources.delete(id))) throw new NotFoundError(`inventory source ${id} not found`);
+        if (!(await r.inventorySources.delete(id))) throw notFound('inventory source', id);
         await recordAudit(r.audit, { actor: p.id, action: 'inventory_source.delete', object: id, summary: `deleted inventory source ${src.name}` }, deps.clock);
       });
     },
@@ -199,7 +192,7 @@ export function createInventorySourceService(deps: {
       const at = iso(deps.clock());
       return deps.transaction(async (r) => {
         if (!(await storeInventoryContent(r.inventories, src.inventory_id, { text: result.content, parsed: result }, at))) {
-          throw new NotFoundError(`inventory ${src.inventory_id} not found`);
+          throw notFound('inventory', src.inventory_id);
         }
         await r.inventorySources.update(id, { refreshed_at: at, host_count: result.hosts.length, last_error: null });
         await recordAudit(r.audit, {

@@ -1,10 +1,10 @@
 import { type GitAuth, GitError, type ProjectCreateBody, type ProjectUpdateBody } from '@baton/contracts';
 import { type AuditRepo, type GrantRepo, isUniqueViolation, type PageQuery, type ProjectPatch, type ProjectRepo, type ProjectRow } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
-import { grantCreatorManage } from '../authz/authorize.js';
+import { grantCreatorManage, notFound } from '../authz/authorize.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
-import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../common/errors.js';
+import { ConflictError, UnprocessableError, ValidationError } from '../common/errors.js';
 import { inUseConflict } from '../authz/in-use.js';
 import { newId } from '../common/ids.js';
 import { decodeCursor, type Page, toPage } from '../common/paging.js';
@@ -67,7 +67,7 @@ export function toGitAuth(cred: ProjectCredential): GitAuth {
 export function createProjectService(deps: {
   projects: Pick<ProjectRepo, 'list' | 'findById'>;
   transaction: <T>(fn: (r: TxRepos) => Promise<T>) => Promise<T>;
-  authz: Pick<Authorizer, 'requireCreator' | 'require' | 'visibleIds' | 'levelOn'>;
+  authz: Pick<Authorizer, 'requireCreator' | 'requireVisible' | 'visibleIds' | 'levelOn'>;
   clock: Clock;
   git: { resolveBranchHead(opts: GitTarget): Promise<string> };
   credentials: {
@@ -79,10 +79,7 @@ export function createProjectService(deps: {
   usedBy: (projectId: string) => Promise<ProjectUse[]>;
 }) {
   async function visible(p: Principal, id: string, need: 'use' | 'manage'): Promise<ProjectRow> {
-    const project = await deps.projects.findById(id);
-    if (!project) throw new NotFoundError(`project ${id} not found`);
-    await deps.authz.require(p, id, need);
-    return project;
+    return deps.authz.requireVisible(p, need, { kind: 'project', id, row: await deps.projects.findById(id) });
   }
 
   /** `p` attaches (or re-aims) this credential, so `p` needs use on it: else a manager could send someone's token anywhere. */
@@ -159,7 +156,7 @@ export function createProjectService(deps: {
       const at = iso(deps.clock());
       const patch: ProjectPatch = { last_commit: head, synced_at: at, updated_at: at };
       await deps.transaction(async (r) => {
-        if (!(await r.projects.update(id, patch))) throw new NotFoundError(`project ${id} not found`);
+        if (!(await r.projects.update(id, patch))) throw notFound('project', id);
         await recordAudit(r.audit, { actor: p.id, action: 'project.sync', object: id, summary: `synced project ${project.name} to ${head}` }, deps.clock);
       });
       return { ...project, ...patch };
@@ -184,7 +181,7 @@ export function createProjectService(deps: {
       const changed = (Object.keys(next) as Array<keyof typeof next>).filter((k) => next[k] !== project[k]);
       await unique(next.name, () =>
         deps.transaction(async (r) => {
-          if (!(await r.projects.update(id, patch))) throw new NotFoundError(`project ${id} not found`);
+          if (!(await r.projects.update(id, patch))) throw notFound('project', id);
           const what = changed.length ? `changed ${changed.join(', ')}` : 'no field changed';
           await recordAudit(r.audit, { actor: p.id, action: 'project.update', object: id, summary: `updated project ${next.name}: ${what}` }, deps.clock);
         }),
@@ -201,7 +198,7 @@ export function createProjectService(deps: {
       await deps.transaction(async (r) => {
         await r.grants.deleteMentioning(id);
         const result = await r.projects.delete(id);
-        if (result === 'missing') throw new NotFoundError(`project ${id} not found`);
+        if (result === 'missing') throw notFound('project', id);
         // A reference added since usedBy answered: the foreign key still refuses the delete.
         if (result === 'in_use') throw new ConflictError(`project ${id} is still referenced; remove its uses first`);
         await recordAudit(r.audit, { actor: p.id, action: 'project.delete', object: id, summary: `deleted project ${project.name}` }, deps.clock);

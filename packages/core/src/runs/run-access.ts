@@ -1,6 +1,6 @@
 import type { RunRepo, RunRow, RunVisibility } from '@baton/db';
-import type { Authorizer, Principal } from '../authz/authorize.js';
-import { ForbiddenError, NotFoundError } from '../common/errors.js';
+import { type Authorizer, type Principal, visibleOr404 } from '../authz/authorize.js';
+import { ForbiddenError } from '../common/errors.js';
 
 /**
  * Who sees a run (the runs domain's own rule, built on THE authorization rule): admins, its submitter, and
@@ -22,9 +22,7 @@ export function createRunAccess(deps: { runs: Pick<RunRepo, 'findById'>; authz: 
 
     /** The run if the caller may see it; unknown and invisible both answer 404. */
     async visibleRun(p: Principal, id: string): Promise<RunRow> {
-      const run = await deps.runs.findById(id);
-      if (!run || !(await canSee(p, run))) throw new NotFoundError(`run ${id} not found`);
-      return run;
+      return visibleOr404('run', id, await deps.runs.findById(id), (run) => canSee(p, run));
     },
 
     /** For list filtering. */

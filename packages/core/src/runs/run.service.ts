@@ -3,7 +3,7 @@
 import { HostPatternError, type InventoryFormat, InventoryParseError, type Run, type RunConclusion, type RunListQuery, type RunStatus, type SubmitRunBody } from '@baton/contracts';
 import type { AuditRepo, RunRepo, RunRow } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
-import type { Authorizer, Principal } from '../authz/authorize.js';
+import { type Authorizer, notFound, type Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
@@ -62,7 +62,7 @@ const labelsOf = (row: RunRow): { labels?: string[] } => (row.labels.length > 0 
 export function createRunService(deps: RunServiceDeps) {
   const rowOf = async (id: string): Promise<RunRow> => {
     const row = await deps.runs.findById(id);
-    if (!row) throw new NotFoundError(`run ${id} not found`);
+    if (!row) throw notFound('run', id);
     return row;
   };
 

@@ -1,7 +1,7 @@
 import type { TeamMemberView } from '@baton/db';
 import { type AuditRepo, DuplicateKeyError, type GrantRepo, type PageQuery, type TeamRepo, type TeamRow, type UserRepo } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
-import { grantCreatorManage } from '../authz/authorize.js';
+import { grantCreatorManage, notFound } from '../authz/authorize.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, NotFoundError } from '../common/errors.js';
@@ -23,7 +23,7 @@ export function createTeamService(deps: {
 }) {
   async function existing(id: string): Promise<TeamRow> {
     const team = await deps.teams.findById(id);
-    if (!team) throw new NotFoundError(`team ${id} not found`);
+    if (!team) throw notFound('team', id);
     return team;
   }
 
@@ -60,7 +60,7 @@ export function createTeamService(deps: {
       await deps.authz.require(p, id, 'manage', { listable: true });
       await deps.transaction(async (r) => {
         await r.grants.deleteMentioning(id);
-        if (!(await r.teams.delete(id))) throw new NotFoundError(`team ${id} not found`);
+        if (!(await r.teams.delete(id))) throw notFound('team', id);
         await recordAudit(r.audit, { actor: p.id, action: 'team.delete', object: id, summary: `deleted team ${team.name}` }, deps.clock);
       });
     },
@@ -72,7 +72,7 @@ export function createTeamService(deps: {
       try {
         return await deps.transaction(async (r) => {
           const user = await r.users.findById(userId);
-          if (!user) throw new NotFoundError(`user ${userId} not found`);
+          if (!user) throw notFound('user', userId);
           await r.teams.addMember({ team_id: teamId, user_id: userId, added_at });
           await recordAudit(r.audit, { actor: p.id, action: 'team.member_add', object: teamId, summary: `added ${user.username} to team ${team.name}` }, deps.clock);
           return { user_id: userId, username: user.username, role: user.role, added_at };

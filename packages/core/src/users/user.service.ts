@@ -1,9 +1,9 @@
 import type { User, UserCreateBody, UserUpdateBody } from '@baton/contracts';
 import { type AuditRepo, DuplicateKeyError, type GrantRepo, type PageQuery, type TokenRepo, type UserPatch, type UserRepo } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
-import type { Authorizer, Principal } from '../authz/authorize.js';
+import { type Authorizer, notFound, type Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
-import { ConflictError, NotFoundError } from '../common/errors.js';
+import { ConflictError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
 import { decodeCursor, type Page, toPage } from '../common/paging.js';
 import { hashPassword } from '../crypto/password.js';
@@ -56,7 +56,7 @@ export function createUserService(deps: {
       // Lock the admins before reading the user, so the role read below is current (see guardLastAdmin).
       const admins = body.role !== undefined && body.role !== 'admin' ? await r.users.lockAdmins() : undefined;
       const current = await r.users.findById(id);
-      if (!current) throw new NotFoundError(`user ${id} not found`);
+      if (!current) throw notFound('user', id);
       if (admins && current.role === 'admin') guardLastAdmin(admins, id);
       const patch: UserPatch = { updated_at: iso(deps.clock()) };
       const changed: string[] = [];
@@ -99,7 +99,7 @@ export function createUserService(deps: {
 
     async get(p: Principal, id: string): Promise<User> {
       const row = await deps.users.findById(id);
-      if (!row) throw new NotFoundError(`user ${id} not found`);
+      if (!row) throw notFound('user', id);
       const user = toUser(row);
       return p.role === 'admin' ? user : { ...user, email: null };
     },
@@ -116,7 +116,7 @@ export function createUserService(deps: {
       await deps.transaction(async (r) => {
         const admins = await r.users.lockAdmins();
         const current = await r.users.findById(id);
-        if (!current) throw new NotFoundError(`user ${id} not found`);
+        if (!current) throw notFound('user', id);
         guardLastAdmin(admins, id);
         // Tokens and team memberships go with the row (foreign keys cascade); grants name the user loosely.
         await r.grants.deleteMentioning(id);
