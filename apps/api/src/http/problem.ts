@@ -1,5 +1,6 @@
 import {
-  type BatonError, ConflictError, UnprocessableError, ForbiddenError, NotFoundError, RateLimitedError, UnauthenticatedError, UnavailableError, ValidationError,
+  type BatonError, ConflictError, UnprocessableError, ForbiddenError, InventoryRefreshError, NotFoundError, RateLimitedError, UnauthenticatedError, UnavailableError,
+  ValidationError,
 } from '@baton/core';
 import type { ProblemDetails } from '@baton/contracts';
 import { RedisUnavailableError } from '@baton/queue';
@@ -21,6 +22,8 @@ const DOMAIN_STATUS: Array<[abstract new (...a: never[]) => BatonError, number, 
   [NotFoundError, 404, 'not-found'],
   [ConflictError, 409, 'conflict'],
   [UnprocessableError, 422, 'unprocessable'],
+  // The source's own failure (recorded as its last_error): the request was fine, the source was not.
+  [InventoryRefreshError, 422, 'inventory-refresh-failed'],
   [RateLimitedError, 429, 'rate-limited'],
   [UnavailableError, 503, 'unavailable'],
 ];

@@ -1,8 +1,6 @@
-import { InventoryRefreshError } from '@baton/core';
 import { InventorySource, InventorySourceBody, InventorySourceIdParams, ListQuery } from '@baton/contracts';
 import { z } from 'zod';
 import { pageReply } from '../http/paging.js';
-import { HttpError } from '../http/problem.js';
 import { defineOperation, type Operation } from '../http/registry.js';
 import type { Services } from '../wiring.js';
 
@@ -66,12 +64,7 @@ export function inventorySourceRoutes(s: Pick<Services, 'inventorySources'>): Op
         422: { description: 'The source failed; the error is recorded as last_error and the inventory keeps its last good content' },
       },
       async handle({ principal, params }) {
-        try {
-          return { status: 200, body: await s.inventorySources.refresh(principal, params.id) };
-        } catch (err) {
-          if (err instanceof InventoryRefreshError) throw new HttpError(422, 'inventory-refresh-failed', err.message);
-          throw err;
-        }
+        return { status: 200, body: await s.inventorySources.refresh(principal, params.id) };
       },
     }),
   ];
