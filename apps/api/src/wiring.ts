@@ -71,7 +71,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
         src: async (id) => Boolean(await repos.inventorySources.findById(id)),
       },
     }),
-    audit: createAuditService({ audit: repos.audit, signingKeys, clock }),
+    audit: createAuditService({ audit: repos.audit, signingKeys, clock, authz }),
     credentials,
     projects,
     ...inventoryServices,

@@ -7,6 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { type AuditEntryRow, type Database, GENESIS_HASH, isUniqueViolation, openDatabase } from '@baton/db';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '@baton/db/testing';
+import { type Principal, createAuthorizer } from '../authz/authorize.js';
 import { ConflictError } from '../common/errors.js';
 import { generateMasterKey, Keyring } from '../crypto/secret-box.js';
 import { resealAllSecrets } from '../keys/rotate.js';
@@ -36,8 +37,10 @@ function service(db: Database) {
   const keyring = new Keyring(generateMasterKey());
   const clock = tickingClock();
   const signingKeys = createSigningKeyStore({ serverKeys: db.repos.serverKeys, keyring, clock });
-  return createAuditService({ audit: db.repos.audit, signingKeys, clock });
+  return createAuditService({ audit: db.repos.audit, signingKeys, clock, authz: createAuthorizer({ grants: db.repos.grants, teams: db.repos.teams }) });
 }
+
+const ADMIN: Principal = { id: 'usr_01ARZ3NDEKTSV4RRFFQ69G5FAV', username: 'admin', role: 'admin' };
 
 /** Appends `n` entries, one transaction each, in order. */
 async function appendMany(db: Database, n: number, clock = tickingClock()): Promise<AuditEntryRow[]> {
@@ -144,7 +147,7 @@ describe.each(DIALECTS)('audit chain on %s', (dialect) => {
     expect(rows).toEqual(appended);
     expect(rows[1]).toMatchObject({ at: '2025-03-01T12:00:02.000Z', actor: 'usr_2', action: 'thing.update', object: 'obj_2', summary: 'change number 2 — ünïcødé' });
     expect(rows[3]!.object).toBeNull();
-    expect(await service(tdb.db).verify()).toEqual({ ok: true, entries: 5, head: rows[4]!.hash });
+    expect(await service(tdb.db).verify(ADMIN)).toEqual({ ok: true, entries: 5, head: rows[4]!.hash });
   });
 
   it('numbers several appends in one transaction consecutively', async () => {
@@ -197,7 +200,7 @@ describe.each(DIALECTS)('audit chain on %s', (dialect) => {
     const next = await tdb.db.transaction((r) => recordAudit(r.audit, { actor: 'usr_1', action: 'team.create', object: 'team_2', summary: 'again' }, tickingClock()));
     expect(next).toMatchObject({ seq: 3, prev_hash: headAfterCommit.hash });
     await expectIntactChain(tdb.db, 3);
-    expect(await service(tdb.db).verify()).toMatchObject({ ok: true, entries: 3 });
+    expect(await service(tdb.db).verify(ADMIN)).toMatchObject({ ok: true, entries: 3 });
   });
 
   it('rolls the entry back when the change fails on a constraint after the append', async () => {
@@ -235,8 +238,8 @@ describe.each(DIALECTS)('audit chain on %s', (dialect) => {
       odd[2],
     ]);
     const audit = service(tdb.db);
-    expect(await audit.verify()).toEqual({ ok: true, entries: 3, head: rows[2]!.hash });
-    const exported = await audit.export();
+    expect(await audit.verify(ADMIN)).toEqual({ ok: true, entries: 3, head: rows[2]!.hash });
+    const exported = await audit.export(ADMIN);
     expect(exported.entries).toEqual(rows);
     // The export verifies offline by the README's rule, from its JSON text.
     const reread = JSON.parse(JSON.stringify(exported)) as typeof exported;
@@ -249,7 +252,7 @@ describe.each(DIALECTS)('audit chain on %s', (dialect) => {
   });
 
     it('verifies an empty chain as ok with 0 entries', async () => {
-    expect(await service(tdb.db).verify()).toEqual({ ok: true, entries: 0, head: GENESIS_HASH });
+    expect(await service(tdb.db).verify(ADMIN)).toEqual({ ok: true, entries: 0, head: GENESIS_HASH });
   });
 
   if (dialect === 'postgres') {
@@ -271,7 +274,7 @@ describe.each(DIALECTS)('audit chain on %s', (dialect) => {
         expect(appended.map((e) => e.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 90 }, (_, i) => i + 1));
         const rows = await expectIntactChain(tdb.db, 90);
         expect(new Set(rows.map((r) => r.summary)).size).toBe(90);
-        expect(await service(tdb.db).verify()).toMatchObject({ ok: true, entries: 90, head: rows[89]!.hash });
+        expect(await service(tdb.db).verify(ADMIN)).toMatchObject({ ok: true, entries: 90, head: rows[89]!.hash });
       } finally {
         await Promise.all(handles.slice(1).map((h) => h.close()));
       }
@@ -284,7 +287,7 @@ describe.each(DIALECTS)('audit chain on %s', (dialect) => {
       );
       expect(appended.map((e) => e.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 90 }, (_, i) => i + 1));
       await expectIntactChain(tdb.db, 90);
-      expect(await service(tdb.db).verify()).toMatchObject({ ok: true, entries: 90 });
+      expect(await service(tdb.db).verify(ADMIN)).toMatchObject({ ok: true, entries: 90 });
     });
   }
 
@@ -305,7 +308,7 @@ describe.each(DIALECTS)('audit chain on %s', (dialect) => {
       const byActor = (a: string) => rows.filter((r) => r.actor === a).map((r) => r.summary).sort();
       for (const tag of ['proc_a', 'proc_b', 'proc_c']) expect(byActor(tag)).toEqual(Array.from({ length: 30 }, (_, i) => `${tag}-${i}`).sort());
       expect(byActor('parent')).toHaveLength(10);
-      expect(await service(tdb.db).verify()).toMatchObject({ ok: true, entries: 100 });
+      expect(await service(tdb.db).verify(ADMIN)).toMatchObject({ ok: true, entries: 100 });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -316,13 +319,13 @@ describe.each(DIALECTS)('audit chain on %s', (dialect) => {
     const clock = () => new Date();
     const writes = Array.from({ length: 60 }, (_, i) =>
       tdb.db.transaction((r) => recordAudit(r.audit, { actor: 'w', action: 'concurrent.write', object: null, summary: `n${i}` }, clock)));
-    const checks = Array.from({ length: 6 }, (_, i) => (i % 2 ? svc.verify() : svc.export()));
+    const checks = Array.from({ length: 6 }, (_, i) => (i % 2 ? svc.verify(ADMIN) : svc.export(ADMIN)));
     const [, results] = await Promise.all([Promise.all(writes), Promise.all(checks)]);
     for (const r of results) {
       if ('signature' in r) expect(r.head.seq).toBe(r.entries.length);
       else expect(r).toMatchObject({ ok: true });
     }
-    expect(await svc.verify()).toMatchObject({ ok: true, entries: 60 });
+    expect(await svc.verify(ADMIN)).toMatchObject({ ok: true, entries: 60 });
   });
 
   describe('export signing key', () => {
@@ -368,7 +371,7 @@ describe.each(DIALECTS)('audit chain on %s', (dialect) => {
 
     it('signs what verifies with the exported public key, and nothing else', async () => {
       await appendMany(tdb.db, 3);
-      const x = await service(tdb.db).export();
+      const x = await service(tdb.db).export(ADMIN);
       const sig = Buffer.from(x.signature, 'base64');
       expect(crypto.verify(null, Buffer.from(x.signed_message, 'utf8'), x.public_key, sig)).toBe(true);
       expect(crypto.verify(null, Buffer.from(x.signed_message.replace('entries=3', 'entries=2'), 'utf8'), x.public_key, sig)).toBe(false);
@@ -410,36 +413,36 @@ describe.each(DIALECTS)('audit chain on %s', (dialect) => {
         const original = rows[seq - 1]![column];
         expect(value).not.toBe(original);
         await audit().updateTable('audit_entries').set({ [column]: value }).where('seq', '=', seq).execute();
-        expect([column, value, await svc.verify()]).toEqual([column, value, { ok: false, first_bad_seq: seq, entries: 6 }]);
+        expect([column, value, await svc.verify(ADMIN)]).toEqual([column, value, { ok: false, first_bad_seq: seq, entries: 6 }]);
         await audit().updateTable('audit_entries').set({ [column]: original }).where('seq', '=', seq).execute();
-        expect(await svc.verify()).toEqual({ ok: true, entries: 6, head: rows[5]!.hash });
+        expect(await svc.verify(ADMIN)).toEqual({ ok: true, entries: 6, head: rows[5]!.hash });
       }
     });
 
     it('pinpoints an edit of the first entry', async () => {
       await appendMany(tdb.db, 3);
       await audit().updateTable('audit_entries').set({ summary: 'rewritten' }).where('seq', '=', 1).execute();
-      expect(await service(tdb.db).verify()).toEqual({ ok: false, first_bad_seq: 1, entries: 3 });
+      expect(await service(tdb.db).verify(ADMIN)).toEqual({ ok: false, first_bad_seq: 1, entries: 3 });
     });
 
     it('pinpoints a deleted middle entry by its seq', async () => {
       await appendMany(tdb.db, 6);
       await audit().deleteFrom('audit_entries').where('seq', '=', 3).execute();
-      expect(await service(tdb.db).verify()).toEqual({ ok: false, first_bad_seq: 3, entries: 6 });
+      expect(await service(tdb.db).verify(ADMIN)).toEqual({ ok: false, first_bad_seq: 3, entries: 6 });
     });
 
     it('detects a truncated tail: the last entry deleted', async () => {
       await appendMany(tdb.db, 6);
       await audit().deleteFrom('audit_entries').where('seq', '=', 6).execute();
-      expect(await service(tdb.db).verify()).toEqual({ ok: false, first_bad_seq: 6, entries: 6 });
+      expect(await service(tdb.db).verify(ADMIN)).toEqual({ ok: false, first_bad_seq: 6, entries: 6 });
       await audit().deleteFrom('audit_entries').where('seq', '>=', 4).execute();
-      expect(await service(tdb.db).verify()).toEqual({ ok: false, first_bad_seq: 4, entries: 6 });
+      expect(await service(tdb.db).verify(ADMIN)).toEqual({ ok: false, first_bad_seq: 4, entries: 6 });
     });
 
     it('detects a head that no longer matches the last entry', async () => {
       await appendMany(tdb.db, 4);
       await audit().updateTable('audit_head').set({ hash: 'f'.repeat(64) }).where('id', '=', 1).execute();
-      expect(await service(tdb.db).verify()).toEqual({ ok: false, first_bad_seq: 4, entries: 4 });
+      expect(await service(tdb.db).verify(ADMIN)).toEqual({ ok: false, first_bad_seq: 4, entries: 4 });
     });
 
     it('catches an edit whose hash was recomputed at the next entry, whose prev_hash no longer matches', async () => {
@@ -448,14 +451,14 @@ describe.each(DIALECTS)('audit chain on %s', (dialect) => {
       const forgedHash = sha256Chain(forged.prev_hash, forged);
       await audit().updateTable('audit_entries').set({ summary: forged.summary, hash: forgedHash }).where('seq', '=', 3).execute();
       // Entry 3 is self-consistent now; the break shows where 4 still points at the old hash.
-      expect(await service(tdb.db).verify()).toEqual({ ok: false, first_bad_seq: 4, entries: 6 });
+      expect(await service(tdb.db).verify(ADMIN)).toEqual({ ok: false, first_bad_seq: 4, entries: 6 });
     });
 
     it('catches a forged last entry at the head, which still names the old hash', async () => {
       const rows = await appendMany(tdb.db, 5);
       const forged = { ...rows[4]!, summary: 'forged tail' };
       await audit().updateTable('audit_entries').set({ summary: forged.summary, hash: sha256Chain(forged.prev_hash, forged) }).where('seq', '=', 5).execute();
-      expect(await service(tdb.db).verify()).toEqual({ ok: false, first_bad_seq: 5, entries: 5 });
+      expect(await service(tdb.db).verify(ADMIN)).toEqual({ ok: false, first_bad_seq: 5, entries: 5 });
     });
 
     it('walks chains longer than one batch and pinpoints a break past the first batch', async () => {
@@ -465,18 +468,18 @@ describe.each(DIALECTS)('audit chain on %s', (dialect) => {
       });
       const svc = service(tdb.db);
       const head = await tdb.db.repos.audit.head();
-      expect(await svc.verify()).toEqual({ ok: true, entries: 1203, head: head.hash });
-      const exported = await svc.export();
+      expect(await svc.verify(ADMIN)).toEqual({ ok: true, entries: 1203, head: head.hash });
+      const exported = await svc.export(ADMIN);
       expect(exported.entries.map((e) => e.seq)).toEqual(Array.from({ length: 1203 }, (_, i) => i + 1));
       await audit().deleteFrom('audit_entries').where('seq', '=', 1001).execute();
-      expect(await svc.verify()).toEqual({ ok: false, first_bad_seq: 1001, entries: 1203 });
-      await expect(svc.export()).rejects.toThrow(ConflictError);
+      expect(await svc.verify(ADMIN)).toEqual({ ok: false, first_bad_seq: 1001, entries: 1203 });
+      await expect(svc.export(ADMIN)).rejects.toThrow(ConflictError);
     });
 
     it('refuses to export a broken chain', async () => {
       await appendMany(tdb.db, 3);
       await audit().updateTable('audit_entries').set({ summary: 'x' }).where('seq', '=', 2).execute();
-      await expect(service(tdb.db).export()).rejects.toThrow(/broken at seq 2/);
+      await expect(service(tdb.db).export(ADMIN)).rejects.toThrow(/broken at seq 2/);
     });
   });
 });

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { AuditEntry, AuditExport } from '@baton/contracts';
 import { type AuditFilter, type AuditRepo, GENESIS_HASH } from '@baton/db';
+import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, ValidationError } from '../common/errors.js';
 import { decodeCursor, type Page, toPage } from '../common/paging.js';
@@ -53,7 +54,13 @@ export function auditTimeWindow(since: string | undefined, until: string | undef
   return out;
 }
 
-export function createAuditService(deps: { audit: Pick<AuditRepo, 'list' | 'range' | 'head'>; signingKeys: SigningKeyStore; clock: Clock }) {
+/** The audit trail is for admins only: every operation takes the caller and refuses anyone else (ForbiddenError). */
+export function createAuditService(deps: {
+  audit: Pick<AuditRepo, 'list' | 'range' | 'head'>;
+  signingKeys: SigningKeyStore;
+  clock: Clock;
+  authz: Pick<Authorizer, 'requireAdmin'>;
+}) {
   /** Walks the chain up to the head read at the start, so entries committed meanwhile do not confuse it. */
   async function walk(onEntry?: (e: AuditEntry) => void): Promise<VerifyResult> {
     const head = await deps.audit.head();
@@ -78,7 +85,8 @@ export function createAuditService(deps: { audit: Pick<AuditRepo, 'list' | 'rang
 
   return {
     /** `since` and `until` are RFC 3339 times with any offset and precision; see {@link auditTimeWindow}. */
-    async list(filter: AuditFilter, page: { limit: number; cursor?: string | undefined }): Promise<Page<AuditEntry>> {
+    async list(p: Principal, filter: AuditFilter, page: { limit: number; cursor?: string | undefined }): Promise<Page<AuditEntry>> {
+      deps.authz.requireAdmin(p);
       const before = decodeCursor(page.cursor);
       // seq is an INTEGER column: a larger number is no cursor of ours and would make PostgreSQL fail the query.
       if (before !== undefined && (!/^\d{1,10}$/.test(before) || Number(before) > MAX_SEQ)) {
@@ -90,12 +98,14 @@ export function createAuditService(deps: { audit: Pick<AuditRepo, 'list' | 'rang
       return toPage(rows, page.limit, (r) => r.seq);
     },
 
-    verify(): Promise<VerifyResult> {
+    async verify(p: Principal): Promise<VerifyResult> {
+      deps.authz.requireAdmin(p);
       return walk();
     },
 
     /** A snapshot that verifies offline: the entries, the signed head and the public key. */
-    async export(): Promise<AuditExport> {
+    async export(p: Principal): Promise<AuditExport> {
+      deps.authz.requireAdmin(p);
       const entries: AuditEntry[] = [];
       const result = await walk((e) => entries.push(e));
       if (!result.ok) throw new ConflictError(`the audit chain is broken at seq ${result.first_bad_seq}; nothing was exported`);
