@@ -12,7 +12,7 @@ const RULES = {
   'packages/contracts': { allow: [] },
   'packages/db': { allow: ['contracts'] },
   // core gets repositories as factory arguments: from db it takes types, plus the error repositories throw and these pure helpers only.
-  'packages/core': { allow: ['contracts', 'db'], typeOnly: { db: ['DuplicateKeyError', 'isUniqueViolation', 'GENESIS_HASH', 'toNumber'] }, forbidModules: ['express'] },
+  'packages/core': { allow: ['contracts', 'db'], typeOnly: { db: ['DuplicateKeyError', 'GENESIS_HASH', 'toNumber'] }, forbidModules: ['express'] },
   'packages/queue': { allow: ['contracts'] },
   'packages/executor': { allow: ['contracts'] },
   'apps/worker': { allow: ['contracts', 'queue', 'executor'] },

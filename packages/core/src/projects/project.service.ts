@@ -1,5 +1,5 @@
 import { type GitAuth, GitError, type ProjectCreateBody, type ProjectUpdateBody } from '@baton/contracts';
-import { type AuditRepo, type GrantRepo, isUniqueViolation, type PageQuery, type ProjectPatch, type ProjectRepo, type ProjectRow } from '@baton/db';
+import { type AuditRepo, DuplicateKeyError, type GrantRepo, type PageQuery, type ProjectPatch, type ProjectRepo, type ProjectRow } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import { grantCreatorManage, notFound } from '../authz/authorize.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
@@ -111,7 +111,7 @@ export function createProjectService(deps: {
     try {
       return await fn();
     } catch (err) {
-      if (isUniqueViolation(err)) throw new ConflictError(`a project named ${name} already exists`);
+      if (err instanceof DuplicateKeyError) throw new ConflictError(`a project named ${name} already exists`);
       throw err;
     }
   }
