@@ -28,6 +28,7 @@ export * from './runs/run-access.js';
 export * from './runs/run-output.service.js';
 export * from './runs/run-ingest.js';
 export * from './runs/run-recovery.js';
+export * from './runs/run-dispatch.js';
 export * from './workers/worker.service.js';
 export * from './runs/run-rows.js';
 export * from './runs/run.service.js';

@@ -2,7 +2,7 @@
 // in-process RunQueue and runs them with the same executor code a `baton worker` daemon uses.
 import os from 'node:os';
 import type { RunBundle, RunConclusion, RunEvent, RunStatus } from '@baton/contracts';
-import { HEARTBEAT_INTERVAL_MS } from '@baton/core';
+import { classifyBundleFailure, HEARTBEAT_INTERVAL_MS } from '@baton/core';
 import { type RunOutcome, type RunPlaybookOptions, ShutdownAbort } from '@baton/executor';
 import type { Lease, RunJob, RunQueue, WorkerSubscription } from '@baton/queue';
 import type { Logger } from 'winston';
@@ -69,7 +69,11 @@ export function createEmbeddedExecutors(deps: EmbeddedExecutorDeps): EmbeddedExe
       bundle = await deps.bundles.build(runId);
       timings = { leased_at: new Date(leasedAt).toISOString(), claim_ms: claimedAt - leasedAt, bundle_ms: Date.now() - claimedAt };
     } catch (err) {
-      await failBeforeStart(runId, (err as Error).name === 'RunInputMissingError' ? 'missing_input' : 'executor_error', err);
+      // The one dispatch decision (core's run-dispatch), as queue mode makes it at enqueue. Left to the sweep (the
+      // database away…): the run stays claimed by nobody, and the recovery sweep finds it without an executor.
+      const verdict = classifyBundleFailure(err);
+      if ('finish' in verdict) await failBeforeStart(runId, verdict.finish, err);
+      else deps.logger.warn('run could not start; left to the recovery sweep', { run_id: runId, error: (err as Error)?.message ?? String(err) });
       return;
     }
     // Our own controller, so shutdown can cancel a run as well as the queue can.

@@ -72,6 +72,29 @@ describe.each(DIALECTS)('runs in queue mode on %s', (dialect) => {
     expect(result.failed).toEqual([]);
     expect(await h.tdb.db.repos.runs.findById(gone.id)).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'missing_input' });
   });
+
+  it('ends a pending run our rules refuse (a token credential) error/executor_error when the sweep enqueues it', async () => {
+    const token = await h.http.post('/v1/credentials').set(bearer(h.admin.token)).send({ name: `tok-${crypto.randomUUID()}`, type: 'token', inputs: { token: SECRET } });
+    expect(token.status).toBe(201);
+    const refused = testRunRow(newId('run'), { submitted_by: h.admin.id, credential_ids: [token.body.id as string], created_at: new Date().toISOString() });
+    await h.tdb.db.repos.runs.insert(refused);
+    expect((await h.services.runRecovery.reconcile()).failed).toEqual([]);
+    expect(await h.tdb.db.repos.runs.findById(refused.id)).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'executor_error' });
+  });
+
+  // Last in this suite: the run it leaves pending fails every later sweep on purpose.
+  it('never finishes a run whose bundle fails for a reason not ours (a secret this server cannot open): it stays pending for every next sweep', async () => {
+    const env = await h.http.post('/v1/credentials').set(bearer(h.admin.token)).send({ name: `env-${crypto.randomUUID()}`, type: 'env', inputs: { variables: { API_TOKEN: SECRET } } });
+    expect(env.status).toBe(201);
+    expect(await h.tdb.db.repos.credentials.update(env.body.id as string, { secret_inputs_enc: 'sealed under a key long gone' })).toBe(true);
+    const stuck = testRunRow(newId('run'), { submitted_by: h.admin.id, credential_ids: [env.body.id as string], created_at: new Date().toISOString() });
+    await h.tdb.db.repos.runs.insert(stuck);
+    for (let sweep = 0; sweep < 2; sweep += 1) {
+      const result = await h.services.runRecovery.reconcile();
+      expect(result.failed).toEqual([{ runId: stuck.id, error: 'not a sealed value' }]);
+      expect(await h.tdb.db.repos.runs.findById(stuck.id)).toMatchObject({ status: 'pending', conclusion: null });
+    }
+  });
 });
 
 describe('runs in queue mode with Redis away', () => {

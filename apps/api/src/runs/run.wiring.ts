@@ -2,8 +2,8 @@
 // persists executor events before publishing them, the runs service, and the recovery sweep.
 import os from 'node:os';
 import {
-  type Authorizer, type Clock, createRunAccess, createRunBundleBuilder, createRunIngester, createRunRecovery, createRunService, createWorkerService, createRunOutputService,
-  BatonError, type CredentialService, type InventoryService, type ProjectService, UnavailableError,
+  type Authorizer, type Clock, classifyBundleFailure, createRunAccess, createRunBundleBuilder, createRunIngester, createRunRecovery, createRunService, createWorkerService,
+  createRunOutputService, type CredentialService, type InventoryService, type ProjectService, UnavailableError,
 } from '@baton/core';
 import type { Database } from '@baton/db';
 import { inventoryForHosts, inventoryHosts, parseInventory, resolvePlaybookAtBranch, type Sandbox, sealBundle } from '@baton/executor';
@@ -72,13 +72,12 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
           try {
             sealed = sealBundle(await runBundles.build(job.runId), q.workerKey);
           } catch (err) {
-            // As an embedded executor would: a referenced object gone is missing_input, a run the bundle refuses
-            // (a credential of a type a run cannot use…) executor_error. Anything else (the database away) is thrown:
-            // the run stays pending and the recovery sweep tries again.
-            const reason = (err as Error).name === 'RunInputMissingError' ? 'missing_input' : err instanceof BatonError ? 'executor_error' : undefined;
-            if (!reason) throw err;
+            // The one dispatch decision (core's run-dispatch). Left to the sweep (the database away…): thrown, so
+            // the run stays pending and the recovery sweep enqueues it again.
+            const verdict = classifyBundleFailure(err);
+            if (!('finish' in verdict)) throw err;
             reportRunError(new Error(`run ${job.runId} cannot be dispatched: ${(err as Error).message}`));
-            await ingester.finish(job.runId, { conclusion: 'error', reason }, ['pending']);
+            await ingester.finish(job.runId, { conclusion: 'error', reason: verdict.finish }, ['pending']);
             return;
           }
           // The run is committed: if Redis is away the submit still answers, and the recovery sweep enqueues it later.
