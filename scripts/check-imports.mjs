@@ -4,23 +4,34 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+// The tree to check: this repository, or another given as the first argument (the checker's own test uses fixtures).
+const root = process.argv[2] ? path.resolve(process.argv[2]) : path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const SCAN = ['apps/api/src', 'apps/worker/src', 'apps/web/src', 'packages/contracts/src', 'packages/core/src', 'packages/db/src', 'packages/queue/src', 'packages/executor/src', 'test', 'bench'];
 
-/** What each unit may import from @baton/* (value or type) and whether type-only imports are demanded. */
+/**
+ * What each unit may import.
+ * - `allow`: the @baton/* packages it may import (values or types).
+ * - `valueImportsFrom`: for those packages, the only names it may import as values (everything else type-only).
+ * - `modules`: for packages, the only outside modules their shipped code may import (`node:*` = Node's own);
+ *   anything not listed (pg, ioredis, express…) fails, so a layer cannot quietly grow a dependency. Test files
+ *   and test support may import anything their package's tests need.
+ */
 const RULES = {
-  'packages/contracts': { allow: [] },
-  'packages/db': { allow: ['contracts'] },
-  // core gets repositories as factory arguments: from db it takes types, plus the error repositories throw and these pure helpers only.
-  'packages/core': { allow: ['contracts', 'db'], typeOnly: { db: ['DuplicateKeyError', 'GENESIS_HASH', 'toNumber'] }, forbidModules: ['express'] },
-  'packages/queue': { allow: ['contracts'] },
-  'packages/executor': { allow: ['contracts'] },
+  'packages/contracts': { allow: [], modules: ['zod'] },
+  'packages/db': { allow: ['contracts'], modules: ['node:*', 'kysely', 'pg', 'better-sqlite3'] },
+  // core gets repositories and seams as factory arguments: from db it takes types, plus the error repositories
+  // throw and these pure helpers only; from the outside world only Node itself.
+  'packages/core': { allow: ['contracts', 'db'], valueImportsFrom: { db: ['DuplicateKeyError', 'GENESIS_HASH', 'toNumber'] }, modules: ['node:*'] },
+  'packages/queue': { allow: ['contracts'], modules: ['node:*', 'ioredis', 'bullmq'] },
+  'packages/executor': { allow: ['contracts'], modules: ['node:*'] },
   'apps/worker': { allow: ['contracts', 'queue', 'executor'] },
   'apps/api': { allow: ['contracts', 'core', 'db', 'queue', 'executor'] },
   'apps/web': { allow: ['contracts'] },
   test: { allow: ['contracts', 'core', 'db', 'queue', 'executor'] },
   bench: { allow: ['contracts', 'core', 'db', 'queue', 'executor'] },
 };
+
+const moduleAllowed = (allowed, bare) => allowed.includes(bare) || (bare.startsWith('node:') && allowed.includes('node:*'));
 
 function walk(dir, out = []) {
   if (!fs.existsSync(dir)) return out;
@@ -92,8 +103,8 @@ for (const file of files) {
         problems.push(`${where}: imports app @baton/${pkg}; apps never import each other`);
       } else if (rule && !rule.allow.includes(pkg)) {
         problems.push(`${where}: ${unit} may not import @baton/${pkg}`);
-      } else if (rule?.typeOnly?.[pkg] && !isTestFile(file)) {
-        const extra = valueNames.filter((n) => !rule.typeOnly[pkg].includes(n));
+      } else if (rule?.valueImportsFrom?.[pkg] && !isTestFile(file)) {
+        const extra = valueNames.filter((n) => !rule.valueImportsFrom[pkg].includes(n));
         if (extra.length) problems.push(`${where}: ${unit} may import only types from @baton/${pkg} (it receives implementations as factory arguments), not ${extra.join(', ')}`);
       }
       const entry = path.join(root, 'packages', pkg, 'src', spec.includes('/testing') ? 'testing/index.ts' : 'index.ts');
@@ -101,7 +112,9 @@ for (const file of files) {
       continue;
     }
     const bare = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
-    if (rule?.forbidModules?.includes(bare)) problems.push(`${where}: ${unit} may not import ${bare}`);
+    if (rule?.modules && !isTestFile(file) && !moduleAllowed(rule.modules, bare)) {
+      problems.push(`${where}: ${unit} may not import ${bare} (allowed outside modules: ${rule.modules.join(', ')}; see scripts/check-imports.mjs)`);
+    }
   }
   graph.set(file, edges);
 }
