@@ -29,14 +29,14 @@ export function entryHash(prevHash: string, e: HashedFields): string {
 }
 
 // With the u flag, \p{Surrogate} matches only a surrogate that is not half of a pair.
-const UNSTORABLE = /\p{Surrogate}|\u0000/gu;
+const LONE_SURROGATE = /\p{Surrogate}/gu;
 
 /**
  * The text both databases store and give back unchanged: a lone UTF-16 surrogate (no UTF-8 can hold one; the
  * drivers write U+FFFD) and NUL (PostgreSQL refuses it in text) become U+FFFD here, before anything is hashed.
  */
 export function storableText(text: string): string {
-  return text.replace(UNSTORABLE, '\uFFFD');
+  return text.replace(LONE_SURROGATE, '\uFFFD').replaceAll('\u0000', '\uFFFD');
 }
 
 /**
