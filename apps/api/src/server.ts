@@ -6,6 +6,7 @@ import { DEFAULT_LEASE_MS } from '@baton/queue';
 import type { Express } from 'express';
 import type { Logger } from 'winston';
 import { createApp } from './app.js';
+import { answerClientErrors } from './http/client-error.js';
 import { databaseGauges } from './system/metrics.js';
 import type { Config } from './config/config.js';
 import { ConfigError } from './config/config.js';
@@ -21,6 +22,7 @@ async function listen(app: Express, config: Config): Promise<http.Server> {
     return await new Promise<http.Server>((resolve, reject) => {
       const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
       s.once('error', reject);
+      answerClientErrors(s);
     });
   } catch (err) {
     // Port taken, address not on this host, no permission: the operator fixes it in the configuration.
