@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone on a fresh machine: system packages and services, install, build,
 # type checks, lint, import rules, then every test (SQLite and PostgreSQL, real processes, real browser).
-# Ends with one line "N passed, N failed" (the three checks count as one test each).
+# Ends with one line "N passed, N failed" (the four checks count as one test each).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,7 +10,7 @@ echo "== install"; pnpm install --frozen-lockfile || { echo "0 passed, 1 failed"
 echo "== build"; pnpm build || { echo "0 passed, 1 failed"; exit 1; }
 
 checks_passed=0; checks_failed=0
-for check in typecheck lint cycles; do
+for check in typecheck lint format cycles; do
   echo "== $check"
   if pnpm -s "$check"; then checks_passed=$((checks_passed + 1)); else checks_failed=$((checks_failed + 1)); echo "!! $check failed"; fi
 done
