@@ -41,7 +41,9 @@ export function buildOpenApi(ops: Operation[], info: { version: string }): Recor
   const components: Record<string, JsonSchema> = {};
   const convert = makeConverter(components);
   const paths: Record<string, Record<string, unknown>> = {};
-  components.Problem = convert(ProblemDetails, 'output');
+  // A named schema converts to a $ref to itself, its body moved into components: so only convert, never assign
+  // the result (that made Problem a $ref to Problem).
+  convert(ProblemDetails, 'output');
 
   const describe = (op: Operation, legacy: boolean) => {
     const responses: Record<string, unknown> = {};
