@@ -278,6 +278,16 @@ describe.each(DIALECTS)('credentials on %s', (dialect) => {
       expect(await reveal(c.body.id)).toEqual({ token: 'u' });
     });
 
+    it('refuses an empty update (400) and leaves the credential and the audit trail as they were', async () => {
+      const c = await create(h.admin.token, { type: 'token', inputs: { token: 't' } });
+      const auditBefore = (await h.http.get('/v1/audit?limit=500').set(bearer(h.admin.token))).body.length;
+      const res = await put(h.admin.token, c.body.id, {});
+      expectProblem(res, 400);
+      expect(res.body.errors).toEqual([expect.objectContaining({ message: 'give at least one of name, description, type, inputs' })]);
+      expect((await h.http.get(`/v1/credentials/${c.body.id}`).set(bearer(h.admin.token))).body).toEqual(c.body);
+      expect((await h.http.get('/v1/audit?limit=500').set(bearer(h.admin.token))).body.length).toBe(auditBefore);
+    });
+
     it('answers 409 when renaming onto another credential’s name', async () => {
       const a = await create(h.admin.token, { type: 'token', inputs: { token: 't' } });
       const b = await create(h.admin.token, { type: 'token', inputs: { token: 't' } });

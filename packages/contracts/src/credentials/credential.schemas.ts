@@ -148,6 +148,8 @@ export const CredentialUpdateBody = z
     // Checked against the credential's type once it is merged with the stored inputs.
     inputs: z.record(z.string().max(64), z.unknown()).optional().meta({ description: 'inputs to replace (null clears an optional one)' }),
   })
+  // As every other update: an empty one is a mistake, not a change worth an audit entry.
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'give at least one of name, description, type, inputs' })
   .meta({ id: 'CredentialUpdate' });
 export type CredentialUpdateBody = z.output<typeof CredentialUpdateBody>;
 
