@@ -2,6 +2,12 @@ import { z } from 'zod';
 
 export const Timestamp = z.string().meta({ description: 'RFC 3339 UTC timestamp', example: '2026-11-21T09:30:00.000Z' });
 
+// eslint-disable-next-line no-control-regex -- rejecting control characters is the point
+export const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]+$/;
+
+/** The name of a team, project, inventory or inventory source: 1–100 characters after trimming, no control characters. */
+export const ObjectName = z.string().trim().min(1).max(100).regex(NO_CONTROL_CHARACTERS, 'must not contain control characters');
+
 /** A prefixed, time-sortable id such as `usr_01JD…`. */
 export function idOf(prefix: string) {
   return z

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idOf, Timestamp } from '../common/common.schemas.js';
+import { idOf, Timestamp, ObjectName } from '../common/common.schemas.js';
 
 export const InventoryFormat = z.enum(['ini', 'yaml', 'json']);
 export type InventoryFormat = z.infer<typeof InventoryFormat>;
@@ -26,8 +26,7 @@ export interface ParsedInventory {
 /** Largest stored inventory: the parsed host list is kept beside it, and the JSON body limit applies first anyway. */
 export const MAX_INVENTORY_CONTENT_CHARS = 512 * 1024;
 
-// eslint-disable-next-line no-control-regex -- rejecting control characters is the point
-const Name = z.string().trim().min(1).max(100).regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
+const Name = ObjectName;
 
 export const InventoryBody = z
   .strictObject({

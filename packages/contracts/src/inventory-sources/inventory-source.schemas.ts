@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idOf, Timestamp } from '../common/common.schemas.js';
+import { idOf, Timestamp, ObjectName } from '../common/common.schemas.js';
 import { refusedHostReason } from '../network/refused-address.js';
 import { tryParseUrl } from '../network/safe-url.js';
 
@@ -9,8 +9,7 @@ export type InventorySourceKind = z.infer<typeof InventorySourceKind>;
 /** Scheduling refreshes is the scheduler's job; the interval is only stored until then. */
 export const MIN_REFRESH_INTERVAL_S = 60;
 
-// eslint-disable-next-line no-control-regex -- rejecting control characters is the point
-const Name = z.string().trim().min(1).max(100).regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
+const Name = ObjectName;
 
 /** A path inside a project checkout: relative, no `..` segment, so it can never leave the checkout. */
 export const ProjectRelativePath = z

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idOf, Timestamp } from '../common/common.schemas.js';
+import { idOf, Timestamp, ObjectName } from '../common/common.schemas.js';
 
 /**
  * Why a git URL is refused, or undefined when git may be pointed at it. Shared by request validation and the
@@ -57,8 +57,7 @@ function checkedBy(problem: (value: string) => string | undefined) {
 
 export const GitUrl = z.string().superRefine(checkedBy(gitUrlProblem)).meta({ example: 'https://git.example.com/ops/playbooks.git' });
 export const GitBranch = z.string().superRefine(checkedBy(branchNameProblem)).meta({ example: 'main' });
-// eslint-disable-next-line no-control-regex -- rejecting control characters is the point
-const ProjectName = z.string().trim().min(1).max(100).regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
+const ProjectName = ObjectName;
 
 export const ProjectCreateBody = z.strictObject({
   name: ProjectName,

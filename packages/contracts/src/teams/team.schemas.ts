@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { idOf, Timestamp } from '../common/common.schemas.js';
+import { idOf, Timestamp, ObjectName } from '../common/common.schemas.js';
 import { Role } from '../users/user.schemas.js';
 
 export const TeamCreateBody = z.strictObject({
-  // eslint-disable-next-line no-control-regex -- rejecting control characters is the point
-  name: z.string().trim().min(1).max(100).regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters'),
+  name: ObjectName,
 });
 export const Team = z.object({ id: z.string(), name: z.string(), created_at: Timestamp, created_by: z.string() }).meta({ id: 'Team' });
 

@@ -20,9 +20,11 @@ const asciiJsonInner = (s: string) => jsonInner(s).replace(/[\u0080-\uffff]/g, (
  * Inside Python's repr: backslash, tab, newline and carriage return escaped, other ASCII control characters as
  * \xNN; a `'` escaped when repr quotes with `'` (the string holds a `"` too), else left alone.
  */
+// eslint-disable-next-line no-control-regex -- escaping control characters is the point
+const PYTHON_REPR_ESCAPED = /[\\\t\n\r\u0000-\u001f\u007f]/g;
+
 function pythonReprInners(s: string): string[] {
-  // eslint-disable-next-line no-control-regex -- escaping control characters is the point
-  const body = s.replace(/[\\\t\n\r\u0000-\u001f\u007f]/g, (c) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[c] ?? `\\x${hex(c, 2)}`);
+  const body = s.replace(PYTHON_REPR_ESCAPED, (c) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[c] ?? `\\x${hex(c, 2)}`);
   return [body, body.replace(/'/g, "\\'")];
 }
 
