@@ -5,8 +5,21 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 // The tree to check: this repository, or another given as the first argument (the checker's own test uses fixtures).
-const root = process.argv[2] ? path.resolve(process.argv[2]) : path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const SCAN = ['apps/api/src', 'apps/worker/src', 'apps/web/src', 'packages/contracts/src', 'packages/core/src', 'packages/db/src', 'packages/queue/src', 'packages/executor/src', 'test', 'bench'];
+const root = process.argv[2]
+  ? path.resolve(process.argv[2])
+  : path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const SCAN = [
+  'apps/api/src',
+  'apps/worker/src',
+  'apps/web/src',
+  'packages/contracts/src',
+  'packages/core/src',
+  'packages/db/src',
+  'packages/queue/src',
+  'packages/executor/src',
+  'test',
+  'bench',
+];
 
 /**
  * What each unit may import.
@@ -21,7 +34,11 @@ const RULES = {
   'packages/db': { allow: ['contracts'], modules: ['node:*', 'kysely', 'pg', 'better-sqlite3'] },
   // core gets repositories and seams as factory arguments: from db it takes types, plus the error repositories
   // throw and these pure helpers only; from the outside world only Node itself.
-  'packages/core': { allow: ['contracts', 'db'], valueImportsFrom: { db: ['DuplicateKeyError', 'GENESIS_HASH', 'toNumber'] }, modules: ['node:*'] },
+  'packages/core': {
+    allow: ['contracts', 'db'],
+    valueImportsFrom: { db: ['DuplicateKeyError', 'GENESIS_HASH', 'toNumber'] },
+    modules: ['node:*'],
+  },
   'packages/queue': { allow: ['contracts'], modules: ['node:*', 'ioredis', 'bullmq'] },
   'packages/executor': { allow: ['contracts'], modules: ['node:*'] },
   'apps/worker': { allow: ['contracts', 'queue', 'executor'] },
@@ -31,7 +48,8 @@ const RULES = {
   bench: { allow: ['contracts', 'core', 'db', 'queue', 'executor'] },
 };
 
-const moduleAllowed = (allowed, bare) => allowed.includes(bare) || (bare.startsWith('node:') && allowed.includes('node:*'));
+const moduleAllowed = (allowed, bare) =>
+  allowed.includes(bare) || (bare.startsWith('node:') && allowed.includes('node:*'));
 
 function walk(dir, out = []) {
   if (!fs.existsSync(dir)) return out;
@@ -58,14 +76,26 @@ const STATIC = /(^|[\n;])\s*(import|export)\s+(type\s+)?([^'";]*?\s+from\s+)?['"
 const DYNAMIC = /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
 
 function importsOf(file) {
-  const src = fs.readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const src = fs
+    .readFileSync(file, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/^\s*\/\/.*$/gm, '');
   const found = [];
   for (const m of src.matchAll(STATIC)) {
     const clause = m[4] ?? '';
     // `import { type A, type B } from` is type-only too.
     const braces = /^\s*\{([^}]*)\}\s+from\s+$/.exec(clause);
-    const names = braces ? braces[1].split(',').map((s) => s.trim()).filter(Boolean) : [];
-    const valueNames = m[3] ? [] : braces ? names.filter((s) => !s.startsWith('type ')).map((s) => s.split(/\s+as\s+/)[0]) : ['*'];
+    const names = braces
+      ? braces[1]
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [];
+    const valueNames = m[3]
+      ? []
+      : braces
+        ? names.filter((s) => !s.startsWith('type ')).map((s) => s.split(/\s+as\s+/)[0])
+        : ['*'];
     found.push({ spec: m[5], typeOnly: valueNames.length === 0, valueNames });
   }
   for (const m of src.matchAll(DYNAMIC)) found.push({ spec: m[1], typeOnly: false, valueNames: ['*'] });
@@ -74,7 +104,14 @@ function importsOf(file) {
 
 function resolveRelative(from, spec) {
   const base = path.resolve(path.dirname(from), spec);
-  const candidates = [base.replace(/\.js$/, '.ts'), base.replace(/\.js$/, '.tsx'), base, `${base}.ts`, `${base}.tsx`, path.join(base, 'index.ts')];
+  const candidates = [
+    base.replace(/\.js$/, '.ts'),
+    base.replace(/\.js$/, '.tsx'),
+    base,
+    `${base}.ts`,
+    `${base}.tsx`,
+    path.join(base, 'index.ts'),
+  ];
   return candidates.find((c) => fs.existsSync(c) && fs.statSync(c).isFile());
 }
 
@@ -92,7 +129,8 @@ for (const file of files) {
       const target = resolveRelative(file, spec);
       if (!target) continue;
       // End-to-end tests and benchmarks may compose an app from its sources; nothing else crosses units.
-      if (unitOf(target) !== unit && !['test', 'bench'].includes(unit)) problems.push(`${where}: relative import "${spec}" reaches into ${unitOf(target)}; import its package instead`);
+      if (unitOf(target) !== unit && !['test', 'bench'].includes(unit))
+        problems.push(`${where}: relative import "${spec}" reaches into ${unitOf(target)}; import its package instead`);
       if (!typeOnly) edges.push(target);
       continue;
     }
@@ -105,15 +143,26 @@ for (const file of files) {
         problems.push(`${where}: ${unit} may not import @baton/${pkg}`);
       } else if (rule?.valueImportsFrom?.[pkg] && !isTestFile(file)) {
         const extra = valueNames.filter((n) => !rule.valueImportsFrom[pkg].includes(n));
-        if (extra.length) problems.push(`${where}: ${unit} may import only types from @baton/${pkg} (it receives implementations as factory arguments), not ${extra.join(', ')}`);
+        if (extra.length)
+          problems.push(
+            `${where}: ${unit} may import only types from @baton/${pkg} (it receives implementations as factory arguments), not ${extra.join(', ')}`,
+          );
       }
-      const entry = path.join(root, 'packages', pkg, 'src', spec.includes('/testing') ? 'testing/index.ts' : 'index.ts');
+      const entry = path.join(
+        root,
+        'packages',
+        pkg,
+        'src',
+        spec.includes('/testing') ? 'testing/index.ts' : 'index.ts',
+      );
       if (!typeOnly && fs.existsSync(entry)) edges.push(entry);
       continue;
     }
     const bare = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
     if (rule?.modules && !isTestFile(file) && !moduleAllowed(rule.modules, bare)) {
-      problems.push(`${where}: ${unit} may not import ${bare} (allowed outside modules: ${rule.modules.join(', ')}; see scripts/check-imports.mjs)`);
+      problems.push(
+        `${where}: ${unit} may not import ${bare} (allowed outside modules: ${rule.modules.join(', ')}; see scripts/check-imports.mjs)`,
+      );
     }
   }
   graph.set(file, edges);
@@ -141,7 +190,10 @@ for (const start of graph.keys()) {
     const next = edges[i];
     const s = state.get(next) ?? 0;
     if (s === 1) {
-      const cyc = pathStack.slice(pathStack.indexOf(next)).concat(next).map((f) => path.relative(root, f));
+      const cyc = pathStack
+        .slice(pathStack.indexOf(next))
+        .concat(next)
+        .map((f) => path.relative(root, f));
       cycles.push(cyc.join(' → '));
     } else if (s === 0 && graph.has(next)) {
       state.set(next, 1);

@@ -54,7 +54,10 @@ function parseArgs(argv) {
 
 /** The documented canonical form: these six keys in this order, JSON without whitespace, UTF-8. */
 function canonicalBytes(e) {
-  return Buffer.from(JSON.stringify({ action: e.action, actor: e.actor, at: e.at, object: e.object, seq: e.seq, summary: e.summary }), 'utf8');
+  return Buffer.from(
+    JSON.stringify({ action: e.action, actor: e.actor, at: e.at, object: e.object, seq: e.seq, summary: e.summary }),
+    'utf8',
+  );
 }
 
 function entryHash(prevHash, e) {
@@ -85,28 +88,37 @@ function main() {
   if (x.format !== FORMAT) fail(`format is ${JSON.stringify(x.format)}, expected ${FORMAT}`);
   if (!Array.isArray(x.entries)) fail('entries is not an array');
   if (!x.head || !Number.isInteger(x.head.seq) || !isString(x.head.hash)) fail('head is missing or malformed');
-  for (const k of ['exported_at', 'key_id', 'public_key', 'signed_message', 'signature']) if (!isString(x[k])) fail(`${k} is missing or not a string`);
+  for (const k of ['exported_at', 'key_id', 'public_key', 'signed_message', 'signature'])
+    if (!isString(x[k])) fail(`${k} is missing or not a string`);
 
   // 1. The chain.
   let prev = GENESIS;
   for (const [i, e] of x.entries.entries()) {
     const want = i + 1;
     if (e === null || typeof e !== 'object') fail(`entry #${want} is not an object`);
-    if (e.seq !== want) fail(`entry #${want} has seq ${JSON.stringify(e.seq)}: an entry is missing, duplicated or out of order at seq ${want}`);
-    for (const k of ['at', 'actor', 'action', 'summary', 'prev_hash', 'hash']) if (!isString(e[k])) fail(`entry seq ${want}: ${k} is missing or not a string`);
+    if (e.seq !== want)
+      fail(
+        `entry #${want} has seq ${JSON.stringify(e.seq)}: an entry is missing, duplicated or out of order at seq ${want}`,
+      );
+    for (const k of ['at', 'actor', 'action', 'summary', 'prev_hash', 'hash'])
+      if (!isString(e[k])) fail(`entry seq ${want}: ${k} is missing or not a string`);
     if (e.object !== null && !isString(e.object)) fail(`entry seq ${want}: object is neither a string nor null`);
-    if (e.prev_hash !== prev) fail(`entry seq ${want}: prev_hash does not match the hash of entry ${want - 1} (chain broken at seq ${want})`);
+    if (e.prev_hash !== prev)
+      fail(`entry seq ${want}: prev_hash does not match the hash of entry ${want - 1} (chain broken at seq ${want})`);
     const h = entryHash(prev, e);
     if (e.hash !== h) fail(`entry seq ${want}: hash does not match its content (entry altered at seq ${want})`);
     prev = h;
   }
 
   // 2. The head names the last entry.
-  if (x.head.seq !== x.entries.length) fail(`head.seq is ${x.head.seq} but the export holds ${x.entries.length} entries`);
-  if (!HEX64.test(x.head.hash) || x.head.hash !== prev) fail(`head.hash ${x.head.hash} is not the hash of the last entry (${prev})`);
+  if (x.head.seq !== x.entries.length)
+    fail(`head.seq is ${x.head.seq} but the export holds ${x.entries.length} entries`);
+  if (!HEX64.test(x.head.hash) || x.head.hash !== prev)
+    fail(`head.hash ${x.head.hash} is not the hash of the last entry (${prev})`);
 
   // 3. The signed text commits to exactly this head.
-  if (x.signed_message !== signedMessage(x)) fail('signed_message does not match exported_at, the entry count and the head of this export');
+  if (x.signed_message !== signedMessage(x))
+    fail('signed_message does not match exported_at, the entry count and the head of this export');
 
   // 4. The key.
   let publicKey;
@@ -116,14 +128,19 @@ function main() {
     fail(`public_key is not a PEM public key: ${err.message}`);
   }
   if (publicKey.asymmetricKeyType !== 'ed25519') fail(`public_key is ${publicKey.asymmetricKeyType}, not Ed25519`);
-  const keyId = crypto.createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex');
+  const keyId = crypto
+    .createHash('sha256')
+    .update(publicKey.export({ type: 'spki', format: 'der' }))
+    .digest('hex');
   if (x.key_id.toLowerCase() !== keyId) fail(`key_id ${x.key_id} is not the fingerprint of public_key (${keyId})`);
   if (pinned !== undefined && pinned !== keyId) fail(`signed with key ${keyId}, not the pinned key ${pinned}`);
 
   // 5. The signature.
   const signature = Buffer.from(x.signature, 'base64');
-  if (signature.length !== 64 || signature.toString('base64') !== x.signature) fail('signature is not a base64 Ed25519 signature (64 bytes)');
-  if (!crypto.verify(null, Buffer.from(x.signed_message, 'utf8'), publicKey, signature)) fail('the Ed25519 signature does not verify: signed_message or signature was altered');
+  if (signature.length !== 64 || signature.toString('base64') !== x.signature)
+    fail('signature is not a base64 Ed25519 signature (64 bytes)');
+  if (!crypto.verify(null, Buffer.from(x.signed_message, 'utf8'), publicKey, signature))
+    fail('the Ed25519 signature does not verify: signed_message or signature was altered');
 
   console.log(`OK: ${x.entries.length} entries, head ${x.head.hash}, key ${keyId}`);
 }

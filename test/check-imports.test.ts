@@ -26,7 +26,8 @@ afterEach(() => {
 describe('the import checker', () => {
   it('passes a tree that keeps the rules', () => {
     const r = check({
-      'packages/core/src/a.ts': "import crypto from 'node:crypto';\nimport type { Db } from '@baton/db';\nimport { DuplicateKeyError } from '@baton/db';\nexport const a = 1;\n",
+      'packages/core/src/a.ts':
+        "import crypto from 'node:crypto';\nimport type { Db } from '@baton/db';\nimport { DuplicateKeyError } from '@baton/db';\nexport const a = 1;\n",
       'packages/db/src/b.ts': "import { Kysely } from 'kysely';\nimport pg from 'pg';\nexport const b = 2;\n",
       'packages/core/src/a.test.ts': "import { it } from '@jest/globals';\nimport supertest from 'supertest';\n",
     });
@@ -50,7 +51,10 @@ describe('the import checker', () => {
     const value = check({ 'packages/core/src/x.ts': "import { createDatabase } from '@baton/db';\n" });
     expect(value.ok).toBe(false);
     expect(value.output).toContain('may import only types from @baton/db');
-    const across = check({ 'packages/core/src/x.ts': "import { y } from '../../db/src/y.js';\n", 'packages/db/src/y.ts': 'export const y = 1;\n' });
+    const across = check({
+      'packages/core/src/x.ts': "import { y } from '../../db/src/y.js';\n",
+      'packages/db/src/y.ts': 'export const y = 1;\n',
+    });
     expect(across.ok).toBe(false);
     expect(across.output).toContain('reaches into packages/db');
   });
@@ -62,7 +66,10 @@ describe('the import checker', () => {
   });
 
   it('finds an import cycle', () => {
-    const r = check({ 'packages/core/src/a.ts': "import { b } from './b.js';\nexport const a = b;\n", 'packages/core/src/b.ts': "import { a } from './a.js';\nexport const b = a;\n" });
+    const r = check({
+      'packages/core/src/a.ts': "import { b } from './b.js';\nexport const a = b;\n",
+      'packages/core/src/b.ts': "import { a } from './a.js';\nexport const b = a;\n",
+    });
     expect(r.ok).toBe(false);
     expect(r.output).toContain('import cycle');
   });

@@ -5,7 +5,18 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { DIALECTS } from '@baton/db/testing';
-import { ADMIN_PASSWORD, cleanupProcesses, freshEnv, getJson, login, type Result, run, serve, tempDir, withServer } from './support/baton-process.js';
+import {
+  ADMIN_PASSWORD,
+  cleanupProcesses,
+  freshEnv,
+  getJson,
+  login,
+  type Result,
+  run,
+  serve,
+  tempDir,
+  withServer,
+} from './support/baton-process.js';
 
 afterAll(cleanupProcesses);
 
@@ -15,12 +26,21 @@ describe('bin/baton without a database', () => {
       const r = await run(args, { BATON_DATA_DIR: tempDir('baton-cli-') });
       expect({ args, code: r.code }).toEqual({ args, code: 0 });
       expect(r.stdout).toMatch(/^Usage: baton <command>/m);
-      for (const c of ['serve', 'worker', 'migrate', 'user create', 'user set-password', 'user list', 'key rotate']) expect(r.stdout).toContain(c);
+      for (const c of ['serve', 'worker', 'migrate', 'user create', 'user set-password', 'user list', 'key rotate'])
+        expect(r.stdout).toContain(c);
     }
   });
 
   it.each([
-    ['serve'], ['worker'], ['migrate'], ['user create'], ['user set-password'], ['user list'], ['key rotate'], ['user'], ['key'],
+    ['serve'],
+    ['worker'],
+    ['migrate'],
+    ['user create'],
+    ['user set-password'],
+    ['user list'],
+    ['key rotate'],
+    ['user'],
+    ['key'],
   ])('prints the usage of "%s" with --help and exits 0, touching nothing', async (command) => {
     const data = path.join(tempDir('baton-cli-'), 'data');
     // Even a bad configuration does not stand in the way of --help.
@@ -31,7 +51,12 @@ describe('bin/baton without a database', () => {
   });
 
   it.each([
-    [['frobnicate']], [['user', 'frobnicate']], [['key', 'forget']], [['user']], [['serve', '--no-such-option']], [['serve', 'extra-argument']],
+    [['frobnicate']],
+    [['user', 'frobnicate']],
+    [['key', 'forget']],
+    [['user']],
+    [['serve', '--no-such-option']],
+    [['serve', 'extra-argument']],
     [['user', 'create', '--username']],
   ])('exits 2 with a message for the wrong usage %j', async (args) => {
     const r = await run(args, { BATON_DATA_DIR: path.join(tempDir('baton-cli-'), 'data') });
@@ -52,14 +77,22 @@ describe('bin/baton without a database', () => {
 
   it('exits 2 with a one-line message naming BATON_DATABASE_URL when the database cannot be reached', async () => {
     // Port 1 on loopback: nothing listens there, so the connection is refused at once.
-    const r = await run(['migrate'], { BATON_DATA_DIR: path.join(tempDir('baton-cli-'), 'data'), BATON_DATABASE_URL: 'postgres://postgres@127.0.0.1:1/baton' });
+    const r = await run(['migrate'], {
+      BATON_DATA_DIR: path.join(tempDir('baton-cli-'), 'data'),
+      BATON_DATABASE_URL: 'postgres://postgres@127.0.0.1:1/baton',
+    });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^baton: BATON_DATABASE_URL: cannot open and migrate the postgres database: .*ECONNREFUSED/);
+    expect(r.stderr).toMatch(
+      /^baton: BATON_DATABASE_URL: cannot open and migrate the postgres database: .*ECONNREFUSED/,
+    );
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('exits 2 naming BATON_DATABASE_URL when it is bad', async () => {
-    const r = await run(['migrate'], { BATON_DATA_DIR: path.join(tempDir('baton-cli-'), 'data'), BATON_DATABASE_URL: 'mysql://localhost/baton' });
+    const r = await run(['migrate'], {
+      BATON_DATA_DIR: path.join(tempDir('baton-cli-'), 'data'),
+      BATON_DATABASE_URL: 'mysql://localhost/baton',
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('BATON_DATABASE_URL');
   });
@@ -69,7 +102,11 @@ describe('bin/baton without a database', () => {
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     try {
       const port = (taken.address() as net.AddressInfo).port;
-      const r = await run(['serve'], { BATON_DATA_DIR: path.join(tempDir('baton-cli-'), 'data'), BATON_PORT: String(port), BATON_ADMIN_PASSWORD: ADMIN_PASSWORD });
+      const r = await run(['serve'], {
+        BATON_DATA_DIR: path.join(tempDir('baton-cli-'), 'data'),
+        BATON_PORT: String(port),
+        BATON_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      });
       expect(r.code).toBe(2);
       expect(r.stderr).toContain('BATON_PORT');
       expect(r.stderr).toContain('EADDRINUSE');
@@ -77,7 +114,10 @@ describe('bin/baton without a database', () => {
     } finally {
       await new Promise<void>((resolve) => taken.close(() => resolve()));
     }
-    const redis = await run(['serve'], { BATON_DATA_DIR: path.join(tempDir('baton-cli-'), 'data'), BATON_REDIS_URL: 'redis://127.0.0.1:6379' });
+    const redis = await run(['serve'], {
+      BATON_DATA_DIR: path.join(tempDir('baton-cli-'), 'data'),
+      BATON_REDIS_URL: 'redis://127.0.0.1:6379',
+    });
     expect(redis.code).toBe(2);
     expect(redis.stderr).toContain('BATON_REDIS_URL');
   });
@@ -108,7 +148,11 @@ describe.each(DIALECTS)('bin/baton on %s', (dialect) => {
 
   it('user create / list / set-password, then the new password signs in through serve', async () => {
     const env = await freshEnv(dialect);
-    const created = await run(['user', 'create', '--username', 'x', '--role', 'operator', '--password-stdin'], env, 'first password 123\n');
+    const created = await run(
+      ['user', 'create', '--username', 'x', '--role', 'operator', '--password-stdin'],
+      env,
+      'first password 123\n',
+    );
     expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });
     expect(created.stdout).toMatch(/Created x \(usr_\w+, role operator\)/);
     expect(created.stdout).not.toContain('first password 123');
@@ -122,18 +166,38 @@ describe.each(DIALECTS)('bin/baton on %s', (dialect) => {
     const genPassword = /Password, shown this once: (\S+)/.exec(generated.stdout)?.[1];
     expect(genPassword).toBeDefined();
 
-    const short = await run(['user', 'create', '--username', 'y', '--role', 'viewer', '--password-stdin'], env, 'short\n');
+    const short = await run(
+      ['user', 'create', '--username', 'y', '--role', 'viewer', '--password-stdin'],
+      env,
+      'short\n',
+    );
     expect(short.code).toBe(2);
     expect(short.stderr).toMatch(/password: must be at least 12 characters/);
-    const badRole = await run(['user', 'create', '--username', 'z', '--role', 'overlord', '--password-stdin'], env, 'long enough password\n');
+    const badRole = await run(
+      ['user', 'create', '--username', 'z', '--role', 'overlord', '--password-stdin'],
+      env,
+      'long enough password\n',
+    );
     expect(badRole.code).toBe(2);
     expect(badRole.stderr).toContain('--role');
-    const badEmail = await run(['user', 'create', '--username', 'e', '--role', 'viewer', '--email', 'not-an-address', '--password-stdin'], env, 'long enough password\n');
+    const badEmail = await run(
+      ['user', 'create', '--username', 'e', '--role', 'viewer', '--email', 'not-an-address', '--password-stdin'],
+      env,
+      'long enough password\n',
+    );
     expect(badEmail.code).toBe(2);
     expect(badEmail.stderr).toContain('--email');
-    const withEmail = await run(['user', 'create', '--username', 'm', '--role', 'viewer', '--email', 'm@example.org', '--password-stdin'], env, 'long enough password\n');
+    const withEmail = await run(
+      ['user', 'create', '--username', 'm', '--role', 'viewer', '--email', 'm@example.org', '--password-stdin'],
+      env,
+      'long enough password\n',
+    );
     expect(withEmail.code).toBe(0);
-    const duplicate = await run(['user', 'create', '--username', 'x', '--role', 'viewer', '--password-stdin'], env, 'another password 1\n');
+    const duplicate = await run(
+      ['user', 'create', '--username', 'x', '--role', 'viewer', '--password-stdin'],
+      env,
+      'another password 1\n',
+    );
     expect(duplicate.code).toBe(1);
     expect(duplicate.stderr).toContain('already exists');
     expect(duplicate.stderr).not.toMatch(/\n\s+at /);
@@ -142,10 +206,18 @@ describe.each(DIALECTS)('bin/baton on %s', (dialect) => {
     expect(after.stdout).toMatch(/\tm\tviewer$/m);
     expect(after.stdout.match(/\tx\t/g)).toHaveLength(1);
 
-    const setPw = await run(['user', 'set-password', '--username', 'x', '--password-stdin'], env, 'second password 456\n');
+    const setPw = await run(
+      ['user', 'set-password', '--username', 'x', '--password-stdin'],
+      env,
+      'second password 456\n',
+    );
     expect({ code: setPw.code, stderr: setPw.stderr }).toEqual({ code: 0, stderr: '' });
     expect(setPw.stdout).toContain('Password of x changed');
-    const unknown = await run(['user', 'set-password', '--username', 'nobody', '--password-stdin'], env, 'second password 456\n');
+    const unknown = await run(
+      ['user', 'set-password', '--username', 'nobody', '--password-stdin'],
+      env,
+      'second password 456\n',
+    );
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('nobody');
     const shortSet = await run(['user', 'set-password', '--username', 'x', '--password-stdin'], env, 'tiny\n');
@@ -168,7 +240,10 @@ describe.each(DIALECTS)('bin/baton on %s', (dialect) => {
       expect(s.output()).not.toContain(ADMIN_PASSWORD);
       const admin = await login(s.base, 'admin', ADMIN_PASSWORD);
       expect(admin.status).toBe(200);
-      const me = await fetch(`${s.base}/v1/auth/check`, { method: 'POST', headers: { Authorization: `Bearer ${admin.token}` } });
+      const me = await fetch(`${s.base}/v1/auth/check`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${admin.token}` },
+      });
       expect(me.status).toBe(200);
       expect(((await me.json()) as { role: string }).role).toBe('admin');
       expect((await fetch(`${s.base}/healthz`)).status).toBe(200);
@@ -176,7 +251,10 @@ describe.each(DIALECTS)('bin/baton on %s', (dialect) => {
       exit = await s.stop();
     }
     expect({ code: exit.code, signal: exit.signal }).toEqual({ code: 0, signal: null });
-    const lines = exit.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { message: string });
+    const lines = exit.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { message: string });
     expect(lines.map((l) => l.message)).toEqual(expect.arrayContaining(['listening', 'shutting down', 'stopped']));
     expect(exit.stdout + exit.stderr).not.toContain(ADMIN_PASSWORD);
   }, 120_000);
@@ -239,7 +317,9 @@ describe.each(DIALECTS)('bin/baton on %s', (dialect) => {
     fs.writeFileSync(keyFile, oldKey, { mode: 0o600 });
     const refused = await run(['serve'], env);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/master key cannot open stored secrets \(server_keys\.private_key_enc: .*does not hold/);
+    expect(refused.stderr).toMatch(
+      /master key cannot open stored secrets \(server_keys\.private_key_enc: .*does not hold/,
+    );
     fs.writeFileSync(keyFile, newKey, { mode: 0o600 });
   }, 240_000);
 

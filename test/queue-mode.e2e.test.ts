@@ -55,17 +55,34 @@ function lane(start: () => Promise<QueueCluster>) {
 
 const mainLane = lane(() =>
   startQueueCluster({
-    database: 'postgres', replicas: 2,
-    workers: [{ name: `m1-${RUN_TAG}`, concurrency: 1 }, { name: `m2-${RUN_TAG}`, labels: ['gpu'], concurrency: 1 }],
+    database: 'postgres',
+    replicas: 2,
+    workers: [
+      { name: `m1-${RUN_TAG}`, concurrency: 1 },
+      { name: `m2-${RUN_TAG}`, labels: ['gpu'], concurrency: 1 },
+    ],
   }),
 );
 const faultLane = lane(() =>
-  startQueueCluster({ database: 'postgres', replicas: 2, workers: [{ name: `f1-${RUN_TAG}`, concurrency: 1 }, { name: `f2-${RUN_TAG}`, concurrency: 1 }] }),
+  startQueueCluster({
+    database: 'postgres',
+    replicas: 2,
+    workers: [
+      { name: `f1-${RUN_TAG}`, concurrency: 1 },
+      { name: `f2-${RUN_TAG}`, concurrency: 1 },
+    ],
+  }),
 );
-const sqliteLane = lane(() => startQueueCluster({ database: 'sqlite', replicas: 1, workers: [{ name: `s1-${RUN_TAG}`, concurrency: 1 }] }));
+const sqliteLane = lane(() =>
+  startQueueCluster({ database: 'sqlite', replicas: 1, workers: [{ name: `s1-${RUN_TAG}`, concurrency: 1 }] }),
+);
 
 afterAll(async () => {
-  for (const l of [mainLane, faultLane, sqliteLane]) await l.started()?.then((c) => c.close(), () => {});
+  for (const l of [mainLane, faultLane, sqliteLane])
+    await l.started()?.then(
+      (c) => c.close(),
+      () => {},
+    );
   await cleanupProcesses();
 }, 60_000);
 
@@ -93,192 +110,293 @@ const daemonsOf = async (c: QueueCluster, r: Replica): Promise<Worker[]> => {
 describe('queue mode end to end', () => {
   // Declared lane heads first: Jest starts at most 5 concurrent cases at once, in this order.
 
-  it.concurrent('SQLite: one replica with a worker runs a playbook; a second replica on the same prefix is refused; a killed one restarts at once', () =>
-    sqliteLane.run(async (c) => {
-      const [a] = c.replicas as [Replica];
-      const refused = await runBaton(['serve'], c.replicaEnv());
-      expect(refused.code).toBe(2);
-      expect(refused.stderr).toContain(`runs on SQLite with queue prefix "${c.prefix}"`);
-      expect(refused.stderr).toContain(a.consumer);
-      expect(refused.stderr).not.toMatch(/\n\s+at /);
+  it.concurrent(
+    'SQLite: one replica with a worker runs a playbook; a second replica on the same prefix is refused; a killed one restarts at once',
+    () =>
+      sqliteLane.run(async (c) => {
+        const [a] = c.replicas as [Replica];
+        const refused = await runBaton(['serve'], c.replicaEnv());
+        expect(refused.code).toBe(2);
+        expect(refused.stderr).toContain(`runs on SQLite with queue prefix "${c.prefix}"`);
+        expect(refused.stderr).toContain(a.consumer);
+        expect(refused.stderr).not.toMatch(/\n\s+at /);
 
-      const inv = await inventoryOf(c, a, ONE_HOST);
-      const run = await c.submit(a, { playbook: play(shell('echo small-deployment')), inventory_id: inv });
-      expect(await c.finished(a, run.id, 90_000)).toMatchObject({ conclusion: 'succeeded', worker: `s1-${RUN_TAG}` });
-      expectGapFree((await c.events(a, run.id)).map((e) => e.seq));
+        const inv = await inventoryOf(c, a, ONE_HOST);
+        const run = await c.submit(a, { playbook: play(shell('echo small-deployment')), inventory_id: inv });
+        expect(await c.finished(a, run.id, 90_000)).toMatchObject({ conclusion: 'succeeded', worker: `s1-${RUN_TAG}` });
+        expectGapFree((await c.events(a, run.id)).map((e) => e.seq));
 
-      // Killed, then restarted at once (as systemd does): its own fresh announcement does not refuse it.
-      const again = await c.restartReplica(a);
-      const next = await c.submit(again, { playbook: play(shell('echo after-a-crash')), inventory_id: inv });
-      expect(await c.finished(again, next.id, 90_000)).toMatchObject({ conclusion: 'succeeded' });
-    }), CASE_TIMEOUT_MS);
+        // Killed, then restarted at once (as systemd does): its own fresh announcement does not refuse it.
+        const again = await c.restartReplica(a);
+        const next = await c.submit(again, { playbook: play(shell('echo after-a-crash')), inventory_id: inv });
+        expect(await c.finished(again, next.id, 90_000)).toMatchObject({ conclusion: 'succeeded' });
+      }),
+    CASE_TIMEOUT_MS,
+  );
 
-  it.concurrent('a worker SIGKILLed mid-run: its run ends error/worker_lost, is never started again, the other worker goes on', () =>
-    faultLane.run(async (c) => {
-      const [a, b] = c.replicas as [Replica, Replica];
-      const inv = await inventoryOf(c, a, ONE_HOST);
-      const marker = path.join(tempDir('baton-queue-'), 'started');
-      const run = await c.submit(a, { playbook: play(shell(`echo started >> ${marker}; sleep 40`)), inventory_id: inv });
-      await waitFor('the task to start', async () => (fs.existsSync(marker) ? true : undefined), 60_000);
-      const running = await c.waitForRun(a, run.id, (r) => r.status === 'running' && r.worker !== null, 'to show its worker');
-      const victim = c.workers.find((w) => w.name === running.worker);
-      expect(victim).toBeDefined();
-      const survivor = c.workers.find((w) => w !== victim)!;
-      await victim!.kill({ withPlaybooks: true });
+  it.concurrent(
+    'a worker SIGKILLed mid-run: its run ends error/worker_lost, is never started again, the other worker goes on',
+    () =>
+      faultLane.run(async (c) => {
+        const [a, b] = c.replicas as [Replica, Replica];
+        const inv = await inventoryOf(c, a, ONE_HOST);
+        const marker = path.join(tempDir('baton-queue-'), 'started');
+        const run = await c.submit(a, {
+          playbook: play(shell(`echo started >> ${marker}; sleep 40`)),
+          inventory_id: inv,
+        });
+        await waitFor('the task to start', async () => (fs.existsSync(marker) ? true : undefined), 60_000);
+        const running = await c.waitForRun(
+          a,
+          run.id,
+          (r) => r.status === 'running' && r.worker !== null,
+          'to show its worker',
+        );
+        const victim = c.workers.find((w) => w.name === running.worker);
+        expect(victim).toBeDefined();
+        const survivor = c.workers.find((w) => w !== victim)!;
+        await victim!.kill({ withPlaybooks: true });
 
-      // The lease (30 s) expires, then the leader's sweep (every 30 s) finishes it.
-      const lost = await c.waitForRun(b, run.id, (r) => r.status === 'finished', 'to be finished as lost', 90_000);
-      expect(lost).toMatchObject({ conclusion: 'error', reason: 'worker_lost', worker: victim!.name });
+        // The lease (30 s) expires, then the leader's sweep (every 30 s) finishes it.
+        const lost = await c.waitForRun(b, run.id, (r) => r.status === 'finished', 'to be finished as lost', 90_000);
+        expect(lost).toMatchObject({ conclusion: 'error', reason: 'worker_lost', worker: victim!.name });
 
-      // The survivor takes new runs, and had the lost one been handed out again it would have run by then.
-      const next = await c.submit(b, { playbook: play(shell('echo next')), inventory_id: inv });
-      expect(await c.finished(b, next.id, 60_000)).toMatchObject({ conclusion: 'succeeded', worker: survivor.name });
-      const statuses = await c.events(b, run.id, '?kind=status');
-      expect(statuses.filter((e) => e.data.status === 'running')).toHaveLength(1);
-      expect(statuses[statuses.length - 1]!.data).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
-      expect(await c.events(b, run.id, '?kind=playbook_on_start')).toHaveLength(1);
-      expect(fs.readFileSync(marker, 'utf8')).toBe('started\n');
-    }), CASE_TIMEOUT_MS);
+        // The survivor takes new runs, and had the lost one been handed out again it would have run by then.
+        const next = await c.submit(b, { playbook: play(shell('echo next')), inventory_id: inv });
+        expect(await c.finished(b, next.id, 60_000)).toMatchObject({ conclusion: 'succeeded', worker: survivor.name });
+        const statuses = await c.events(b, run.id, '?kind=status');
+        expect(statuses.filter((e) => e.data.status === 'running')).toHaveLength(1);
+        expect(statuses[statuses.length - 1]!.data).toMatchObject({
+          status: 'finished',
+          conclusion: 'error',
+          reason: 'worker_lost',
+        });
+        expect(await c.events(b, run.id, '?kind=playbook_on_start')).toHaveLength(1);
+        expect(fs.readFileSync(marker, 'utf8')).toBe('started\n');
+      }),
+    CASE_TIMEOUT_MS,
+  );
 
-  it.concurrent('a run submitted to replica A succeeds on a worker; SSE and GET on replica B; both daemons listed', () =>
-    mainLane.run(async (c) => {
-      const [a, b] = c.replicas as [Replica, Replica];
-      // Workers start side by side: tell them by their labels, not by the order they came up in.
-      const w1 = c.workers.find((w) => w.labels.length === 0);
-      const w2 = c.workers.find((w) => w.labels.includes('gpu'));
-      const inv = await inventoryOf(c, a, ONE_HOST);
-      const run = await c.submit(a, { playbook: play(shell('echo hello-from-a-worker')), inventory_id: inv });
-      const stream = await c.sse(b, run.id);
-      expect(stream.status).toBe(200);
-      await stream.until((s) => s.ended(), 'the end of the stream on replica B', 90_000);
-      const seqs = stream.seqs();
-      expectGapFree(seqs);
-      expect(stream.frames.filter((f) => f.event === 'end')).toHaveLength(1);
+  it.concurrent(
+    'a run submitted to replica A succeeds on a worker; SSE and GET on replica B; both daemons listed',
+    () =>
+      mainLane.run(async (c) => {
+        const [a, b] = c.replicas as [Replica, Replica];
+        // Workers start side by side: tell them by their labels, not by the order they came up in.
+        const w1 = c.workers.find((w) => w.labels.length === 0);
+        const w2 = c.workers.find((w) => w.labels.includes('gpu'));
+        const inv = await inventoryOf(c, a, ONE_HOST);
+        const run = await c.submit(a, { playbook: play(shell('echo hello-from-a-worker')), inventory_id: inv });
+        const stream = await c.sse(b, run.id);
+        expect(stream.status).toBe(200);
+        await stream.until((s) => s.ended(), 'the end of the stream on replica B', 90_000);
+        const seqs = stream.seqs();
+        expectGapFree(seqs);
+        expect(stream.frames.filter((f) => f.event === 'end')).toHaveLength(1);
 
-      const done = (await c.call(b, 'GET', `/v1/runs/${run.id}`)).body;
-      expect(done).toMatchObject({ status: 'finished', conclusion: 'succeeded', last_seq: seqs[seqs.length - 1] });
-      expect([w1!.name, w2!.name]).toContain(done.worker);
-      expect((await c.call(b, 'GET', `/v1/runs/${run.id}/logs`)).status).toBe(200);
+        const done = (await c.call(b, 'GET', `/v1/runs/${run.id}`)).body;
+        expect(done).toMatchObject({ status: 'finished', conclusion: 'succeeded', last_seq: seqs[seqs.length - 1] });
+        expect([w1!.name, w2!.name]).toContain(done.worker);
+        expect((await c.call(b, 'GET', `/v1/runs/${run.id}/logs`)).status).toBe(200);
 
-      const daemons = await daemonsOf(c, b);
-      expect(daemons).toEqual(expect.arrayContaining([
-        expect.objectContaining({ name: w1!.name, mode: 'daemon', labels: [], capacity: 1, freshness: 'fresh' }),
-        expect.objectContaining({ name: w2!.name, mode: 'daemon', labels: ['gpu'], capacity: 1, freshness: 'fresh' }),
-      ]));
-    }), CASE_TIMEOUT_MS);
+        const daemons = await daemonsOf(c, b);
+        expect(daemons).toEqual(
+          expect.arrayContaining([
+            expect.objectContaining({ name: w1!.name, mode: 'daemon', labels: [], capacity: 1, freshness: 'fresh' }),
+            expect.objectContaining({
+              name: w2!.name,
+              mode: 'daemon',
+              labels: ['gpu'],
+              capacity: 1,
+              freshness: 'fresh',
+            }),
+          ]),
+        );
+      }),
+    CASE_TIMEOUT_MS,
+  );
 
-  it.concurrent('an API replica SIGKILLed while it holds a streaming run\'s events: the run succeeds with every event stored', () =>
-    faultLane.run(async (c) => {
-      const [a, b] = c.replicas as [Replica, Replica];
-      const inv = await inventoryOf(c, a, ONE_HOST);
-      const tasks = Array.from({ length: 20 }, (_, i) => `    - ansible.builtin.debug: { msg: "step ${i + 1}" }\n    - ansible.builtin.command: sleep 0.25\n`).join('');
-      const run = await c.submit(a, { playbook: play(tasks), inventory_id: inv });
-      const stream = await c.sse(a, run.id);
-      await waitFor('the run to stream events', async () => ((await c.events(a, run.id)).length >= 8 ? true : undefined), 60_000);
+  it.concurrent(
+    "an API replica SIGKILLed while it holds a streaming run's events: the run succeeds with every event stored",
+    () =>
+      faultLane.run(async (c) => {
+        const [a, b] = c.replicas as [Replica, Replica];
+        const inv = await inventoryOf(c, a, ONE_HOST);
+        const tasks = Array.from(
+          { length: 20 },
+          (_, i) =>
+            `    - ansible.builtin.debug: { msg: "step ${i + 1}" }\n    - ansible.builtin.command: sleep 0.25\n`,
+        ).join('');
+        const run = await c.submit(a, { playbook: play(tasks), inventory_id: inv });
+        const stream = await c.sse(a, run.id);
+        await waitFor(
+          'the run to stream events',
+          async () => ((await c.events(a, run.id)).length >= 8 ? true : undefined),
+          60_000,
+        );
 
-      // Frozen, B still takes its share of the stream from Redis but never acknowledges it: then it dies.
-      let held = 0;
-      for (let attempt = 0; attempt < 5 && held === 0; attempt++) {
-        b.pause();
-        await new Promise((r) => setTimeout(r, 1_500));
-        held = await pendingOf(c, b.consumer);
-        if (held === 0) b.resume();
-      }
-      expect(held).toBeGreaterThan(0);
-      await b.kill();
+        // Frozen, B still takes its share of the stream from Redis but never acknowledges it: then it dies.
+        let held = 0;
+        for (let attempt = 0; attempt < 5 && held === 0; attempt++) {
+          b.pause();
+          await new Promise((r) => setTimeout(r, 1_500));
+          held = await pendingOf(c, b.consumer);
+          if (held === 0) b.resume();
+        }
+        expect(held).toBeGreaterThan(0);
+        await b.kill();
 
-      // A claims B's entries once they are 30 s idle.
-      const done = await c.finished(a, run.id, 120_000);
-      expect(done).toMatchObject({ conclusion: 'succeeded' });
-      const events = await c.events(a, run.id);
-      expectGapFree(events.map((e) => e.seq));
-      expect(events.length).toBe(done.last_seq);
-      expect(events.filter((e) => e.kind === 'runner_on_ok')).toHaveLength(40);
-      expect(events[events.length - 1]).toMatchObject({ kind: 'status', data: { status: 'finished', conclusion: 'succeeded' } });
-      expect(await pendingOf(c, b.consumer)).toBe(0);
-      // The live stream on A relayed them all in order too, across the gap.
-      await stream.until((s) => s.ended(), 'the end of the stream on replica A', 30_000);
-      expectGapFree(stream.seqs());
-      expect(stream.seqs()).toHaveLength(events.length);
-    }), CASE_TIMEOUT_MS);
+        // A claims B's entries once they are 30 s idle.
+        const done = await c.finished(a, run.id, 120_000);
+        expect(done).toMatchObject({ conclusion: 'succeeded' });
+        const events = await c.events(a, run.id);
+        expectGapFree(events.map((e) => e.seq));
+        expect(events.length).toBe(done.last_seq);
+        expect(events.filter((e) => e.kind === 'runner_on_ok')).toHaveLength(40);
+        expect(events[events.length - 1]).toMatchObject({
+          kind: 'status',
+          data: { status: 'finished', conclusion: 'succeeded' },
+        });
+        expect(await pendingOf(c, b.consumer)).toBe(0);
+        // The live stream on A relayed them all in order too, across the gap.
+        await stream.until((s) => s.ended(), 'the end of the stream on replica A', 30_000);
+        expectGapFree(stream.seqs());
+        expect(stream.seqs()).toHaveLength(events.length);
+      }),
+    CASE_TIMEOUT_MS,
+  );
 
-  it.concurrent('shards spread over both workers: a 2-shard split on 2 hosts runs one shard on each', () =>
-    mainLane.run(async (c) => {
-      const [a, b] = c.replicas as [Replica, Replica];
-      const [w1, w2] = c.workers;
-      const inv = await inventoryOf(c, a, TWO_HOSTS);
-      // Each worker runs one at a time and a shard takes ~3 s: the second shard cannot wait for the first worker.
-      const split = await c.submit(a, { playbook: play(shell('sleep 3')), inventory_id: inv, shards: 2 });
-      expect(split).toMatchObject({ kind: 'split', shard_count: 2 });
-      expect(await c.finished(b, split.id, 90_000)).toMatchObject({ conclusion: 'succeeded' });
-      const shards = (await c.call<Run[]>(b, 'GET', `/v1/runs/${split.id}/shards`)).body;
-      expect(shards.map((s) => [s.shard_index, s.hosts, s.conclusion])).toEqual([[0, ['h1'], 'succeeded'], [1, ['h2'], 'succeeded']]);
-      expect(shards.map((s) => s.worker).sort()).toEqual([w1!.name, w2!.name].sort());
-    }), CASE_TIMEOUT_MS);
+  it.concurrent(
+    'shards spread over both workers: a 2-shard split on 2 hosts runs one shard on each',
+    () =>
+      mainLane.run(async (c) => {
+        const [a, b] = c.replicas as [Replica, Replica];
+        const [w1, w2] = c.workers;
+        const inv = await inventoryOf(c, a, TWO_HOSTS);
+        // Each worker runs one at a time and a shard takes ~3 s: the second shard cannot wait for the first worker.
+        const split = await c.submit(a, { playbook: play(shell('sleep 3')), inventory_id: inv, shards: 2 });
+        expect(split).toMatchObject({ kind: 'split', shard_count: 2 });
+        expect(await c.finished(b, split.id, 90_000)).toMatchObject({ conclusion: 'succeeded' });
+        const shards = (await c.call<Run[]>(b, 'GET', `/v1/runs/${split.id}/shards`)).body;
+        expect(shards.map((s) => [s.shard_index, s.hosts, s.conclusion])).toEqual([
+          [0, ['h1'], 'succeeded'],
+          [1, ['h2'], 'succeeded'],
+        ]);
+        expect(shards.map((s) => s.worker).sort()).toEqual([w1!.name, w2!.name].sort());
+      }),
+    CASE_TIMEOUT_MS,
+  );
 
-  it.concurrent('cancel of a running run: finished/canceled within 15 s, and the worker is free again', () =>
-    mainLane.run(async (c) => {
-      const [a, b] = c.replicas as [Replica, Replica];
-      const gpu = c.workers.find((w) => w.labels.includes('gpu'))!;
-      const inv = await inventoryOf(c, a, ONE_HOST);
-      const run = await c.submit(a, { playbook: play('    - ansible.builtin.command: sleep 60\n'), inventory_id: inv, labels: ['gpu'] });
-      await waitFor('the task to start', async () => ((await c.events(a, run.id, '?kind=playbook_on_task_start')).length ? true : undefined), 60_000);
-      // Through the other replica: the cancel must reach the worker that holds the job.
-      const cancel = await c.call(b, 'POST', `/v1/runs/${run.id}/cancel`);
-      expect(cancel.status).toBe(202);
-      expect(await c.finished(a, run.id, 15_000)).toMatchObject({ conclusion: 'canceled', worker: gpu.name });
+  it.concurrent(
+    'cancel of a running run: finished/canceled within 15 s, and the worker is free again',
+    () =>
+      mainLane.run(async (c) => {
+        const [a, b] = c.replicas as [Replica, Replica];
+        const gpu = c.workers.find((w) => w.labels.includes('gpu'))!;
+        const inv = await inventoryOf(c, a, ONE_HOST);
+        const run = await c.submit(a, {
+          playbook: play('    - ansible.builtin.command: sleep 60\n'),
+          inventory_id: inv,
+          labels: ['gpu'],
+        });
+        await waitFor(
+          'the task to start',
+          async () => ((await c.events(a, run.id, '?kind=playbook_on_task_start')).length ? true : undefined),
+          60_000,
+        );
+        // Through the other replica: the cancel must reach the worker that holds the job.
+        const cancel = await c.call(b, 'POST', `/v1/runs/${run.id}/cancel`);
+        expect(cancel.status).toBe(202);
+        expect(await c.finished(a, run.id, 15_000)).toMatchObject({ conclusion: 'canceled', worker: gpu.name });
 
-      await waitFor('the worker to hold no run', async () => {
-        const w = (await daemonsOf(c, a)).find((d) => d.name === gpu.name);
-        return w && w.running_count === 0 ? true : undefined;
-      }, 30_000);
-      const next = await c.submit(a, { playbook: play(shell('echo free-again')), inventory_id: inv, labels: ['gpu'] });
-      expect(await c.finished(a, next.id, 60_000)).toMatchObject({ conclusion: 'succeeded', worker: gpu.name });
-    }), CASE_TIMEOUT_MS);
+        await waitFor(
+          'the worker to hold no run',
+          async () => {
+            const w = (await daemonsOf(c, a)).find((d) => d.name === gpu.name);
+            return w && w.running_count === 0 ? true : undefined;
+          },
+          30_000,
+        );
+        const next = await c.submit(a, {
+          playbook: play(shell('echo free-again')),
+          inventory_id: inv,
+          labels: ['gpu'],
+        });
+        expect(await c.finished(a, next.id, 60_000)).toMatchObject({ conclusion: 'succeeded', worker: gpu.name });
+      }),
+    CASE_TIMEOUT_MS,
+  );
 
-  it.concurrent('label routing: gpu runs go only to the gpu worker; a run no worker can take stays pending and cancels at once', () =>
-    mainLane.run(async (c) => {
-      const [a, b] = c.replicas as [Replica, Replica];
-      const gpu = c.workers.find((w) => w.labels.includes('gpu'))!;
-      const inv = await inventoryOf(c, a, ONE_HOST);
-      const nowhere = await c.submit(a, { playbook: play(shell('echo never')), inventory_id: inv, labels: ['nowhere'] });
-      // Three at once for a worker that runs one at a time, while the other worker idles: it must not help.
-      const gpuRuns = await Promise.all([1, 2, 3].map((n) => c.submit(a, { playbook: play(shell(`echo gpu-${n}; sleep 1`)), inventory_id: inv, labels: ['gpu'] })));
-      const gpuDone = await Promise.all(gpuRuns.map((r) => c.finished(b, r.id, 90_000)));
+  it.concurrent(
+    'label routing: gpu runs go only to the gpu worker; a run no worker can take stays pending and cancels at once',
+    () =>
+      mainLane.run(async (c) => {
+        const [a, b] = c.replicas as [Replica, Replica];
+        const gpu = c.workers.find((w) => w.labels.includes('gpu'))!;
+        const inv = await inventoryOf(c, a, ONE_HOST);
+        const nowhere = await c.submit(a, {
+          playbook: play(shell('echo never')),
+          inventory_id: inv,
+          labels: ['nowhere'],
+        });
+        // Three at once for a worker that runs one at a time, while the other worker idles: it must not help.
+        const gpuRuns = await Promise.all(
+          [1, 2, 3].map((n) =>
+            c.submit(a, { playbook: play(shell(`echo gpu-${n}; sleep 1`)), inventory_id: inv, labels: ['gpu'] }),
+          ),
+        );
+        const gpuDone = await Promise.all(gpuRuns.map((r) => c.finished(b, r.id, 90_000)));
 
-      // Those took seconds: the run that asks for a label no worker has is still waiting.
-      expect((await c.call(b, 'GET', `/v1/runs/${nowhere.id}`)).body).toMatchObject({ status: 'pending', worker: null });
-      const cancel = await c.call(b, 'POST', `/v1/runs/${nowhere.id}/cancel`);
-      expect(cancel.status).toBe(200);
-      expect(cancel.body).toMatchObject({ status: 'finished', conclusion: 'canceled' });
-      expect(await c.events(a, nowhere.id, '?kind=playbook_on_start')).toHaveLength(0);
+        // Those took seconds: the run that asks for a label no worker has is still waiting.
+        expect((await c.call(b, 'GET', `/v1/runs/${nowhere.id}`)).body).toMatchObject({
+          status: 'pending',
+          worker: null,
+        });
+        const cancel = await c.call(b, 'POST', `/v1/runs/${nowhere.id}/cancel`);
+        expect(cancel.status).toBe(200);
+        expect(cancel.body).toMatchObject({ status: 'finished', conclusion: 'canceled' });
+        expect(await c.events(a, nowhere.id, '?kind=playbook_on_start')).toHaveLength(0);
 
-      const outcome = (r: Run) => ({ conclusion: r.conclusion, reason: r.reason, worker: r.worker });
-      expect(gpuDone.map(outcome)).toEqual(gpuDone.map(() => ({ conclusion: 'succeeded', reason: null, worker: gpu.name })));
-    }), CASE_TIMEOUT_MS);
+        const outcome = (r: Run) => ({ conclusion: r.conclusion, reason: r.reason, worker: r.worker });
+        expect(gpuDone.map(outcome)).toEqual(
+          gpuDone.map(() => ({ conclusion: 'succeeded', reason: null, worker: gpu.name })),
+        );
+      }),
+    CASE_TIMEOUT_MS,
+  );
 
-  it.concurrent('Redis restarted mid-queue: every pending run still runs and succeeds', () =>
-    mainLane.run(async (c) => {
-      const [a, b] = c.replicas as [Replica, Replica];
-      const inv = await inventoryOf(c, a, ONE_HOST);
-      // No worker has the label yet: the runs wait in the queue that the restart wipes.
-      const queued = await Promise.all([1, 2, 3].map((n) => c.submit(a, { playbook: play(shell(`echo queued-${n}`)), inventory_id: inv, labels: ['late'] })));
-      for (const r of queued) expect((await c.call(b, 'GET', `/v1/runs/${r.id}`)).body).toMatchObject({ status: 'pending' });
+  it.concurrent(
+    'Redis restarted mid-queue: every pending run still runs and succeeds',
+    () =>
+      mainLane.run(async (c) => {
+        const [a, b] = c.replicas as [Replica, Replica];
+        const inv = await inventoryOf(c, a, ONE_HOST);
+        // No worker has the label yet: the runs wait in the queue that the restart wipes.
+        const queued = await Promise.all(
+          [1, 2, 3].map((n) =>
+            c.submit(a, { playbook: play(shell(`echo queued-${n}`)), inventory_id: inv, labels: ['late'] }),
+          ),
+        );
+        for (const r of queued)
+          expect((await c.call(b, 'GET', `/v1/runs/${r.id}`)).body).toMatchObject({ status: 'pending' });
 
-      await c.redis.stop('kill');
-      // A replica that cannot reach Redis is not ready (it can neither dispatch nor ingest), and says why.
-      const notReady = await fetch(`${a.base}/readyz`);
-      expect(notReady.status).toBe(503);
-      expect(((await notReady.json()) as { detail: string }).detail).toBe('Redis unreachable');
-      await c.redis.start();
-      // One slot for three runs: each waits for the one before it.
-      const late = await c.startWorker({ name: `m3-${RUN_TAG}`, labels: ['late'], concurrency: 1 });
+        await c.redis.stop('kill');
+        // A replica that cannot reach Redis is not ready (it can neither dispatch nor ingest), and says why.
+        const notReady = await fetch(`${a.base}/readyz`);
+        expect(notReady.status).toBe(503);
+        expect(((await notReady.json()) as { detail: string }).detail).toBe('Redis unreachable');
+        await c.redis.start();
+        // One slot for three runs: each waits for the one before it.
+        const late = await c.startWorker({ name: `m3-${RUN_TAG}`, labels: ['late'], concurrency: 1 });
 
-      // The leader's sweep (every 30 s) puts what the empty Redis forgot back into the queue.
-      for (const r of queued) expect(await c.finished(b, r.id, 120_000)).toMatchObject({ conclusion: 'succeeded', worker: late.name });
-      expectGapFree((await c.events(a, queued[0]!.id)).map((e: RunEvent) => e.seq));
-      // The workers that lived through the restart take new runs too.
-      const after = await c.submit(b, { playbook: play(shell('echo after-restart')), inventory_id: inv });
-      expect(await c.finished(a, after.id, 90_000)).toMatchObject({ conclusion: 'succeeded' });
-    }), CASE_TIMEOUT_MS);
+        // The leader's sweep (every 30 s) puts what the empty Redis forgot back into the queue.
+        for (const r of queued)
+          expect(await c.finished(b, r.id, 120_000)).toMatchObject({ conclusion: 'succeeded', worker: late.name });
+        expectGapFree((await c.events(a, queued[0]!.id)).map((e: RunEvent) => e.seq));
+        // The workers that lived through the restart take new runs too.
+        const after = await c.submit(b, { playbook: play(shell('echo after-restart')), inventory_id: inv });
+        expect(await c.finished(a, after.id, 90_000)).toMatchObject({ conclusion: 'succeeded' });
+      }),
+    CASE_TIMEOUT_MS,
+  );
 });

@@ -9,7 +9,18 @@ import type { Worker } from '@baton/contracts';
 import { openDatabase, type RunRow } from '@baton/db';
 import { DIALECTS } from '@baton/db/testing';
 import {
-  ADMIN_PASSWORD, call, childrenOf, cleanupProcesses, freePort, freshEnv, login, run as runBaton, type Server, serve, tempDir, waitFor,
+  ADMIN_PASSWORD,
+  call,
+  childrenOf,
+  cleanupProcesses,
+  freePort,
+  freshEnv,
+  login,
+  run as runBaton,
+  type Server,
+  serve,
+  tempDir,
+  waitFor,
 } from './support/baton-process.js';
 
 afterAll(cleanupProcesses);
@@ -52,7 +63,8 @@ async function startSleepingRun(s: Server, token: string, seconds: number): Prom
   const marker = path.join(tempDir('baton-restart-'), 'started');
   const inv = await call(s, token, 'POST', '/v1/inventories', { name: `local ${marker}`, content: LOCAL_INVENTORY });
   const run = await call(s, token, 'POST', '/v1/runs', {
-    playbook: `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.shell: echo started >> ${marker}; sleep ${seconds}\n`, inventory_id: inv.body.id,
+    playbook: `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.shell: echo started >> ${marker}; sleep ${seconds}\n`,
+    inventory_id: inv.body.id,
   });
   expect(run.status).toBe(201);
   await waitFor('the task to start', async () => (fs.existsSync(marker) ? true : undefined));
@@ -68,7 +80,8 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
     const { token } = await login(idle.base, 'admin', ADMIN_PASSWORD);
     const inv = await call(idle, token!, 'POST', '/v1/inventories', { name: 'local', content: LOCAL_INVENTORY });
     const run = await call(idle, token!, 'POST', '/v1/runs', {
-      playbook: `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.shell: echo ran >> ${marker}\n`, inventory_id: inv.body.id,
+      playbook: `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.shell: echo ran >> ${marker}\n`,
+      inventory_id: inv.body.id,
     });
     expect(run.status).toBe(201);
     expect((await call(idle, token!, 'GET', `/v1/runs/${run.body.id}`)).body.status).toBe('pending');
@@ -87,13 +100,19 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
   }, 180_000);
 
   it('finishes a run whose server was killed mid-run as error/worker_lost and never runs it again', async () => {
-    const env = { ...(await freshEnv(dialect)), ...UNSANDBOXED, BATON_ADMIN_PASSWORD: ADMIN_PASSWORD, BATON_EXECUTORS: '2' };
+    const env = {
+      ...(await freshEnv(dialect)),
+      ...UNSANDBOXED,
+      BATON_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      BATON_EXECUTORS: '2',
+    };
     const marker = path.join(tempDir('baton-restart-'), 'started');
     const first = await serve(env);
     const { token } = await login(first.base, 'admin', ADMIN_PASSWORD);
     const inv = await call(first, token!, 'POST', '/v1/inventories', { name: 'local', content: LOCAL_INVENTORY });
     const run = await call(first, token!, 'POST', '/v1/runs', {
-      playbook: `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.shell: echo started >> ${marker}; sleep 8\n`, inventory_id: inv.body.id,
+      playbook: `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.shell: echo started >> ${marker}; sleep 8\n`,
+      inventory_id: inv.body.id,
     });
     expect(run.status).toBe(201);
     await waitFor('the task to start', async () => (fs.existsSync(marker) ? true : undefined));
@@ -103,7 +122,10 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
     const taken = net.createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     try {
-      const blocked = await runBaton(['serve'], { ...env, BATON_PORT: String((taken.address() as net.AddressInfo).port) });
+      const blocked = await runBaton(['serve'], {
+        ...env,
+        BATON_PORT: String((taken.address() as net.AddressInfo).port),
+      });
       expect(blocked.code).toBe(2);
       expect(blocked.stderr).toContain('EADDRINUSE');
     } finally {
@@ -116,8 +138,19 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
       const again = (await login(second.base, 'admin', ADMIN_PASSWORD)).token!;
       const lost = (await call(second, again, 'GET', `/v1/runs/${run.body.id}`)).body;
       expect(lost).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
-      const events = (await call<Array<{ data: Record<string, unknown> }>>(second, again, 'GET', `/v1/runs/${run.body.id}/events?kind=status`)).body;
-      expect(events[events.length - 1]!.data).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
+      const events = (
+        await call<Array<{ data: Record<string, unknown> }>>(
+          second,
+          again,
+          'GET',
+          `/v1/runs/${run.body.id}/events?kind=status`,
+        )
+      ).body;
+      expect(events[events.length - 1]!.data).toMatchObject({
+        status: 'finished',
+        conclusion: 'error',
+        reason: 'worker_lost',
+      });
       // Longer than the task would take: a second start would have appended a line by now.
       await new Promise((r) => setTimeout(r, 10_000));
       expect(fs.readFileSync(marker, 'utf8')).toBe('started\n');
@@ -127,13 +160,20 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
   }, 180_000);
 
   it('on SIGTERM lets a running run go on for the grace period, then cancels it', async () => {
-    const env = { ...(await freshEnv(dialect)), ...UNSANDBOXED, BATON_ADMIN_PASSWORD: ADMIN_PASSWORD, BATON_EXECUTORS: '1', BATON_RUN_GRACE_SECONDS: '1' };
+    const env = {
+      ...(await freshEnv(dialect)),
+      ...UNSANDBOXED,
+      BATON_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      BATON_EXECUTORS: '1',
+      BATON_RUN_GRACE_SECONDS: '1',
+    };
     const marker = path.join(tempDir('baton-restart-'), 'started');
     const s = await serve(env);
     const { token } = await login(s.base, 'admin', ADMIN_PASSWORD);
     const inv = await call(s, token!, 'POST', '/v1/inventories', { name: 'local', content: LOCAL_INVENTORY });
     const run = await call(s, token!, 'POST', '/v1/runs', {
-      playbook: `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.shell: echo started >> ${marker}; sleep 120\n`, inventory_id: inv.body.id,
+      playbook: `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.shell: echo started >> ${marker}; sleep 120\n`,
+      inventory_id: inv.body.id,
     });
     await waitFor('the task to start', async () => (fs.existsSync(marker) ? true : undefined));
     // Playbooks run in an executor process of the server's, which holds none of its BATON_* settings.
@@ -147,14 +187,24 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
     try {
       const again = (await login(after.base, 'admin', ADMIN_PASSWORD)).token!;
       // A shutdown, not a user's cancel: the reason crossed from the server to its executor process.
-      expect((await call(after, again, 'GET', `/v1/runs/${run.body.id}`)).body).toMatchObject({ status: 'finished', conclusion: 'canceled', reason: 'shutdown' });
+      expect((await call(after, again, 'GET', `/v1/runs/${run.body.id}`)).body).toMatchObject({
+        status: 'finished',
+        conclusion: 'canceled',
+        reason: 'shutdown',
+      });
     } finally {
       await after.stop();
     }
   }, 180_000);
 
   it('a signal to the whole process group (Ctrl-C) stops runs gracefully: the executor process waits for the server', async () => {
-    const env = { ...(await freshEnv(dialect)), ...UNSANDBOXED, BATON_ADMIN_PASSWORD: ADMIN_PASSWORD, BATON_EXECUTORS: '1', BATON_RUN_GRACE_SECONDS: '1' };
+    const env = {
+      ...(await freshEnv(dialect)),
+      ...UNSANDBOXED,
+      BATON_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      BATON_EXECUTORS: '1',
+      BATON_RUN_GRACE_SECONDS: '1',
+    };
     const s = await serve(env, { ownProcessGroup: true });
     const { token } = await login(s.base, 'admin', ADMIN_PASSWORD);
     const { id } = await startSleepingRun(s, token!, 120);
@@ -166,7 +216,11 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
     try {
       const again = (await login(after.base, 'admin', ADMIN_PASSWORD)).token!;
       // Not error/executor_error: the executor process outlived the group's SIGINT and the run got its grace period.
-      expect((await call(after, again, 'GET', `/v1/runs/${id}`)).body).toMatchObject({ status: 'finished', conclusion: 'canceled', reason: 'shutdown' });
+      expect((await call(after, again, 'GET', `/v1/runs/${id}`)).body).toMatchObject({
+        status: 'finished',
+        conclusion: 'canceled',
+        reason: 'shutdown',
+      });
     } finally {
       await after.stop();
     }
@@ -174,7 +228,13 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
 
   it('ends the run of an executor process that died as error and removes its run directory at once', async () => {
     const workDir = tempDir('baton-restart-work-');
-    const env = { ...(await freshEnv(dialect)), ...UNSANDBOXED, BATON_ADMIN_PASSWORD: ADMIN_PASSWORD, BATON_EXECUTORS: '1', BATON_WORK_DIR: workDir };
+    const env = {
+      ...(await freshEnv(dialect)),
+      ...UNSANDBOXED,
+      BATON_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      BATON_EXECUTORS: '1',
+      BATON_WORK_DIR: workDir,
+    };
     const s = await serve(env);
     try {
       const { token } = await login(s.base, 'admin', ADMIN_PASSWORD);
@@ -183,7 +243,9 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
       const executor = childrenOf(s.pid).find((pid) => environOf(pid).includes('BATON_EXECUTOR_PROCESS=1'));
       process.kill(executor!, 'SIGKILL');
       expect(await finishedRun(s, token!, id)).toMatchObject({ conclusion: 'error', reason: 'executor_error' });
-      await waitFor('the run directory to go', async () => (fs.readdirSync(workDir).some((d) => d.startsWith('baton-run-')) ? undefined : true));
+      await waitFor('the run directory to go', async () =>
+        fs.readdirSync(workDir).some((d) => d.startsWith('baton-run-')) ? undefined : true,
+      );
       // The next run gets a new executor process.
       const next = await startSleepingRun(s, token!, 0);
       expect(await finishedRun(s, token!, next.id)).toMatchObject({ conclusion: 'succeeded' });
@@ -227,7 +289,9 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
       }
 
       expect(await finishedRun(first, token!, id)).toMatchObject({ conclusion: 'succeeded', worker: executor!.name });
-      const statuses = (await call<Array<{ data: Record<string, unknown> }>>(first, token!, 'GET', `/v1/runs/${id}/events?kind=status`)).body;
+      const statuses = (
+        await call<Array<{ data: Record<string, unknown> }>>(first, token!, 'GET', `/v1/runs/${id}/events?kind=status`)
+      ).body;
       expect(statuses.map((e) => e.data.reason)).not.toContain('worker_lost');
       expect(fs.readFileSync(marker, 'utf8')).toBe('started\n');
     } finally {

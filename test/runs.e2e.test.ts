@@ -38,7 +38,8 @@ describe.each(DIALECTS)('runs end to end on %s', (dialect) => {
     }
   };
   const logOf = async (id: string): Promise<string> => (await h.http.get(`/v1/runs/${id}/logs`).set(auth)).text;
-  const eventsOf = async (id: string, query = ''): Promise<RunEvent[]> => (await h.http.get(`/v1/runs/${id}/events${query}`).set(auth)).body as RunEvent[];
+  const eventsOf = async (id: string, query = ''): Promise<RunEvent[]> =>
+    (await h.http.get(`/v1/runs/${id}/events${query}`).set(auth)).body as RunEvent[];
   const inventory = async (name: string, content: string): Promise<string> => {
     const res = await h.http.post('/v1/inventories').set(auth).send({ name, content });
     if (res.status !== 201) throw new Error(`inventory: ${res.status} ${res.text}`);
@@ -50,14 +51,20 @@ describe.each(DIALECTS)('runs end to end on %s', (dialect) => {
     auth = bearer(h.admin.token);
     ssh = await startSshHosts({ count: 4 });
     markers = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-e2e-'));
-    const cred = await h.http.post('/v1/credentials').set(auth).send({ name: `root key ${dialect}`, type: 'ssh_key', inputs: { private_key: ssh.clientKey.privateKey } });
+    const cred = await h.http
+      .post('/v1/credentials')
+      .set(auth)
+      .send({ name: `root key ${dialect}`, type: 'ssh_key', inputs: { private_key: ssh.clientKey.privateKey } });
     if (cred.status !== 201) throw new Error(`credential: ${cred.status} ${cred.text}`);
     ids.cred = cred.body.id;
     ids.local = await inventory('local', `alpha ${LOCAL}\nbeta ${LOCAL}\n`);
     ids.ssh = await inventory('ssh', `[fleet]\n${ssh.inventory()}`);
     // .250 of the subnet has no host behind it: ssh fails to connect, ansible reports it unreachable.
     const ghost = ssh.subnet.replace(/0\/24$/, '250');
-    ids.withGhost = await inventory('with ghost', `[fleet]\n${ssh.inventory({ names: [ssh.hosts[0]!.name] })}ghost ansible_host=${ghost} ansible_user=root ansible_ssh_extra_args='-o ConnectTimeout=3'\n`);
+    ids.withGhost = await inventory(
+      'with ghost',
+      `[fleet]\n${ssh.inventory({ names: [ssh.hosts[0]!.name] })}ghost ansible_host=${ghost} ansible_user=root ansible_ssh_extra_args='-o ConnectTimeout=3'\n`,
+    );
     server = h.app.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -73,20 +80,44 @@ describe.each(DIALECTS)('runs end to end on %s', (dialect) => {
   it('runs on local hosts: success, a failing host, a playbook that does not parse, check mode', async () => {
     const target = path.join(markers, 'check-mode-file');
     const [ok, oneFails, broken, dry] = await Promise.all([
-      submit({ playbook: '- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.command: echo hello-from-{{ inventory_hostname }}\n', inventory_id: ids.local, verbosity: 1 }),
-      submit({ playbook: "- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.fail: { msg: beta breaks }\n      when: inventory_hostname == 'beta'\n", inventory_id: ids.local }),
-      submit({ playbook: '- hosts: all\n  tasks:\n    - ansible.builtin.debug: msg="unclosed\n  - : [\n', inventory_id: ids.local }),
-      submit({ playbook: `- hosts: alpha\n  gather_facts: false\n  tasks:\n    - ansible.builtin.copy: { content: drift, dest: ${target} }\n`, inventory_id: ids.local, check: true }),
+      submit({
+        playbook:
+          '- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.command: echo hello-from-{{ inventory_hostname }}\n',
+        inventory_id: ids.local,
+        verbosity: 1,
+      }),
+      submit({
+        playbook:
+          "- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.fail: { msg: beta breaks }\n      when: inventory_hostname == 'beta'\n",
+        inventory_id: ids.local,
+      }),
+      submit({
+        playbook: '- hosts: all\n  tasks:\n    - ansible.builtin.debug: msg="unclosed\n  - : [\n',
+        inventory_id: ids.local,
+      }),
+      submit({
+        playbook: `- hosts: alpha\n  gather_facts: false\n  tasks:\n    - ansible.builtin.copy: { content: drift, dest: ${target} }\n`,
+        inventory_id: ids.local,
+        check: true,
+      }),
     ]);
 
     const okRun = await finished(ok.id);
-    expect(okRun).toMatchObject({ conclusion: 'succeeded', worker: expect.any(String), exit_code: 0, host_summary: { total: 2, changed: 2, failed: 0 } });
+    expect(okRun).toMatchObject({
+      conclusion: 'succeeded',
+      worker: expect.any(String),
+      exit_code: 0,
+      host_summary: { total: 2, changed: 2, failed: 0 },
+    });
     expect(okRun.host_stats).toMatchObject({ alpha: { changed: 1, failed: 0 }, beta: { changed: 1, failed: 0 } });
     // verbosity 1 (-v) prints each result, stdout included.
     expect(await logOf(ok.id)).toContain('hello-from-beta');
     const okEvents = await eventsOf(ok.id);
     expect(okEvents.map((e) => e.seq)).toEqual(okEvents.map((_, i) => i + 1));
-    expect(okEvents[okEvents.length - 1]).toMatchObject({ kind: 'status', data: { status: 'finished', conclusion: 'succeeded' } });
+    expect(okEvents[okEvents.length - 1]).toMatchObject({
+      kind: 'status',
+      data: { status: 'finished', conclusion: 'succeeded' },
+    });
     expect((await eventsOf(ok.id, '?kind=runner_on_ok&host=beta')).map((e) => e.data.host)).toEqual(['beta']);
 
     const failRun = await finished(oneFails.id);
@@ -105,8 +136,17 @@ describe.each(DIALECTS)('runs end to end on %s', (dialect) => {
 
   it('runs over ssh with an ssh_key credential; an unreachable host fails the run', async () => {
     const [fleet, ghost] = await Promise.all([
-      submit({ playbook: '- hosts: fleet\n  gather_facts: false\n  tasks:\n    - ansible.builtin.command: hostname -I\n', inventory_id: ids.ssh, credential_ids: [ids.cred], verbosity: 1 }),
-      submit({ playbook: '- hosts: fleet\n  gather_facts: false\n  tasks:\n    - ansible.builtin.ping:\n', inventory_id: ids.withGhost, credential_ids: [ids.cred] }),
+      submit({
+        playbook: '- hosts: fleet\n  gather_facts: false\n  tasks:\n    - ansible.builtin.command: hostname -I\n',
+        inventory_id: ids.ssh,
+        credential_ids: [ids.cred],
+        verbosity: 1,
+      }),
+      submit({
+        playbook: '- hosts: fleet\n  gather_facts: false\n  tasks:\n    - ansible.builtin.ping:\n',
+        inventory_id: ids.withGhost,
+        credential_ids: [ids.cred],
+      }),
     ]);
     const fleetRun = await finished(fleet.id);
     expect(fleetRun).toMatchObject({ conclusion: 'succeeded', host_summary: { total: 4, changed: 4 } });
@@ -151,7 +191,10 @@ describe.each(DIALECTS)('runs end to end on %s', (dialect) => {
   }, 240_000);
 
   it('cancels a running run: ansible stops and the run finishes canceled', async () => {
-    const run = await submit({ playbook: '- hosts: alpha\n  gather_facts: false\n  tasks:\n    - ansible.builtin.command: sleep 120\n', inventory_id: ids.local });
+    const run = await submit({
+      playbook: '- hosts: alpha\n  gather_facts: false\n  tasks:\n    - ansible.builtin.command: sleep 120\n',
+      inventory_id: ids.local,
+    });
     const deadline = Date.now() + 60_000;
     while (!(await eventsOf(run.id, '?kind=playbook_on_task_start')).length) {
       if (Date.now() > deadline) throw new Error('the task never started');
@@ -166,14 +209,19 @@ describe.each(DIALECTS)('runs end to end on %s', (dialect) => {
   }, 120_000);
 
   it('streams a run over SSE and resumes after a disconnect without gaps or duplicates', async () => {
-    const playbook = '- hosts: all\n  gather_facts: false\n  tasks:\n' + [1, 2, 3, 4].map((n) => `    - ansible.builtin.command: sleep 0.3\n      name: step ${n}\n`).join('');
+    const playbook =
+      '- hosts: all\n  gather_facts: false\n  tasks:\n' +
+      [1, 2, 3, 4].map((n) => `    - ansible.builtin.command: sleep 0.3\n      name: step ${n}\n`).join('');
     const run = await submit({ playbook, inventory_id: ids.local });
     const first = await openSse(`${base}/v1/runs/${run.id}/stream`, auth);
     expect(first.status).toBe(200);
     await first.until((s) => s.seqs().length >= 3, 'three events', 60_000);
     first.close();
     const seen = first.seqs();
-    const second = await openSse(`${base}/v1/runs/${run.id}/stream`, { ...auth, 'Last-Event-ID': String(seen[seen.length - 1]) });
+    const second = await openSse(`${base}/v1/runs/${run.id}/stream`, {
+      ...auth,
+      'Last-Event-ID': String(seen[seen.length - 1]),
+    });
     await second.until((s) => s.ended(), 'the end of the stream', 90_000);
     const all = [...seen, ...second.seqs()];
     expect(all).toEqual(all.map((_, i) => i + 1));

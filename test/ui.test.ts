@@ -15,11 +15,20 @@ let browser: Browser | undefined;
 beforeAll(async () => {
   // No silent skip: without a browser this test fails and says why.
   if (!fs.existsSync(CHROMIUM)) {
-    throw new Error(`chromium is missing at ${CHROMIUM}: install it (apt-get install -y chromium) or set BATON_TEST_CHROMIUM`);
+    throw new Error(
+      `chromium is missing at ${CHROMIUM}: install it (apt-get install -y chromium) or set BATON_TEST_CHROMIUM`,
+    );
   }
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     timeout: WAIT_MS,
   });
 }, 60_000);
@@ -86,7 +95,9 @@ describe.each(DIALECTS)('web UI in chromium on %s', (dialect) => {
   it('shows the health indicator as down when /healthz fails', async () => {
     const { page } = await openPage();
     try {
-      await page.route('**/healthz', (route) => route.fulfill({ status: 503, contentType: 'application/problem+json', body: '{}' }));
+      await page.route('**/healthz', (route) =>
+        route.fulfill({ status: 503, contentType: 'application/problem+json', body: '{}' }),
+      );
       await page.goto(`${base}/ui/`);
       await page.getByTestId('health').filter({ hasNotText: 'checking' }).waitFor();
       expect(await page.getByTestId('health').textContent()).toBe('down');
@@ -115,7 +126,9 @@ describe.each(DIALECTS)('web UI in chromium on %s', (dialect) => {
       expect(response?.status()).toBe(200);
       await page.waitForSelector('.opblock-summary-path');
       const paths = await page.locator('.opblock-summary-path').allTextContents();
-      expect(paths.map((p) => p.replace(/\u200b/g, ''))).toEqual(expect.arrayContaining(['/v1/users', '/v1/auth/login', '/healthz']));
+      expect(paths.map((p) => p.replace(/\u200b/g, ''))).toEqual(
+        expect.arrayContaining(['/v1/users', '/v1/auth/login', '/healthz']),
+      );
       expect(await page.locator('.errors-wrapper').count()).toBe(0);
       expect(problems).toEqual([]);
     } finally {

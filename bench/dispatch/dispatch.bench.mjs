@@ -37,8 +37,14 @@ const logFile = path.join(dataDir, 'serve.log');
 const logFd = fs.openSync(logFile, 'w');
 const server = spawn(path.join(root, 'bin/baton'), ['serve'], {
   env: {
-    ...process.env, BATON_PORT: '0', BATON_DATA_DIR: dataDir, BATON_ADMIN_PASSWORD: PASSWORD, BATON_EXECUTORS: String(SUBMITTERS + 2),
-    BATON_LOG_LEVEL: 'info', BATON_RUN_GRACE_SECONDS: '1', ...(DATABASE ? { BATON_DATABASE_URL: DATABASE } : {}),
+    ...process.env,
+    BATON_PORT: '0',
+    BATON_DATA_DIR: dataDir,
+    BATON_ADMIN_PASSWORD: PASSWORD,
+    BATON_EXECUTORS: String(SUBMITTERS + 2),
+    BATON_LOG_LEVEL: 'info',
+    BATON_RUN_GRACE_SECONDS: '1',
+    ...(DATABASE ? { BATON_DATABASE_URL: DATABASE } : {}),
   },
   stdio: ['ignore', logFd, 'inherit'],
 });
@@ -92,7 +98,10 @@ const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((
 try {
   baseUrl = await listening;
   const { token } = await api('POST', '/v1/auth/login', undefined, { username: 'admin', password: PASSWORD });
-  const inventory = await api('POST', '/v1/inventories', token, { name: 'bench', content: 'localhost ansible_connection=local\n' });
+  const inventory = await api('POST', '/v1/inventories', token, {
+    name: 'bench',
+    content: 'localhost ansible_connection=local\n',
+  });
   const playbook = '- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.debug: { msg: dispatched }\n';
   const latencies = [];
   const warmup = [];
@@ -120,10 +129,13 @@ try {
         parts.prepare.push(spawnedAt - leasedAt - entry.claim_ms - entry.bundle_ms);
       }
       // Wait for the end like a client would: on the run's event stream, not by polling.
-      const stream = await fetch(`${baseUrl}/v1/runs/${run.id}/stream`, { headers: { authorization: `Bearer ${token}` } });
+      const stream = await fetch(`${baseUrl}/v1/runs/${run.id}/stream`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       await stream.text();
       const current = await api('GET', `/v1/runs/${run.id}`, token);
-      if (current.conclusion !== 'succeeded') throw new Error(`run ${run.id} ended ${current.status} ${current.conclusion} (${current.reason})`);
+      if (current.conclusion !== 'succeeded')
+        throw new Error(`run ${run.id} ended ${current.status} ${current.conclusion} (${current.reason})`);
     }
   }
 
@@ -144,7 +156,9 @@ try {
   console.log(`  steps (p50/p99 ms): ${steps.join(', ')}`);
   if (warmup.length > 0) {
     const w = warmup.sort((a, b) => a - b);
-    console.log(`  warm-up, not counted: ${w.length} runs submitted at once to a fresh server: p50 ${percentile(w, 50)} ms, max ${w[w.length - 1]} ms`);
+    console.log(
+      `  warm-up, not counted: ${w.length} runs submitted at once to a fresh server: p50 ${percentile(w, 50)} ms, max ${w[w.length - 1]} ms`,
+    );
   }
 } finally {
   clearInterval(tail);

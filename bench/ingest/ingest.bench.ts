@@ -24,13 +24,16 @@ function realisticEvents(runId: string, total: number): RunEvent[] {
   const t0 = Date.now();
   let line = 1;
   const at = () => new Date(t0 + events.length * 3).toISOString();
-  const emit = (kind: string, data: Record<string, unknown>) => events.push({ run_id: runId, seq: events.length + 1, ts: at(), kind, data });
+  const emit = (kind: string, data: Record<string, unknown>) =>
+    events.push({ run_id: runId, seq: events.length + 1, ts: at(), kind, data });
   const log = (text: string) => {
     const lines = text.split('\n').length - 1;
     emit('log', { text, start_line: line, end_line: line + lines });
     line += lines;
   };
-  const stats = Object.fromEntries(HOSTS.map((h) => [h, { ok: 0, changed: 0, failed: 0, unreachable: 0, skipped: 0, rescued: 0, ignored: 0 }]));
+  const stats = Object.fromEntries(
+    HOSTS.map((h) => [h, { ok: 0, changed: 0, failed: 0, unreachable: 0, skipped: 0, rescued: 0, ignored: 0 }]),
+  );
   emit('status', { status: 'running' });
   emit('playbook_on_start', { playbook: 'site.yml', uuid: crypto.randomUUID(), counter: 1 });
   log('\nPLAY [webservers] **************************************************************\n');
@@ -39,20 +42,52 @@ function realisticEvents(runId: string, total: number): RunEvent[] {
     const taskUuid = crypto.randomUUID();
     const name = `configure nginx site ${task} — prüfen ✓`;
     log(`\nTASK [${name}] ${'*'.repeat(60)}\n`);
-    emit('playbook_on_task_start', { task: name, task_uuid: taskUuid, task_path: `roles/web/tasks/main.yml:${task * 7 + 1}` });
+    emit('playbook_on_task_start', {
+      task: name,
+      task_uuid: taskUuid,
+      task_path: `roles/web/tasks/main.yml:${task * 7 + 1}`,
+    });
     for (const [i, host] of HOSTS.entries()) {
       const start = new Date(t0 + events.length * 3).toISOString();
-      const kind = task % 9 === 4 ? 'runner_on_skipped' : i === 7 && task % 13 === 0 ? 'runner_on_failed' : 'runner_on_ok';
+      const kind =
+        task % 9 === 4 ? 'runner_on_skipped' : i === 7 && task % 13 === 0 ? 'runner_on_failed' : 'runner_on_ok';
       const changed = kind === 'runner_on_ok' && (task + i) % 5 === 0;
-      if (task % 6 === 2 && kind === 'runner_on_ok') emit('runner_item_on_ok', { host, task: name, task_uuid: taskUuid, item: `pkg-${i}`, res: { changed, item: `pkg-${i}` } });
+      if (task % 6 === 2 && kind === 'runner_on_ok')
+        emit('runner_item_on_ok', {
+          host,
+          task: name,
+          task_uuid: taskUuid,
+          item: `pkg-${i}`,
+          res: { changed, item: `pkg-${i}` },
+        });
       emit(kind, {
-        host, task: name, task_uuid: taskUuid, task_path: `roles/web/tasks/main.yml:${task * 7 + 1}`, changed, start, end: at(), duration: 0.25 + (i % 7) / 10,
+        host,
+        task: name,
+        task_uuid: taskUuid,
+        task_path: `roles/web/tasks/main.yml:${task * 7 + 1}`,
+        changed,
+        start,
+        end: at(),
+        duration: 0.25 + (i % 7) / 10,
         res: {
-          changed, msg: kind === 'runner_on_failed' ? 'non-zero return code' : '', rc: kind === 'runner_on_failed' ? 1 : 0,
+          changed,
+          msg: kind === 'runner_on_failed' ? 'non-zero return code' : '',
+          rc: kind === 'runner_on_failed' ? 1 : 0,
           stdout: `nginx: the configuration file /etc/nginx/nginx.conf syntax is ok\nnginx: configuration file test is successful (${host})`,
-          stdout_lines: ['nginx: the configuration file /etc/nginx/nginx.conf syntax is ok', 'nginx: configuration file test is successful'],
+          stdout_lines: [
+            'nginx: the configuration file /etc/nginx/nginx.conf syntax is ok',
+            'nginx: configuration file test is successful',
+          ],
           invocation: { module_args: { name: 'nginx', state: 'present', update_cache: true, cache_valid_time: 3600 } },
-          diff: changed ? [{ before: 'worker_processes 2;\n', after: 'worker_processes auto;\n', before_header: '/etc/nginx/nginx.conf' }] : [],
+          diff: changed
+            ? [
+                {
+                  before: 'worker_processes 2;\n',
+                  after: 'worker_processes auto;\n',
+                  before_header: '/etc/nginx/nginx.conf',
+                },
+              ]
+            : [],
         },
       });
       const counts = stats[host]!;
@@ -60,7 +95,9 @@ function realisticEvents(runId: string, total: number): RunEvent[] {
       else if (kind === 'runner_on_failed') counts.failed += 1;
       else counts.ok += 1;
       if (changed) counts.changed += 1;
-      log(`${kind === 'runner_on_ok' ? (changed ? 'changed' : 'ok') : kind === 'runner_on_skipped' ? 'skipping' : 'fatal'}: [${host}]\n`);
+      log(
+        `${kind === 'runner_on_ok' ? (changed ? 'changed' : 'ok') : kind === 'runner_on_skipped' ? 'skipping' : 'fatal'}: [${host}]\n`,
+      );
     }
   }
   // The last task is cut short so the run has exactly `total` events.
@@ -72,11 +109,43 @@ function realisticEvents(runId: string, total: number): RunEvent[] {
 
 function runRow(id: string): RunRow {
   return {
-    id, kind: 'run', parent_id: null, shard_index: null, shard_count: null, retry_of: null, status: 'pending', conclusion: null, reason: null,
-    playbook_source: 'inline', playbook: '- hosts: all\n', project_id: null, git_commit: null, template_id: null, inventory_id: null,
-    inventory_content: HOSTS.join('\n'), inventory_format: 'ini', host_limit: null, hosts: null, extra_vars: null, credential_ids: [], check_mode: 0,
-    forks: null, verbosity: null, timeout_s: null, labels: [], submitted_by: 'usr_00000000000000000000000000', worker: null, exit_code: null, stats: null,
-    last_seq: 0, log_lines: 0, log_bytes: 0, created_at: new Date().toISOString(), started_at: null, finished_at: null, cancel_requested_at: null,
+    id,
+    kind: 'run',
+    parent_id: null,
+    shard_index: null,
+    shard_count: null,
+    retry_of: null,
+    status: 'pending',
+    conclusion: null,
+    reason: null,
+    playbook_source: 'inline',
+    playbook: '- hosts: all\n',
+    project_id: null,
+    git_commit: null,
+    template_id: null,
+    inventory_id: null,
+    inventory_content: HOSTS.join('\n'),
+    inventory_format: 'ini',
+    host_limit: null,
+    hosts: null,
+    extra_vars: null,
+    credential_ids: [],
+    check_mode: 0,
+    forks: null,
+    verbosity: null,
+    timeout_s: null,
+    labels: [],
+    submitted_by: 'usr_00000000000000000000000000',
+    worker: null,
+    exit_code: null,
+    stats: null,
+    last_seq: 0,
+    log_lines: 0,
+    log_bytes: 0,
+    created_at: new Date().toISOString(),
+    started_at: null,
+    finished_at: null,
+    cancel_requested_at: null,
   };
 }
 
@@ -91,7 +160,12 @@ try {
   let received = 0;
   await bus.subscribe(runId, () => void (received += 1));
   const errors: unknown[] = [];
-  const ingester = createRunIngester({ transaction: tdb.db.transaction, publish: (e) => bus.publish(e), clock: () => new Date(), onError: (e) => errors.push(e) });
+  const ingester = createRunIngester({
+    transaction: tdb.db.transaction,
+    publish: (e) => bus.publish(e),
+    clock: () => new Date(),
+    onError: (e) => errors.push(e),
+  });
 
   const started = performance.now();
   for (const e of events) ingester.push(e);
@@ -100,7 +174,11 @@ try {
   await ingester.close();
   await bus.close();
 
-  const stored = await tdb.db.kysely.selectFrom('run_events').select((eb) => eb.fn.countAll<string | number>().as('n')).where('run_id', '=', runId).executeTakeFirstOrThrow();
+  const stored = await tdb.db.kysely
+    .selectFrom('run_events')
+    .select((eb) => eb.fn.countAll<string | number>().as('n'))
+    .where('run_id', '=', runId)
+    .executeTakeFirstOrThrow();
   const run = await tdb.db.repos.runs.findById(runId);
   const problems = [
     Number(stored.n) !== TOTAL && `${stored.n} events stored`,
@@ -110,7 +188,9 @@ try {
     errors.length > 0 && `errors: ${errors.map(String).join('; ')}`,
   ].filter(Boolean);
   if (problems.length) throw new Error(`ingest bench failed its check: ${problems.join(', ')}`);
-  console.log(`ingest: ${TOTAL} events in ${Math.round(ms)} ms = ${Math.round((TOTAL / ms) * 1000)} events/s (${dialect})`);
+  console.log(
+    `ingest: ${TOTAL} events in ${Math.round(ms)} ms = ${Math.round((TOTAL / ms) * 1000)} events/s (${dialect})`,
+  );
 } finally {
   await tdb.drop();
 }

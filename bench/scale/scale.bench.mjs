@@ -26,7 +26,8 @@ const RUNS_PER_SLOT = Number(option('runs-per-slot', '4'));
 // --database: a URL of your own; it must be an empty database for this bench alone (Baton migrates it).
 const FRESH_PG = args.includes('--postgres') ? `bench_scale_${Date.now()}` : undefined;
 const DATABASE = FRESH_PG ? `postgres://postgres@127.0.0.1:5432/${FRESH_PG}` : option('database', undefined);
-const psql = (sql) => spawnSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'postgres', '-qc', sql], { stdio: 'inherit' });
+const psql = (sql) =>
+  spawnSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'postgres', '-qc', sql], { stdio: 'inherit' });
 if (FRESH_PG) psql(`create database ${FRESH_PG}`);
 const REDIS = option('redis', 'redis://127.0.0.1:6379');
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -46,7 +47,10 @@ const children = [];
 /** Starts bin/baton with its output in a file (a pipe read too slowly would stall it), resolving on a log line. */
 function start(argv, env, name, readyMessage) {
   const logFile = path.join(dataDir, `${name}.log`);
-  const child = spawn(BATON, argv, { env: { ...process.env, ...common, ...env }, stdio: ['ignore', fs.openSync(logFile, 'w'), fs.openSync(logFile, 'a')] });
+  const child = spawn(BATON, argv, {
+    env: { ...process.env, ...common, ...env },
+    stdio: ['ignore', fs.openSync(logFile, 'w'), fs.openSync(logFile, 'a')],
+  });
   children.push(child);
   return new Promise((resolve, reject) => {
     const deadline = Date.now() + 60_000;
@@ -93,13 +97,21 @@ async function api(method, url, token, body) {
 async function measure(token, inventoryId, workers) {
   const started = [];
   for (let i = 0; i < workers; i++) {
-    started.push(await start(['worker', '--name', `bench-${workers}-${i}`, '--concurrency', String(CONCURRENCY)], {}, `worker-${workers}-${i}`, 'worker started'));
+    started.push(
+      await start(
+        ['worker', '--name', `bench-${workers}-${i}`, '--concurrency', String(CONCURRENCY)],
+        {},
+        `worker-${workers}-${i}`,
+        'worker started',
+      ),
+    );
   }
   const playbook = `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.command: sleep ${SLEEP_S}\n`;
   const count = workers * CONCURRENCY * RUNS_PER_SLOT;
   const began = Date.now();
   const ids = [];
-  for (let i = 0; i < count; i++) ids.push((await api('POST', '/v1/runs', token, { playbook, inventory_id: inventoryId })).id);
+  for (let i = 0; i < count; i++)
+    ids.push((await api('POST', '/v1/runs', token, { playbook, inventory_id: inventoryId })).id);
   const left = new Set(ids);
   while (left.size > 0) {
     await new Promise((r) => setTimeout(r, 250));
@@ -116,21 +128,43 @@ async function measure(token, inventoryId, workers) {
 }
 
 try {
-  const { entry } = await start(['serve'], {
-    BATON_PORT: '0', BATON_DATA_DIR: dataDir, BATON_ADMIN_PASSWORD: PASSWORD, ...(DATABASE ? { BATON_DATABASE_URL: DATABASE } : {}),
-  }, 'serve', 'listening');
+  const { entry } = await start(
+    ['serve'],
+    {
+      BATON_PORT: '0',
+      BATON_DATA_DIR: dataDir,
+      BATON_ADMIN_PASSWORD: PASSWORD,
+      ...(DATABASE ? { BATON_DATABASE_URL: DATABASE } : {}),
+    },
+    'serve',
+    'listening',
+  );
   baseUrl = entry.url.replace(/\/$/, '');
   const { token } = await api('POST', '/v1/auth/login', undefined, { username: 'admin', password: PASSWORD });
-  const inventory = await api('POST', '/v1/inventories', token, { name: 'bench', content: 'localhost ansible_connection=local\n' });
+  const inventory = await api('POST', '/v1/inventories', token, {
+    name: 'bench',
+    content: 'localhost ansible_connection=local\n',
+  });
   const one = await measure(token, inventory.id, 1);
-  console.log(`scale: 1 worker  × ${CONCURRENCY}: ${one.count} runs in ${one.seconds.toFixed(1)} s = ${one.perMinute.toFixed(1)} runs/min`);
+  console.log(
+    `scale: 1 worker  × ${CONCURRENCY}: ${one.count} runs in ${one.seconds.toFixed(1)} s = ${one.perMinute.toFixed(1)} runs/min`,
+  );
   const three = await measure(token, inventory.id, 3);
-  console.log(`scale: 3 workers × ${CONCURRENCY}: ${three.count} runs in ${three.seconds.toFixed(1)} s = ${three.perMinute.toFixed(1)} runs/min`);
-  console.log(`scale: 3 workers give ${(three.perMinute / one.perMinute).toFixed(2)}× the runs per minute of 1 (target ≥ 2.7×; playbook: sleep ${SLEEP_S} s)`);
+  console.log(
+    `scale: 3 workers × ${CONCURRENCY}: ${three.count} runs in ${three.seconds.toFixed(1)} s = ${three.perMinute.toFixed(1)} runs/min`,
+  );
+  console.log(
+    `scale: 3 workers give ${(three.perMinute / one.perMinute).toFixed(2)}× the runs per minute of 1 (target ≥ 2.7×; playbook: sleep ${SLEEP_S} s)`,
+  );
 } finally {
   for (const child of children) await stop(child);
   fs.rmSync(dataDir, { recursive: true, force: true });
   if (FRESH_PG) psql(`drop database if exists ${FRESH_PG} with (force)`);
   // The prefix's keys (queue, stream, registries) go with it.
-  spawnSync('sh', ['-c', `redis-cli -u "$0" --scan --pattern "$1*" | xargs -r redis-cli -u "$0" del >/dev/null`, REDIS, common.BATON_QUEUE_PREFIX]);
+  spawnSync('sh', [
+    '-c',
+    `redis-cli -u "$0" --scan --pattern "$1*" | xargs -r redis-cli -u "$0" del >/dev/null`,
+    REDIS,
+    common.BATON_QUEUE_PREFIX,
+  ]);
 }

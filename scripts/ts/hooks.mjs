@@ -30,7 +30,12 @@ export async function load(url, context, next) {
   const fileName = fileURLToPath(url);
   const { outputText } = ts.transpileModule(fs.readFileSync(fileName, 'utf8'), {
     fileName,
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true, inlineSourceMap: true },
+    compilerOptions: {
+      module: ts.ModuleKind.ESNext,
+      target: ts.ScriptTarget.ES2022,
+      verbatimModuleSyntax: true,
+      inlineSourceMap: true,
+    },
   });
   return { format: 'module', source: outputText, shortCircuit: true };
 }

@@ -17,7 +17,8 @@ const CMD_TIMEOUT_MS = 60_000;
 const START_TIMEOUT_MS = 45_000;
 
 for (const entry of ['apps/api/dist/cli.js', 'apps/worker/dist/main.js']) {
-  if (!fs.existsSync(path.join(ROOT, entry))) throw new Error(`${entry} is missing: run "pnpm build" before the CLI tests`);
+  if (!fs.existsSync(path.join(ROOT, entry)))
+    throw new Error(`${entry} is missing: run "pnpm build" before the CLI tests`);
 }
 
 /** The parent's environment without any BATON_* variable, so the tests configure every run themselves. */
@@ -93,7 +94,9 @@ export interface Server {
 export async function serve(env: Record<string, string>, opts: { ownProcessGroup?: boolean } = {}): Promise<Server> {
   const port = await freePort();
   const child = spawn(BATON, ['serve'], {
-    env: cleanEnv({ ...env, BATON_HOST: '127.0.0.1', BATON_PORT: String(port) }), cwd: cwdFor(env), stdio: ['ignore', 'pipe', 'pipe'],
+    env: cleanEnv({ ...env, BATON_HOST: '127.0.0.1', BATON_PORT: String(port) }),
+    cwd: cwdFor(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
     // A group of its own, so a test can signal the server's whole group the way a terminal's Ctrl-C does.
     detached: opts.ownProcessGroup ?? false,
   });
@@ -123,7 +126,10 @@ export async function serve(env: Record<string, string>, opts: { ownProcessGroup
       child.kill('SIGKILL');
       throw new Error(`baton serve was not ready within ${START_TIMEOUT_MS} ms:\n${stdout}\n${stderr}`);
     }
-    ready = await fetch(`${base}/readyz`).then((r) => r.status === 200, () => false);
+    ready = await fetch(`${base}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (!ready) await new Promise((r) => setTimeout(r, 100));
   }
   return {
@@ -158,16 +164,32 @@ export async function withServer(env: Record<string, string>, fn: (s: Server) =>
   return exit;
 }
 
-export async function login(base: string, username: string, password: string): Promise<{ status: number; token?: string }> {
-  const res = await fetch(`${base}/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username, password }) });
+export async function login(
+  base: string,
+  username: string,
+  password: string,
+): Promise<{ status: number; token?: string }> {
+  const res = await fetch(`${base}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ username, password }),
+  });
   const body = (await res.json()) as { token?: string };
   return { status: res.status, ...(body.token ? { token: body.token } : {}) };
 }
 
 /** One API call to a server at `s.base`; the body is typed by the caller (a run unless it says otherwise). */
-export async function call<T = Run>(s: { base: string }, token: string, method: string, url: string, body?: unknown): Promise<{ status: number; body: T }> {
+export async function call<T = Run>(
+  s: { base: string },
+  token: string,
+  method: string,
+  url: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
   const res = await fetch(`${s.base}${url}`, {
-    method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+    method,
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json().catch(() => undefined)) as T };
 }
@@ -185,16 +207,31 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
 
 /** Process ids whose parent is `pid`. */
 export function childrenOf(pid: number): number[] {
-  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((p) => {
-    try {
-      return Number(fs.readFileSync(`/proc/${p}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]) === pid;
-    } catch {
-      return false;
-    }
-  });
+  return fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number)
+    .filter((p) => {
+      try {
+        return (
+          Number(
+            fs
+              .readFileSync(`/proc/${p}/stat`, 'utf8')
+              .replace(/^.*\) /s, '')
+              .split(' ')[1],
+          ) === pid
+        );
+      } catch {
+        return false;
+      }
+    });
 }
 
-export async function getJson<T = Record<string, unknown>>(base: string, url: string, token: string): Promise<{ status: number; body: T }> {
+export async function getJson<T = Record<string, unknown>>(
+  base: string,
+  url: string,
+  token: string,
+): Promise<{ status: number; body: T }> {
   const res = await fetch(`${base}${url}`, { headers: { Authorization: `Bearer ${token}` } });
   return { status: res.status, body: (await res.json()) as T };
 }

@@ -11,7 +11,17 @@ import { promisify } from 'node:util';
 import type { Run, RunEvent } from '@baton/contracts';
 import { createTestDatabase, type TestDatabase } from '@baton/db/testing';
 import { openSse, type SseStream } from '../../apps/api/src/testing/sse-client.js';
-import { ADMIN_PASSWORD, BATON, call, childrenOf, cleanEnv, freePort, login, type Result, waitFor } from './baton-process.js';
+import {
+  ADMIN_PASSWORD,
+  BATON,
+  call,
+  childrenOf,
+  cleanEnv,
+  freePort,
+  login,
+  type Result,
+  waitFor,
+} from './baton-process.js';
 
 const execFileAsync = promisify(execFile);
 const START_TIMEOUT_MS = 45_000;
@@ -28,7 +38,14 @@ interface Spawned {
   exited: Promise<Result>;
 }
 
-function spawnKept(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, onLine?: (line: string) => void): Spawned {
+function spawnKept(
+  name: string,
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  onLine?: (line: string) => void,
+): Spawned {
   const child = spawn(cmd, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -88,19 +105,30 @@ export interface PrivateRedis {
 }
 
 const redisCli = async (port: number, args: string[]): Promise<string> =>
-  (await execFileAsync('redis-cli', ['-p', String(port), '--raw', ...args], { encoding: 'utf8', timeout: 10_000 })).stdout;
+  (await execFileAsync('redis-cli', ['-p', String(port), '--raw', ...args], { encoding: 'utf8', timeout: 10_000 }))
+    .stdout;
 
 /** Starts a private redis-server (a child of this process) on a free loopback port. */
 export async function startPrivateRedis(): Promise<PrivateRedis> {
   let server: Spawned | undefined;
   const launch = async (port: number): Promise<void> => {
-    const s = spawnKept(`redis ${port}`, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], process.env, os.tmpdir());
+    const s = spawnKept(
+      `redis ${port}`,
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+      process.env,
+      os.tmpdir(),
+    );
     server = s;
-    await waitFor(`redis-server on port ${port}`, async () => {
-      if (!s.alive()) throw new Error(`redis-server on port ${port} exited: ${s.output()}`);
-      const pong = await redisCli(port, ['ping']).catch(() => '');
-      return pong.trim() === 'PONG' ? true : undefined;
-    }, 15_000);
+    await waitFor(
+      `redis-server on port ${port}`,
+      async () => {
+        if (!s.alive()) throw new Error(`redis-server on port ${port} exited: ${s.output()}`);
+        const pong = await redisCli(port, ['ping']).catch(() => '');
+        return pong.trim() === 'PONG' ? true : undefined;
+      },
+      15_000,
+    );
   };
   // A free port can be taken between the probe and the start: try another one then.
   let port = await freePort();
@@ -264,10 +292,17 @@ export async function startQueueCluster(opts: QueueClusterOptions): Promise<Queu
     throw err;
   }
   const shared: Record<string, string> = {
-    BATON_REDIS_URL: redis.url, BATON_WORKER_KEY: key32(), BATON_QUEUE_PREFIX: prefix, ...(opts.env ?? {}),
+    BATON_REDIS_URL: redis.url,
+    BATON_WORKER_KEY: key32(),
+    BATON_QUEUE_PREFIX: prefix,
+    ...(opts.env ?? {}),
   };
   const serveEnv: Record<string, string> = {
-    ...shared, BATON_MASTER_KEY: key32(), BATON_ADMIN_PASSWORD: ADMIN_PASSWORD, BATON_HOST: '127.0.0.1', BATON_PORT: '0',
+    ...shared,
+    BATON_MASTER_KEY: key32(),
+    BATON_ADMIN_PASSWORD: ADMIN_PASSWORD,
+    BATON_HOST: '127.0.0.1',
+    BATON_PORT: '0',
     ...(database ? { BATON_DATABASE_URL: database.url } : {}),
   };
 
@@ -282,28 +317,44 @@ export async function startQueueCluster(opts: QueueClusterOptions): Promise<Queu
       const env = cluster.replicaEnv(o.dataDir);
       const label = o.label ?? String.fromCharCode(65 + labelsUsed++);
       let url: string | undefined;
-      const p = spawnKept(`replica ${label}`, BATON, ['serve'], cleanEnv(env), path.dirname(env.BATON_DATA_DIR!), (line) => {
-        try {
-          const entry = JSON.parse(line) as { message?: string; url?: string };
-          if (entry.message === 'listening' && entry.url) url = entry.url.replace(/\/$/, '');
-        } catch {
-          // not a log line (the admin password notice)
-        }
-      });
+      const p = spawnKept(
+        `replica ${label}`,
+        BATON,
+        ['serve'],
+        cleanEnv(env),
+        path.dirname(env.BATON_DATA_DIR!),
+        (line) => {
+          try {
+            const entry = JSON.parse(line) as { message?: string; url?: string };
+            if (entry.message === 'listening' && entry.url) url = entry.url.replace(/\/$/, '');
+          } catch {
+            // not a log line (the admin password notice)
+          }
+        },
+      );
       processes.add(p);
       try {
-        url = await waitFor(`replica ${label} to listen`, async () => {
-          if (!p.alive()) throw new Error(`replica ${label} exited before it listened:\n${p.output()}`);
-          return url;
-        }, START_TIMEOUT_MS);
+        url = await waitFor(
+          `replica ${label} to listen`,
+          async () => {
+            if (!p.alive()) throw new Error(`replica ${label} exited before it listened:\n${p.output()}`);
+            return url;
+          },
+          START_TIMEOUT_MS,
+        );
       } catch (err) {
         await killAndWait(p, 'SIGKILL');
         processes.delete(p);
         throw err;
       }
       const replica: Replica = {
-        label, base: url, pid: p.pid, consumer: `${os.hostname()}/${p.pid}`, dataDir: env.BATON_DATA_DIR!,
-        output: p.output, alive: p.alive,
+        label,
+        base: url,
+        pid: p.pid,
+        consumer: `${os.hostname()}/${p.pid}`,
+        dataDir: env.BATON_DATA_DIR!,
+        output: p.output,
+        alive: p.alive,
         kill: () => killAndWait(p, 'SIGKILL'),
         stop: () => killAndWait(p, 'SIGTERM'),
         pause: () => void p.child.kill('SIGSTOP'),
@@ -325,27 +376,42 @@ export async function startQueueCluster(opts: QueueClusterOptions): Promise<Queu
       const full = { name: spec.name, labels: spec.labels ?? [], concurrency: spec.concurrency ?? 1 };
       const workDir = tempDir('baton-worker-');
       const env = { ...shared, BATON_WORK_DIR: workDir, BATON_SANDBOX: 'off', BATON_RUN_GRACE_SECONDS: '2' };
-      const args = ['worker', '--name', full.name, '--concurrency', String(full.concurrency), ...(full.labels.length ? ['--labels', full.labels.join(',')] : [])];
+      const args = [
+        'worker',
+        '--name',
+        full.name,
+        '--concurrency',
+        String(full.concurrency),
+        ...(full.labels.length ? ['--labels', full.labels.join(',')] : []),
+      ];
       const p = spawnKept(`worker ${full.name}`, BATON, args, cleanEnv(env), workDir);
       processes.add(p);
       // Started = its first heartbeat is in the registry (the daemon beats before it reports itself started).
       try {
-        await waitFor(`worker ${full.name} to beat`, async () => {
-          if (!p.alive()) throw new Error(`worker ${full.name} exited before its first heartbeat:\n${p.output()}`);
-          const raw = await redisCli(redis!.port, ['hget', `${prefix}:workers`, full.name]).catch(() => '');
-          try {
-            return (JSON.parse(raw) as { pid?: number }).pid === p.pid ? true : undefined;
-          } catch {
-            return undefined;
-          }
-        }, START_TIMEOUT_MS);
+        await waitFor(
+          `worker ${full.name} to beat`,
+          async () => {
+            if (!p.alive()) throw new Error(`worker ${full.name} exited before its first heartbeat:\n${p.output()}`);
+            const raw = await redisCli(redis!.port, ['hget', `${prefix}:workers`, full.name]).catch(() => '');
+            try {
+              return (JSON.parse(raw) as { pid?: number }).pid === p.pid ? true : undefined;
+            } catch {
+              return undefined;
+            }
+          },
+          START_TIMEOUT_MS,
+        );
       } catch (err) {
         await killAndWait(p, 'SIGKILL');
         processes.delete(p);
         throw err;
       }
       const worker: WorkerProcess = {
-        ...full, pid: p.pid, workDir, output: p.output, alive: p.alive,
+        ...full,
+        pid: p.pid,
+        workDir,
+        output: p.output,
+        alive: p.alive,
         async kill(o = {}) {
           const below = o.withPlaybooks ? descendantsOf(p.pid) : [];
           const exit = killAndWait(p, 'SIGKILL');
@@ -397,29 +463,40 @@ export async function startQueueCluster(opts: QueueClusterOptions): Promise<Queu
     },
 
     async inventory(r, content) {
-      const res = await cluster.call<{ id: string }>(r, 'POST', '/v1/inventories', { name: `inv ${crypto.randomBytes(4).toString('hex')}`, content });
+      const res = await cluster.call<{ id: string }>(r, 'POST', '/v1/inventories', {
+        name: `inv ${crypto.randomBytes(4).toString('hex')}`,
+        content,
+      });
       if (res.status !== 201) throw new Error(`inventory: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body.id;
     },
 
     async submit(r, body) {
       const res = await cluster.call(r, 'POST', '/v1/runs', body);
-      if (res.status !== 201) throw new Error(`submit on replica ${r.label}: ${res.status} ${JSON.stringify(res.body)}`);
+      if (res.status !== 201)
+        throw new Error(`submit on replica ${r.label}: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body;
     },
 
     waitForRun(r, id, done, what, timeoutMs = 60_000) {
       let last: Run | undefined;
-      return waitFor(`run ${id} ${what} (replica ${r.label})`, async () => {
-        const res = await cluster.call(r, 'GET', `/v1/runs/${id}`);
-        if (res.status === 200) last = res.body;
-        return res.status === 200 && done(res.body) ? res.body : undefined;
-      }, timeoutMs).catch((err: Error) => {
-        throw new Error(`${err.message}; last seen: ${JSON.stringify(last && { status: last.status, conclusion: last.conclusion, reason: last.reason, worker: last.worker })}`);
+      return waitFor(
+        `run ${id} ${what} (replica ${r.label})`,
+        async () => {
+          const res = await cluster.call(r, 'GET', `/v1/runs/${id}`);
+          if (res.status === 200) last = res.body;
+          return res.status === 200 && done(res.body) ? res.body : undefined;
+        },
+        timeoutMs,
+      ).catch((err: Error) => {
+        throw new Error(
+          `${err.message}; last seen: ${JSON.stringify(last && { status: last.status, conclusion: last.conclusion, reason: last.reason, worker: last.worker })}`,
+        );
       });
     },
 
-    finished: (r, id, timeoutMs) => cluster.waitForRun(r, id, (run) => run.status === 'finished', 'to finish', timeoutMs),
+    finished: (r, id, timeoutMs) =>
+      cluster.waitForRun(r, id, (run) => run.status === 'finished', 'to finish', timeoutMs),
 
     async events(r, id, query = '') {
       const all: RunEvent[] = [];
@@ -434,14 +511,21 @@ export async function startQueueCluster(opts: QueueClusterOptions): Promise<Queu
     },
 
     async sse(r, id, headers = {}) {
-      return openSse(`${r.base}/v1/runs/${id}/stream`, { Authorization: `Bearer ${await cluster.token()}`, ...headers });
+      return openSse(`${r.base}/v1/runs/${id}/stream`, {
+        Authorization: `Bearer ${await cluster.token()}`,
+        ...headers,
+      });
     },
 
     logTail: (lines = 25) =>
       [...processes]
         .map((p) => {
           // Successful requests are the tests' own polling: noise in a failure report.
-          const kept = p.output().trimEnd().split('\n').filter((l) => !/"message":"request".*"status":[23]\d\d/.test(l));
+          const kept = p
+            .output()
+            .trimEnd()
+            .split('\n')
+            .filter((l) => !/"message":"request".*"status":[23]\d\d/.test(l));
           return `--- ${p.name} (pid ${p.pid}${p.alive() ? '' : ', exited'}):\n${kept.slice(-lines).join('\n')}`;
         })
         .join('\n'),

@@ -77,10 +77,19 @@ describe('startSshHosts with three hosts', () => {
     const inventory = path.join(work, 'hosts.ini');
     fs.writeFileSync(inventory, sshHosts.inventory());
     // ControlPersist stays on (ansible's default) so the stop() test below sees live mux masters.
-    const { stdout } = await execFileAsync('ansible', ['-i', inventory, 'all', '-m', 'ping', '-o', '--private-key', keyFile, '-u', 'root'], {
-      encoding: 'utf8',
-      env: { ...process.env, ANSIBLE_HOST_KEY_CHECKING: 'False', ANSIBLE_SSH_CONTROL_PATH_DIR: controlDir, ANSIBLE_PIPELINING: 'True' },
-    });
+    const { stdout } = await execFileAsync(
+      'ansible',
+      ['-i', inventory, 'all', '-m', 'ping', '-o', '--private-key', keyFile, '-u', 'root'],
+      {
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          ANSIBLE_HOST_KEY_CHECKING: 'False',
+          ANSIBLE_SSH_CONTROL_PATH_DIR: controlDir,
+          ANSIBLE_PIPELINING: 'True',
+        },
+      },
+    );
     const pongs = stdout
       .split('\n')
       .filter((l) => /\| SUCCESS => .*"ping": "pong"/.test(l))
@@ -92,7 +101,9 @@ describe('startSshHosts with three hosts', () => {
   it('gives every host its own host key', async () => {
     const keys = await Promise.all(
       sshHosts.hosts.map(async (h) => {
-        const { stdout } = await execFileAsync('ssh-keyscan', ['-t', 'ed25519', '-p', '22', h.address], { encoding: 'utf8' });
+        const { stdout } = await execFileAsync('ssh-keyscan', ['-t', 'ed25519', '-p', '22', h.address], {
+          encoding: 'utf8',
+        });
         return stdout.trim().split(/\s+/)[2];
       }),
     );
@@ -144,7 +155,9 @@ describe('startSshHosts failing half-way', () => {
     expect(linksNamed(prefix!)).toEqual([]);
     expect(processesMentioning(prefix!)).toEqual([]);
     expect(fs.readdirSync(os.tmpdir()).filter((f) => f.includes(prefix!))).toEqual([]);
-    const claims = fs.readdirSync('/run/baton-ssh-hosts').map((f) => fs.readFileSync(path.join('/run/baton-ssh-hosts', f), 'utf8'));
+    const claims = fs
+      .readdirSync('/run/baton-ssh-hosts')
+      .map((f) => fs.readFileSync(path.join('/run/baton-ssh-hosts', f), 'utf8'));
     expect(claims.filter((c) => c.includes(prefix!))).toEqual([]);
   });
 });
@@ -157,7 +170,9 @@ describe('startSshHosts in parallel', () => {
       expect(a.resourcePrefix).not.toBe(b.resourcePrefix);
       // Both sets answer on their own addresses.
       const banners = await Promise.all(
-        [...a.hosts, ...b.hosts].map(async (h) => (await execFileAsync('ssh-keyscan', ['-t', 'ed25519', h.address], { encoding: 'utf8' })).stdout),
+        [...a.hosts, ...b.hosts].map(
+          async (h) => (await execFileAsync('ssh-keyscan', ['-t', 'ed25519', h.address], { encoding: 'utf8' })).stdout,
+        ),
       );
       expect(banners.every((s) => s.includes('ssh-ed25519'))).toBe(true);
     } finally {
@@ -168,13 +183,17 @@ describe('startSshHosts in parallel', () => {
   it('refuses an explicitly requested subnet that another call holds', async () => {
     const first = await startSshHosts({ count: 1 });
     try {
-      await expect(startSshHosts({ count: 1, subnet: first.subnet })).rejects.toThrow(`subnet ${first.subnet} is in use`);
+      await expect(startSshHosts({ count: 1, subnet: first.subnet })).rejects.toThrow(
+        `subnet ${first.subnet} is in use`,
+      );
     } finally {
       await first.stop();
     }
   });
 
   it('rejects a subnet outside 10.123.0.0/16 before creating anything', async () => {
-    await expect(startSshHosts({ count: 1, subnet: '192.168.1.0/24' })).rejects.toThrow('subnet must be a /24 inside 10.123.0.0/16');
+    await expect(startSshHosts({ count: 1, subnet: '192.168.1.0/24' })).rejects.toThrow(
+      'subnet must be a /24 inside 10.123.0.0/16',
+    );
   });
 });

@@ -119,7 +119,8 @@ function destroyResources(prefix: string, octet: number): void {
     .filter((name) => name.startsWith(prefix));
   // Deleting one end of a veth deletes its peer inside the namespace too. -force: go on past a vanished link.
   if (links.length > 0) tryRun('ip', ['-force', '-batch', '-'], links.map((l) => `link del ${l}\n`).join(''));
-  if (namespaces.length > 0) tryRun('ip', ['-force', '-batch', '-'], namespaces.map((ns) => `netns del ${ns}\n`).join(''));
+  if (namespaces.length > 0)
+    tryRun('ip', ['-force', '-batch', '-'], namespaces.map((ns) => `netns del ${ns}\n`).join(''));
 }
 
 const lockFile = (octet: number) => path.join(LOCK_DIR, `${octet}.lock`);
@@ -240,7 +241,9 @@ export async function startSshHosts(options: StartSshHostsOptions): Promise<SshH
   const probes = new AbortController();
   const stop = async () => {
     probes.abort();
-    const exited = sshds.filter((c) => c.exitCode === null && c.signalCode === null).map((c) => new Promise((r) => c.once('close', r)));
+    const exited = sshds
+      .filter((c) => c.exitCode === null && c.signalCode === null)
+      .map((c) => new Promise((r) => c.once('close', r)));
     destroy();
     // Reaped, not just signalled: afterwards no sshd of this call exists, not even as a zombie.
     await Promise.all(exited);
@@ -259,7 +262,9 @@ export async function startSshHosts(options: StartSshHostsOptions): Promise<SshH
     // Key generation does not depend on the network: run it alongside the namespace setup.
     const keys = Promise.all([
       runAsync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `${prefix}-client`, '-f', clientKeyFile]),
-      ...hosts.map((_, i) => runAsync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `${prefix}-host${i}`, '-f', hostKeyFile(i)])),
+      ...hosts.map((_, i) =>
+        runAsync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `${prefix}-host${i}`, '-f', hostKeyFile(i)]),
+      ),
     ]);
     // One `ip -batch` creates all namespaces and links: `ip netns add` run in parallel can race on the /run/netns
     // mount, and one process is faster than hundreds anyway. Each veth's peer is born inside its namespace as eth0.
@@ -277,26 +282,56 @@ export async function startSshHosts(options: StartSshHostsOptions): Promise<SshH
     await ip(['-batch', '-'], `${hostSide.join('\n')}\n`);
     // Inside each namespace (independent of each other, so in parallel); lo up because ansible and sshd use it.
     const insideSetup = Promise.all(
-      hosts.map((h) => ip(['-n', h.namespace, '-batch', '-'], `link set lo up\naddr add ${h.address}/24 dev eth0\nlink set eth0 up\n`)),
+      hosts.map((h) =>
+        ip(['-n', h.namespace, '-batch', '-'], `link set lo up\naddr add ${h.address}/24 dev eth0\nlink set eth0 up\n`),
+      ),
     );
     await Promise.all([keys, insideSetup]);
 
-    const clientKey = { privateKey: fs.readFileSync(clientKeyFile, 'utf8'), publicKey: fs.readFileSync(`${clientKeyFile}.pub`, 'utf8').trim() };
+    const clientKey = {
+      privateKey: fs.readFileSync(clientKeyFile, 'utf8'),
+      publicKey: fs.readFileSync(`${clientKeyFile}.pub`, 'utf8').trim(),
+    };
     const authorized = path.join(dir, 'authorized_keys');
     fs.writeFileSync(authorized, `${clientKey.publicKey}\n`, { mode: 0o600 });
 
     await Promise.all(
       hosts.map((h, i) => {
         const args = [
-          'netns', 'exec', h.namespace, // `ip netns exec` execs sshd itself, so the child's pid is sshd's
-          '/usr/sbin/sshd', '-D', '-e', '-f', '/dev/null', '-h', hostKeyFile(i),
-          '-o', `ListenAddress=${h.address}:22`, '-o', 'UsePAM=no', '-o', 'StrictModes=no',
-          '-o', `AuthorizedKeysFile=${authorized}`, '-o', `PidFile=${path.join(dir, `${h.name}.pid`)}`,
-          '-o', 'PermitRootLogin=prohibit-password', '-o', 'PasswordAuthentication=no', '-o', 'KbdInteractiveAuthentication=no',
+          'netns',
+          'exec',
+          h.namespace, // `ip netns exec` execs sshd itself, so the child's pid is sshd's
+          '/usr/sbin/sshd',
+          '-D',
+          '-e',
+          '-f',
+          '/dev/null',
+          '-h',
+          hostKeyFile(i),
+          '-o',
+          `ListenAddress=${h.address}:22`,
+          '-o',
+          'UsePAM=no',
+          '-o',
+          'StrictModes=no',
+          '-o',
+          `AuthorizedKeysFile=${authorized}`,
+          '-o',
+          `PidFile=${path.join(dir, `${h.name}.pid`)}`,
+          '-o',
+          'PermitRootLogin=prohibit-password',
+          '-o',
+          'PasswordAuthentication=no',
+          '-o',
+          'KbdInteractiveAuthentication=no',
           // ansible copies files over SFTP; an empty config has no sftp subsystem.
-          '-o', 'Subsystem=sftp internal-sftp',
+          '-o',
+          'Subsystem=sftp internal-sftp',
           // Many forks of one run connect at once: don't let sshd's default MaxStartups drop them.
-          '-o', 'MaxStartups=200', '-o', 'MaxSessions=50',
+          '-o',
+          'MaxStartups=200',
+          '-o',
+          'MaxSessions=50',
           ...(options.breakSshdOf === h.name ? ['-o', 'NoSuchOptionInjectedByTest=yes'] : []),
         ];
         const sshd = spawn('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -321,7 +356,12 @@ export async function startSshHosts(options: StartSshHostsOptions): Promise<SshH
           if (!h) throw new Error(`unknown host ${n}`);
           return h;
         });
-        return chosen.map((h) => `${h.name} ansible_host=${h.address} ansible_user=root ansible_python_interpreter=/usr/bin/python3\n`).join('');
+        return chosen
+          .map(
+            (h) =>
+              `${h.name} ansible_host=${h.address} ansible_user=root ansible_python_interpreter=/usr/bin/python3\n`,
+          )
+          .join('');
       },
       stop,
     };

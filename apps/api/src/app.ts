@@ -47,7 +47,11 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
 
   let openapi: Record<string, unknown> | undefined;
   const operations: Operation[] = [
-    ...systemRoutes({ ping: deps.ping, metrics, openapi: () => (openapi ??= buildOpenApi(operations, { version: VERSION })) }),
+    ...systemRoutes({
+      ping: deps.ping,
+      metrics,
+      openapi: () => (openapi ??= buildOpenApi(operations, { version: VERSION })),
+    }),
     ...authRoutes(s),
     ...userRoutes(s),
     ...teamRoutes(s),
@@ -59,7 +63,9 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
     ...inventorySourceRoutes(s),
     ...workerRoutes(s),
     ...runRoutes(s),
-    ...runOutputRoutes(s, { onStreamError: (err) => deps.logger.error('run stream failed', { error: (err as Error)?.message ?? String(err) }) }),
+    ...runOutputRoutes(s, {
+      onStreamError: (err) => deps.logger.error('run stream failed', { error: (err as Error)?.message ?? String(err) }),
+    }),
   ];
 
   app.use(requestId);

@@ -3,7 +3,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { BatonError, generateMasterKey, Keyring, type MasterKey, parseMasterKey, resealAllSecrets, systemClock, ValidationError } from '@baton/core';
+import {
+  BatonError,
+  generateMasterKey,
+  Keyring,
+  type MasterKey,
+  parseMasterKey,
+  resealAllSecrets,
+  systemClock,
+  ValidationError,
+} from '@baton/core';
 import { Password, Role, UserCreateBody, Username } from '@baton/contracts';
 import { type Config, ConfigError, loadConfig } from './config/config.js';
 import { loadKeyring, MASTER_KEY_FILE, NEXT_MASTER_KEY_FILE, writeKeyFile } from './config/master-key.js';
@@ -70,7 +79,13 @@ async function readStdinLine(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0] ?? '';
 }
 
-function check<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { message: string }[] } } }, value: unknown, name: string): T {
+function check<T>(
+  schema: {
+    safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { message: string }[] } };
+  },
+  value: unknown,
+  name: string,
+): T {
   const r = schema.safeParse(value);
   if (!r.success) throw new UsageError(`${name}: ${r.error.issues.map((i) => i.message).join('; ')}`);
   return r.data;
@@ -82,7 +97,10 @@ async function passwordFrom(stdin: boolean | undefined): Promise<{ password: str
   return { password: randomBytes(18).toString('base64url'), generated: true };
 }
 
-async function withRuntime<T>(config: Config, fn: (rt: Awaited<ReturnType<typeof openRuntime>>) => Promise<T>): Promise<T> {
+async function withRuntime<T>(
+  config: Config,
+  fn: (rt: Awaited<ReturnType<typeof openRuntime>>) => Promise<T>,
+): Promise<T> {
   const rt = await openRuntime(config, { createKey: true });
   try {
     return await fn(rt);
@@ -143,8 +161,12 @@ export async function main(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: rest,
     options: {
-      help: { type: 'boolean', short: 'h' }, username: { type: 'string' }, role: { type: 'string' }, email: { type: 'string' },
-      'password-stdin': { type: 'boolean' }, 'new-key-stdin': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+      username: { type: 'string' },
+      role: { type: 'string' },
+      email: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
+      'new-key-stdin': { type: 'boolean' },
     },
     strict: true,
   });
@@ -181,7 +203,11 @@ export async function main(argv: string[]): Promise<number> {
       if (values.email !== undefined) check(UserCreateBody.shape.email, values.email, '--email');
       const { password, generated } = await passwordFrom(values['password-stdin']);
       // The same rules as POST /v1/users: the CLI is no back door around validation.
-      const body = check(UserCreateBody, { username, role, password, ...(values.email !== undefined ? { email: values.email } : {}) }, 'user');
+      const body = check(
+        UserCreateBody,
+        { username, role, password, ...(values.email !== undefined ? { email: values.email } : {}) },
+        'user',
+      );
       return withRuntime(config, async (rt) => {
         const user = await rt.services.users.createAs('cli', body);
         console.log(`Created ${user.username} (${user.id}, role ${user.role}).`);
@@ -205,7 +231,10 @@ export async function main(argv: string[]): Promise<number> {
       return withRuntime(config, async (rt) => {
         let cursor: string | undefined;
         do {
-          const page = await rt.services.users.list({ id: 'cli', username: 'cli', role: 'admin' }, { limit: 500, cursor });
+          const page = await rt.services.users.list(
+            { id: 'cli', username: 'cli', role: 'admin' },
+            { limit: 500, cursor },
+          );
           for (const u of page.items) console.log(`${u.id}\t${u.username}\t${u.role}`);
           cursor = page.next;
         } while (cursor);
@@ -224,7 +253,12 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     // Every parseArgs complaint (unknown option, missing value, stray argument) is a usage error.
     const code = (err as { code?: unknown } | null)?.code;
-    if (err instanceof UsageError || err instanceof ConfigError || err instanceof ValidationError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_'))) {
+    if (
+      err instanceof UsageError ||
+      err instanceof ConfigError ||
+      err instanceof ValidationError ||
+      (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_'))
+    ) {
       console.error(`baton: ${(err as Error).message}`);
       process.exit(2);
     }

@@ -7,7 +7,8 @@ import { DIALECTS } from '@baton/db/testing';
 import { createRepo, tempDir } from '@baton/executor/testing';
 import { bearer, createHarness, type Harness } from './testing/harness.js';
 
-const CMDB_SCRIPT = '#!/bin/sh\necho \'{"web": {"hosts": ["web-2", "web-1"]}, "db": {"hosts": ["db-1"]}, "_meta": {"hostvars": {}}}\'\n';
+const CMDB_SCRIPT =
+  '#!/bin/sh\necho \'{"web": {"hosts": ["web-2", "web-1"]}, "db": {"hosts": ["db-1"]}, "_meta": {"hostvars": {}}}\'\n';
 
 describe.each(DIALECTS)('inputs together on %s', (dialect) => {
   let h: Harness;
@@ -32,10 +33,16 @@ describe.each(DIALECTS)('inputs together on %s', (dialect) => {
   const as = () => bearer(h.admin.token);
 
   it('creates a project with a token credential, resolving the branch head through git', async () => {
-    const cred = await h.http.post('/v1/credentials').set(as()).send({ name: 'git token', type: 'token', inputs: { token: 'tok-123456' } });
+    const cred = await h.http
+      .post('/v1/credentials')
+      .set(as())
+      .send({ name: 'git token', type: 'token', inputs: { token: 'tok-123456' } });
     expect(cred.status).toBe(201);
     ids.cred = cred.body.id;
-    const project = await h.http.post('/v1/projects').set(as()).send({ name: 'ops', git_url: repo.url, credential_id: ids.cred });
+    const project = await h.http
+      .post('/v1/projects')
+      .set(as())
+      .send({ name: 'ops', git_url: repo.url, credential_id: ids.cred });
     expect(project.status).toBe(201);
     expect(project.body.last_commit).toBe(repo.head());
     ids.project = project.body.id;
@@ -45,8 +52,13 @@ describe.each(DIALECTS)('inputs together on %s', (dialect) => {
     const inv = await h.http.post('/v1/inventories').set(as()).send({ name: 'from cmdb', content: 'placeholder\n' });
     expect(inv.status).toBe(201);
     ids.inventory = inv.body.id;
-    const src = await h.http.post('/v1/inventory-sources').set(as())
-      .send({ name: 'cmdb', kind: 'script', inventory_id: ids.inventory, project_id: ids.project, path: 'inventory/cmdb.sh' });
+    const src = await h.http.post('/v1/inventory-sources').set(as()).send({
+      name: 'cmdb',
+      kind: 'script',
+      inventory_id: ids.inventory,
+      project_id: ids.project,
+      path: 'inventory/cmdb.sh',
+    });
     expect(src.status).toBe(201);
     ids.source = src.body.id;
 
@@ -69,7 +81,12 @@ describe.each(DIALECTS)('inputs together on %s', (dialect) => {
   });
 
   it('deletes each once nothing references it any more', async () => {
-    for (const url of [`/v1/inventory-sources/${ids.source}`, `/v1/projects/${ids.project}`, `/v1/credentials/${ids.cred}`, `/v1/inventories/${ids.inventory}`]) {
+    for (const url of [
+      `/v1/inventory-sources/${ids.source}`,
+      `/v1/projects/${ids.project}`,
+      `/v1/credentials/${ids.cred}`,
+      `/v1/inventories/${ids.inventory}`,
+    ]) {
       expect({ url, status: (await h.http.delete(url).set(as())).status }).toEqual({ url, status: 204 });
     }
   });

@@ -41,11 +41,23 @@ describe('logger redaction', () => {
     const stream = new PassThrough();
     stream.on('data', (c: Buffer) => out.push(c.toString()));
     const logger = createLogger('info', { stream });
-    logger.info('oops', { password: 'p1', api_token: 't1', authorization: 'Bearer x', private_key: 'k', username: 'kept' });
+    logger.info('oops', {
+      password: 'p1',
+      api_token: 't1',
+      authorization: 'Bearer x',
+      private_key: 'k',
+      username: 'kept',
+    });
     // winston hands the line to the stream a few ticks later; the assertions stay outside the callback, so a
     // regression fails here at once instead of as a test timeout (a throw inside setImmediate never resolves).
     const written = await new Promise<string>((resolve) => setImmediate(() => resolve(out.join(''))));
     const rec = JSON.parse(written) as Record<string, unknown>;
-    expect(rec).toMatchObject({ password: '[redacted]', api_token: '[redacted]', authorization: '[redacted]', private_key: '[redacted]', username: 'kept' });
+    expect(rec).toMatchObject({
+      password: '[redacted]',
+      api_token: '[redacted]',
+      authorization: '[redacted]',
+      private_key: '[redacted]',
+      username: 'kept',
+    });
   });
 });

@@ -9,11 +9,16 @@ const redact = winston.format((info) => {
 });
 
 /** Structured JSON lines on stdout. */
-export function createLogger(level: string, opts: { silent?: boolean; stream?: NodeJS.WritableStream } = {}): winston.Logger {
+export function createLogger(
+  level: string,
+  opts: { silent?: boolean; stream?: NodeJS.WritableStream } = {},
+): winston.Logger {
   return winston.createLogger({
     level,
     silent: opts.silent ?? false,
     format: winston.format.combine(redact(), winston.format.timestamp(), winston.format.json()),
-    transports: [opts.stream ? new winston.transports.Stream({ stream: opts.stream }) : new winston.transports.Console()],
+    transports: [
+      opts.stream ? new winston.transports.Stream({ stream: opts.stream }) : new winston.transports.Console(),
+    ],
   });
 }

@@ -28,7 +28,15 @@ function readSigningKey(file: string | undefined): crypto.KeyObject | undefined 
 /** Opens what every command needs: data dir, master keyring, database (migrated) and services. */
 export async function openRuntime(
   config: Config,
-  opts: { createKey: boolean; clock?: Clock; throttle?: ThrottleLimits; sandbox?: Sandbox; reportError?: (err: unknown) => void; leaseMs?: number; queueMode?: boolean },
+  opts: {
+    createKey: boolean;
+    clock?: Clock;
+    throttle?: ThrottleLimits;
+    sandbox?: Sandbox;
+    reportError?: (err: unknown) => void;
+    leaseMs?: number;
+    queueMode?: boolean;
+  },
 ): Promise<Runtime> {
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const keyring = loadKeyring({ masterKey: config.masterKey, dataDir: config.dataDir, create: opts.createKey });
@@ -38,7 +46,9 @@ export async function openRuntime(
     await db.migrate();
   } catch (err) {
     await db.close().catch(() => {});
-    throw new ConfigError(`BATON_DATABASE_URL: cannot open and migrate the ${db.dialect} database: ${(err as Error).message}`);
+    throw new ConfigError(
+      `BATON_DATABASE_URL: cannot open and migrate the ${db.dialect} database: ${(err as Error).message}`,
+    );
   }
   try {
     await assertKeyringOpensSecrets(db.repos.secretColumns, keyring);
@@ -47,12 +57,19 @@ export async function openRuntime(
     throw new ConfigError((err as Error).message);
   }
   const services = createServices(db, {
-    keyring, clock: opts.clock ?? systemClock, tokenTtlSeconds: config.tokenTtlSeconds, throttle: opts.throttle, auditSigningKey, sandbox: opts.sandbox, reportError: opts.reportError,
+    keyring,
+    clock: opts.clock ?? systemClock,
+    tokenTtlSeconds: config.tokenTtlSeconds,
+    throttle: opts.throttle,
+    auditSigningKey,
+    sandbox: opts.sandbox,
+    reportError: opts.reportError,
     leaseMs: opts.leaseMs,
     // Only `baton serve` talks to Redis; the other commands never enqueue.
-    queueMode: opts.queueMode && config.redisUrl && config.workerKey
-      ? { redisUrl: config.redisUrl, prefix: config.queuePrefix, workerKey: parseWorkerKey(config.workerKey) }
-      : undefined,
+    queueMode:
+      opts.queueMode && config.redisUrl && config.workerKey
+        ? { redisUrl: config.redisUrl, prefix: config.queuePrefix, workerKey: parseWorkerKey(config.workerKey) }
+        : undefined,
   });
   return { config, db, services };
 }

@@ -32,7 +32,10 @@ async function listen(app: Express, config: Config): Promise<http.Server> {
 }
 
 /** `baton serve`: migrate, make sure an admin exists, listen, and stop gracefully on SIGTERM/SIGINT. */
-export async function serve(config: Config, out: { print(line: string): void } = { print: (l) => console.log(l) }): Promise<{ server: http.Server; stop(): Promise<void>; logger: Logger }> {
+export async function serve(
+  config: Config,
+  out: { print(line: string): void } = { print: (l) => console.log(l) },
+): Promise<{ server: http.Server; stop(): Promise<void>; logger: Logger }> {
   const logger = createLogger(config.logLevel);
   const sandboxMode = await resolveSandboxMode(config.sandbox).catch((err: Error) => {
     throw new ConfigError(err.message);
@@ -56,14 +59,22 @@ async function start(
 ): Promise<{ server: http.Server; stop(): Promise<void>; logger: Logger }> {
   const { logger, sandbox } = opts;
   const rt = await openRuntime(config, {
-    createKey: true, sandbox, queueMode: true, reportError: (err) => logger.error('runs: an error no request could be told of', { error: (err as Error)?.message ?? String(err) }),
+    createKey: true,
+    sandbox,
+    queueMode: true,
+    reportError: (err) =>
+      logger.error('runs: an error no request could be told of', { error: (err as Error)?.message ?? String(err) }),
   });
   // /readyz answers 503 until the executors run: the start-up reconcile has settled every run by then.
   let started = false;
   let server: http.Server | undefined;
   let embedded: EmbeddedMode;
   try {
-    const admin = await ensureInitialAdmin({ users: rt.db.repos.users, userService: rt.services.users, password: config.adminPassword });
+    const admin = await ensureInitialAdmin({
+      users: rt.db.repos.users,
+      userService: rt.services.users,
+      password: config.adminPassword,
+    });
     if (admin.created) {
       out.print(
         admin.generatedPassword
@@ -91,13 +102,23 @@ async function start(
     // The port first: a server that cannot listen must not reconcile (finish or requeue) anything.
     server = await listen(app, config);
     const executorOptions = {
-      executors: config.executors, workDir: config.workDir, logger, leaseMs: DEFAULT_LEASE_MS, sandbox, executorProcess: true,
+      executors: config.executors,
+      workDir: config.workDir,
+      logger,
+      leaseMs: DEFAULT_LEASE_MS,
+      sandbox,
+      executorProcess: true,
       name: embeddedWorkerName(os.hostname(), process.pid),
     };
     // Queue mode: worker daemons run the playbooks; this replica ingests their events and may lead the recovery sweep.
     // Embedded mode: reconcile what a previous process left, then run executors in this process, named after it.
     embedded = config.redisUrl
-      ? await startQueueMode(rt.services, { ...executorOptions, redisUrl: config.redisUrl, prefix: config.queuePrefix, database: rt.db.dialect })
+      ? await startQueueMode(rt.services, {
+          ...executorOptions,
+          redisUrl: config.redisUrl,
+          prefix: config.queuePrefix,
+          database: rt.db.dialect,
+        })
       : await startEmbeddedMode(rt.services, executorOptions);
   } catch (err) {
     if (server) {
@@ -109,11 +130,21 @@ async function start(
     throw err;
   }
   started = true;
-  logger.info('executors', { count: config.executors, sandbox: sandbox.mode, work_dir: config.workDir, name: embedded.executors.name, mode: config.redisUrl ? 'queue' : 'embedded' });
+  logger.info('executors', {
+    count: config.executors,
+    sandbox: sandbox.mode,
+    work_dir: config.workDir,
+    name: embedded.executors.name,
+    mode: config.redisUrl ? 'queue' : 'embedded',
+  });
   const listening = server;
   const address = listening.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  logger.info('listening', { url: `http://${config.host}:${port}/`, database: rt.db.dialect, data_dir: config.dataDir });
+  logger.info('listening', {
+    url: `http://${config.host}:${port}/`,
+    database: rt.db.dialect,
+    data_dir: config.dataDir,
+  });
 
   let stopping: Promise<void> | undefined;
   const stop = () =>

@@ -1,7 +1,19 @@
 import type crypto from 'node:crypto';
 import {
-  createAuditService, createAuthService, createAuthorizer, createCredentialService, createGrantService, createLoginThrottle, createSigningKeyStore,
-  createProjectService, createTeamService, createUserService, type Clock, DEFAULT_THROTTLE, type Keyring, type ThrottleLimits,
+  createAuditService,
+  createAuthService,
+  createAuthorizer,
+  createCredentialService,
+  createGrantService,
+  createLoginThrottle,
+  createSigningKeyStore,
+  createProjectService,
+  createTeamService,
+  createUserService,
+  type Clock,
+  DEFAULT_THROTTLE,
+  type Keyring,
+  type ThrottleLimits,
 } from '@baton/core';
 import type { Database } from '@baton/db';
 import { checkoutCommit, resolveBranchHead, type Sandbox } from '@baton/executor';
@@ -31,24 +43,42 @@ export function createServices(db: Database, opts: ServiceOptions) {
   const { repos, transaction } = db;
   const clock = opts.clock;
   const authz = createAuthorizer({ grants: repos.grants, teams: repos.teams });
-  const signingKeys = createSigningKeyStore({ serverKeys: repos.serverKeys, keyring: opts.keyring, clock, configured: opts.auditSigningKey });
+  const signingKeys = createSigningKeyStore({
+    serverKeys: repos.serverKeys,
+    keyring: opts.keyring,
+    clock,
+    configured: opts.auditSigningKey,
+  });
   const users = createUserService({ users: repos.users, transaction, authz, clock });
   // "What still references this?" for the 409 on delete. Each referencing domain adds its lookup here
   // (templates, schedules and triggers will join when they exist).
   const tagged = (kind: string, rows: Array<{ id: string; name: string }>) => rows.map((r) => ({ kind, ...r }));
   const credentials = createCredentialService({
-    credentials: repos.credentials, transaction, authz, keyring: opts.keyring, clock,
+    credentials: repos.credentials,
+    transaction,
+    authz,
+    keyring: opts.keyring,
+    clock,
     usedBy: async (id) => [
       ...tagged('project', await repos.projects.usingCredential(id)),
       ...tagged('inventory source', await repos.inventorySources.usingCredential(id)),
     ],
   });
   const projects = createProjectService({
-    projects: repos.projects, transaction, authz, clock, credentials, git: { resolveBranchHead },
+    projects: repos.projects,
+    transaction,
+    authz,
+    clock,
+    credentials,
+    git: { resolveBranchHead },
     usedBy: async (id) => tagged('inventory source', await repos.inventorySources.usingProject(id)),
   });
   const inventoryServices = createInventoryServices(db, {
-    authz, clock, credentials, urlCa: opts.inventoryUrlCa, sandbox: opts.sandbox,
+    authz,
+    clock,
+    credentials,
+    urlCa: opts.inventoryUrlCa,
+    sandbox: opts.sandbox,
     // A script or plugin source runs inside a fresh checkout of its project's last synced commit.
     checkout: async (p, projectId, dir) => checkoutCommit({ ...(await projects.checkoutSpec(p, projectId)), dir }),
   });
@@ -56,12 +86,21 @@ export function createServices(db: Database, opts: ServiceOptions) {
     authz,
     users,
     auth: createAuthService({
-      users: repos.users, tokens: repos.tokens, transaction, clock, tokenTtlSeconds: opts.tokenTtlSeconds,
+      users: repos.users,
+      tokens: repos.tokens,
+      transaction,
+      clock,
+      tokenTtlSeconds: opts.tokenTtlSeconds,
       throttle: createLoginThrottle(opts.throttle ?? DEFAULT_THROTTLE, clock),
     }),
     teams: createTeamService({ teams: repos.teams, transaction, authz, clock }),
     grants: createGrantService({
-      grants: repos.grants, users: repos.users, teams: repos.teams, transaction, authz, clock,
+      grants: repos.grants,
+      users: repos.users,
+      teams: repos.teams,
+      transaction,
+      authz,
+      clock,
       // Each domain that owns grantable objects adds its prefix here.
       grantable: {
         team: async (id) => Boolean(await repos.teams.findById(id)),
@@ -75,7 +114,17 @@ export function createServices(db: Database, opts: ServiceOptions) {
     credentials,
     projects,
     ...inventoryServices,
-    ...createRunServices(db, { authz, clock, leaseMs: opts.leaseMs, credentials, projects, inventories: inventoryServices.inventories, sandbox: opts.sandbox, reportError: opts.reportError, queueMode: opts.queueMode }),
+    ...createRunServices(db, {
+      authz,
+      clock,
+      leaseMs: opts.leaseMs,
+      credentials,
+      projects,
+      inventories: inventoryServices.inventories,
+      sandbox: opts.sandbox,
+      reportError: opts.reportError,
+      queueMode: opts.queueMode,
+    }),
     signingKeys,
   };
 }

@@ -6,7 +6,11 @@ import { HELP, loadWorkerConfig, type WorkerConfig, WorkerConfigError } from './
 const KEY_HEX = 'ab'.repeat(32);
 const KEY = Buffer.from(KEY_HEX, 'hex');
 
-const baseEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({ BATON_REDIS_URL: 'redis://127.0.0.1:6379', BATON_WORKER_KEY: KEY_HEX, ...extra });
+const baseEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
+  BATON_REDIS_URL: 'redis://127.0.0.1:6379',
+  BATON_WORKER_KEY: KEY_HEX,
+  ...extra,
+});
 
 function configOf(argv: string[], env: NodeJS.ProcessEnv): WorkerConfig {
   const command = loadWorkerConfig(argv, env);
@@ -27,31 +31,62 @@ function problemOf(argv: string[], env: NodeJS.ProcessEnv): string {
 describe('loadWorkerConfig', () => {
   it('gives the documented defaults', () => {
     expect(configOf([], baseEnv())).toEqual({
-      redisUrl: 'redis://127.0.0.1:6379', workerKey: KEY, prefix: 'baton', concurrency: 2, labels: [], name: os.hostname(),
-      workDir: path.resolve(os.tmpdir()), sandbox: 'auto', runGraceSeconds: 60, logLevel: 'info',
+      redisUrl: 'redis://127.0.0.1:6379',
+      workerKey: KEY,
+      prefix: 'baton',
+      concurrency: 2,
+      labels: [],
+      name: os.hostname(),
+      workDir: path.resolve(os.tmpdir()),
+      sandbox: 'auto',
+      runGraceSeconds: 60,
+      logLevel: 'info',
     });
   });
 
   it('reads every variable', () => {
-    const config = configOf([], baseEnv({
-      BATON_REDIS_URL: 'rediss://user:pw@redis.example:6380/2', BATON_WORKER_KEY: KEY.toString('base64'), BATON_QUEUE_PREFIX: 'baton_t.1-x',
-      BATON_WORKER_CONCURRENCY: ' 16 ', BATON_WORKER_LABELS: 'linux, gpu,linux,dc:eu-1,', BATON_WORKER_NAME: 'worker one', BATON_WORK_DIR: 'relative/work',
-      BATON_SANDBOX: 'off', BATON_RUN_GRACE_SECONDS: '5', BATON_LOG_LEVEL: 'debug',
-    }));
+    const config = configOf(
+      [],
+      baseEnv({
+        BATON_REDIS_URL: 'rediss://user:pw@redis.example:6380/2',
+        BATON_WORKER_KEY: KEY.toString('base64'),
+        BATON_QUEUE_PREFIX: 'baton_t.1-x',
+        BATON_WORKER_CONCURRENCY: ' 16 ',
+        BATON_WORKER_LABELS: 'linux, gpu,linux,dc:eu-1,',
+        BATON_WORKER_NAME: 'worker one',
+        BATON_WORK_DIR: 'relative/work',
+        BATON_SANDBOX: 'off',
+        BATON_RUN_GRACE_SECONDS: '5',
+        BATON_LOG_LEVEL: 'debug',
+      }),
+    );
     expect(config).toEqual({
-      redisUrl: 'rediss://user:pw@redis.example:6380/2', workerKey: KEY, prefix: 'baton_t.1-x', concurrency: 16, labels: ['linux', 'gpu', 'dc:eu-1'],
-      name: 'worker one', workDir: path.resolve('relative/work'), sandbox: 'off', runGraceSeconds: 5, logLevel: 'debug',
+      redisUrl: 'rediss://user:pw@redis.example:6380/2',
+      workerKey: KEY,
+      prefix: 'baton_t.1-x',
+      concurrency: 16,
+      labels: ['linux', 'gpu', 'dc:eu-1'],
+      name: 'worker one',
+      workDir: path.resolve('relative/work'),
+      sandbox: 'off',
+      runGraceSeconds: 5,
+      logLevel: 'debug',
     });
   });
 
   it('lets flags win over the environment', () => {
-    const config = configOf(['--concurrency', '7', '--labels', 'a,b', '--name', 'from-flag'], baseEnv({ BATON_WORKER_CONCURRENCY: '3', BATON_WORKER_LABELS: 'c', BATON_WORKER_NAME: 'from-env' }));
+    const config = configOf(
+      ['--concurrency', '7', '--labels', 'a,b', '--name', 'from-flag'],
+      baseEnv({ BATON_WORKER_CONCURRENCY: '3', BATON_WORKER_LABELS: 'c', BATON_WORKER_NAME: 'from-env' }),
+    );
     expect(config).toMatchObject({ concurrency: 7, labels: ['a', 'b'], name: 'from-flag' });
     expect(configOf(['--labels='], baseEnv({ BATON_WORKER_LABELS: 'c' })).labels).toEqual([]);
   });
 
   it('treats an empty variable as unset, as `baton serve` does', () => {
-    expect(configOf([], baseEnv({ BATON_QUEUE_PREFIX: '', BATON_WORKER_CONCURRENCY: '', BATON_LOG_LEVEL: '' }))).toMatchObject({ prefix: 'baton', concurrency: 2, logLevel: 'info' });
+    expect(
+      configOf([], baseEnv({ BATON_QUEUE_PREFIX: '', BATON_WORKER_CONCURRENCY: '', BATON_LOG_LEVEL: '' })),
+    ).toMatchObject({ prefix: 'baton', concurrency: 2, logLevel: 'info' });
   });
 
   it('removes BATON_WORKER_KEY from the environment it read, valid or not, even when it fails or prints help', () => {
@@ -126,7 +161,8 @@ describe('loadWorkerConfig', () => {
 
   it('reports every bad value at once', () => {
     const message = problemOf([], { BATON_QUEUE_PREFIX: '!', BATON_LOG_LEVEL: 'loud' });
-    for (const name of ['BATON_REDIS_URL', 'BATON_WORKER_KEY', 'BATON_QUEUE_PREFIX', 'BATON_LOG_LEVEL']) expect(message).toContain(name);
+    for (const name of ['BATON_REDIS_URL', 'BATON_WORKER_KEY', 'BATON_QUEUE_PREFIX', 'BATON_LOG_LEVEL'])
+      expect(message).toContain(name);
   });
 
   it('never puts the key in an error message', () => {

@@ -71,7 +71,9 @@ function parseLabels(text: string, what: string): string[] {
   for (const item of text.split(',').map((l) => l.trim())) {
     if (item === '') continue; // "a,b," and "" are fine: no label there
     if (!LABEL_PATTERN.test(item)) {
-      throw new WorkerConfigError(`${what}: ${JSON.stringify(item.slice(0, 80))} is not a label (letters, digits and _ . : -, starting with a letter or digit, at most 64)`);
+      throw new WorkerConfigError(
+        `${what}: ${JSON.stringify(item.slice(0, 80))} is not a label (letters, digits and _ . : -, starting with a letter or digit, at most 64)`,
+      );
     }
     if (!labels.includes(item)) labels.push(item);
   }
@@ -82,7 +84,12 @@ function parseFlags(argv: string[]) {
   try {
     return parseArgs({
       args: argv,
-      options: { help: { type: 'boolean', short: 'h' }, concurrency: { type: 'string' }, labels: { type: 'string' }, name: { type: 'string' } },
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        concurrency: { type: 'string' },
+        labels: { type: 'string' },
+        name: { type: 'string' },
+      },
       strict: true,
       allowPositionals: false,
     }).values;
@@ -116,11 +123,13 @@ export function loadWorkerConfig(argv: string[], env: NodeJS.ProcessEnv = proces
   const redisUrl = check(() => {
     const url = read('BATON_REDIS_URL');
     if (url === undefined) throw new WorkerConfigError('BATON_REDIS_URL: must be set (a worker needs Redis)');
-    if (!/^rediss?:\/\/\S+$/.test(url)) throw new WorkerConfigError('BATON_REDIS_URL: must start with redis:// or rediss://');
+    if (!/^rediss?:\/\/\S+$/.test(url))
+      throw new WorkerConfigError('BATON_REDIS_URL: must start with redis:// or rediss://');
     return url;
   });
   const workerKey = check(() => {
-    if (rawKey === undefined || rawKey === '') throw new WorkerConfigError('BATON_WORKER_KEY: must be set (the key run bundles are sealed with)');
+    if (rawKey === undefined || rawKey === '')
+      throw new WorkerConfigError('BATON_WORKER_KEY: must be set (the key run bundles are sealed with)');
     try {
       return parseWorkerKey(rawKey);
     } catch (err) {
@@ -129,27 +138,37 @@ export function loadWorkerConfig(argv: string[], env: NodeJS.ProcessEnv = proces
   });
   const prefix = check(() => {
     const p = read('BATON_QUEUE_PREFIX') ?? 'baton';
-    if (!PREFIX_PATTERN.test(p)) throw new WorkerConfigError('BATON_QUEUE_PREFIX: must be 1 to 64 letters, digits, _ . or -');
+    if (!PREFIX_PATTERN.test(p))
+      throw new WorkerConfigError('BATON_QUEUE_PREFIX: must be 1 to 64 letters, digits, _ . or -');
     return p;
   });
   const concurrency = check(() => {
-    const [text, what] = flags.concurrency !== undefined ? [flags.concurrency, '--concurrency'] : [read('BATON_WORKER_CONCURRENCY'), 'BATON_WORKER_CONCURRENCY'];
+    const [text, what] =
+      flags.concurrency !== undefined
+        ? [flags.concurrency, '--concurrency']
+        : [read('BATON_WORKER_CONCURRENCY'), 'BATON_WORKER_CONCURRENCY'];
     return text === undefined ? 2 : wholeNumber(text, 1, 256, what);
   });
   const labels = check(() => {
-    const [text, what] = flags.labels !== undefined ? [flags.labels, '--labels'] : [read('BATON_WORKER_LABELS'), 'BATON_WORKER_LABELS'];
+    const [text, what] =
+      flags.labels !== undefined ? [flags.labels, '--labels'] : [read('BATON_WORKER_LABELS'), 'BATON_WORKER_LABELS'];
     return text === undefined ? [] : parseLabels(text, what);
   });
   const name = check(() => {
-    const [text, what] = flags.name !== undefined ? [flags.name, '--name'] : [read('BATON_WORKER_NAME'), 'BATON_WORKER_NAME'];
+    const [text, what] =
+      flags.name !== undefined ? [flags.name, '--name'] : [read('BATON_WORKER_NAME'), 'BATON_WORKER_NAME'];
     const value = text ?? os.hostname();
-    if (!NAME_PATTERN.test(value)) throw new WorkerConfigError(`${text === undefined ? 'the host name (set BATON_WORKER_NAME)' : what}: must be 1 to 200 printable characters`);
+    if (!NAME_PATTERN.test(value))
+      throw new WorkerConfigError(
+        `${text === undefined ? 'the host name (set BATON_WORKER_NAME)' : what}: must be 1 to 200 printable characters`,
+      );
     return value;
   });
   const workDir = path.resolve(read('BATON_WORK_DIR') ?? os.tmpdir());
   const sandbox = check(() => {
     const s = read('BATON_SANDBOX') ?? 'auto';
-    if (!(SANDBOX_SETTINGS as readonly string[]).includes(s)) throw new WorkerConfigError(`BATON_SANDBOX: must be one of ${SANDBOX_SETTINGS.join(', ')}`);
+    if (!(SANDBOX_SETTINGS as readonly string[]).includes(s))
+      throw new WorkerConfigError(`BATON_SANDBOX: must be one of ${SANDBOX_SETTINGS.join(', ')}`);
     return s as SandboxSetting;
   });
   const runGraceSeconds = check(() => {
@@ -158,16 +177,26 @@ export function loadWorkerConfig(argv: string[], env: NodeJS.ProcessEnv = proces
   });
   const logLevel = check(() => {
     const l = read('BATON_LOG_LEVEL') ?? 'info';
-    if (!(LOG_LEVELS as readonly string[]).includes(l)) throw new WorkerConfigError(`BATON_LOG_LEVEL: must be one of ${LOG_LEVELS.join(', ')}`);
+    if (!(LOG_LEVELS as readonly string[]).includes(l))
+      throw new WorkerConfigError(`BATON_LOG_LEVEL: must be one of ${LOG_LEVELS.join(', ')}`);
     return l as LogLevel;
   });
 
-  if (problems.length) throw new WorkerConfigError(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  if (problems.length)
+    throw new WorkerConfigError(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   return {
     kind: 'run',
     config: {
-      redisUrl: redisUrl!, workerKey: workerKey!, prefix: prefix!, concurrency: concurrency!, labels: labels!, name: name!, workDir,
-      sandbox: sandbox!, runGraceSeconds: runGraceSeconds!, logLevel: logLevel!,
+      redisUrl: redisUrl!,
+      workerKey: workerKey!,
+      prefix: prefix!,
+      concurrency: concurrency!,
+      labels: labels!,
+      name: name!,
+      workDir,
+      sandbox: sandbox!,
+      runGraceSeconds: runGraceSeconds!,
+      logLevel: logLevel!,
     },
   };
 }

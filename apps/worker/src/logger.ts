@@ -13,6 +13,8 @@ export function createWorkerLogger(level: string, opts: { stream?: NodeJS.Writab
   return winston.createLogger({
     level,
     format: winston.format.combine(redact(), winston.format.timestamp(), winston.format.json()),
-    transports: [opts.stream ? new winston.transports.Stream({ stream: opts.stream }) : new winston.transports.Console()],
+    transports: [
+      opts.stream ? new winston.transports.Stream({ stream: opts.stream }) : new winston.transports.Console(),
+    ],
   });
 }

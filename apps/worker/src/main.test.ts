@@ -36,7 +36,9 @@ function startWorker(env: Record<string, string>, args: string[] = []): Worker {
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal })),
+  );
   return { exited, stdout: () => stdout, stderr: () => stderr, kill: (signal) => void child.kill(signal) };
 }
 
@@ -83,7 +85,12 @@ describe('baton worker (process) on real Redis', () => {
   let running: Worker | undefined;
 
   const envOf = (extra: Record<string, string> = {}) => ({
-    BATON_REDIS_URL: REDIS_URL, BATON_WORKER_KEY: KEY_HEX, BATON_QUEUE_PREFIX: prefix, BATON_WORK_DIR: workDir, BATON_SANDBOX: 'off', ...extra,
+    BATON_REDIS_URL: REDIS_URL,
+    BATON_WORKER_KEY: KEY_HEX,
+    BATON_QUEUE_PREFIX: prefix,
+    BATON_WORK_DIR: workDir,
+    BATON_SANDBOX: 'off',
+    ...extra,
   });
   const beatOf = async (name: string) => {
     const raw = await admin.hget(`${prefix}:workers`, name);
@@ -118,7 +125,13 @@ describe('baton worker (process) on real Redis', () => {
     running = startWorker(envOf({ BATON_WORKER_LABELS: 'linux,gpu' }), ['--name', 'proc-w1', '--concurrency', '3']);
     await eventually(async () => (await beatOf('proc-w1')) !== undefined || running!.stderr() !== '', 'the first beat');
     expect(running.stderr()).toBe('');
-    expect(await beatOf('proc-w1')).toMatchObject({ name: 'proc-w1', labels: ['linux', 'gpu'], capacity: 3, running: [], host: os.hostname() });
+    expect(await beatOf('proc-w1')).toMatchObject({
+      name: 'proc-w1',
+      labels: ['linux', 'gpu'],
+      capacity: 3,
+      running: [],
+      host: os.hostname(),
+    });
     expect(running.stdout()).toContain('"message":"worker started"');
 
     running.kill('SIGTERM');
@@ -131,20 +144,32 @@ describe('baton worker (process) on real Redis', () => {
 
   it('runs a sealed job from the Redis queue and streams its events, gap-free from seq 1 to a finished status', async () => {
     running = startWorker(envOf(), ['--name', 'proc-run']);
-    await eventually(async () => (await beatOf('proc-run')) !== undefined || running!.stderr() !== '', 'the first beat');
+    await eventually(
+      async () => (await beatOf('proc-run')) !== undefined || running!.stderr() !== '',
+      'the first beat',
+    );
     const queue = createRedisRunQueue({ redisUrl: REDIS_URL, prefix });
     const events = async (): Promise<RunEvent[]> =>
-      (await admin.xrange(runEventStreamKey(prefix), '-', '+')).map(([, fields]) => JSON.parse(fields[fields.indexOf(EVENT_FIELD) + 1]!) as RunEvent);
+      (await admin.xrange(runEventStreamKey(prefix), '-', '+')).map(
+        ([, fields]) => JSON.parse(fields[fields.indexOf(EVENT_FIELD) + 1]!) as RunEvent,
+      );
     try {
       const bundle = inlineBundle(play('    - debug: msg=from-the-worker\n'), { run_id: 'run_proc' });
       await queue.enqueue({ runId: 'run_proc', bundle: sealBundle(bundle, Buffer.from(KEY_HEX, 'hex')) });
-      await eventually(async () => (await events()).some((e) => e.kind === 'status' && e.data.status === 'finished'), 'the run to finish');
+      await eventually(
+        async () => (await events()).some((e) => e.kind === 'status' && e.data.status === 'finished'),
+        'the run to finish',
+      );
     } finally {
       await queue.close();
     }
     const stream = await events();
     expect(stream.map((e) => e.seq)).toEqual(stream.map((_, i) => i + 1));
-    expect(stream[0]).toMatchObject({ run_id: 'run_proc', kind: 'status', data: { status: 'running', worker: 'proc-run' } });
+    expect(stream[0]).toMatchObject({
+      run_id: 'run_proc',
+      kind: 'status',
+      data: { status: 'running', worker: 'proc-run' },
+    });
     expect(stream.at(-1)!.data).toMatchObject({ status: 'finished', conclusion: 'succeeded' });
     expect(running.stdout()).toContain('"message":"ansible-playbook started"');
     running.kill('SIGTERM');
@@ -154,7 +179,10 @@ describe('baton worker (process) on real Redis', () => {
 
   it('exits 1 at once on a second signal, leaving a run that was still in its grace period', async () => {
     running = startWorker(envOf({ BATON_RUN_GRACE_SECONDS: '3600' }), ['--name', 'proc-twice']);
-    await eventually(async () => (await beatOf('proc-twice')) !== undefined || running!.stderr() !== '', 'the first beat');
+    await eventually(
+      async () => (await beatOf('proc-twice')) !== undefined || running!.stderr() !== '',
+      'the first beat',
+    );
     const queue = createRedisRunQueue({ redisUrl: REDIS_URL, prefix });
     try {
       const bundle = inlineBundle(play('    - command: sleep 30\n'), { run_id: 'run_twice' });
@@ -164,7 +192,10 @@ describe('baton worker (process) on real Redis', () => {
       await queue.close();
     }
     running.kill('SIGTERM');
-    await eventually(() => running!.stdout().includes('"message":"stopping: no new runs'), 'the graceful stop to begin');
+    await eventually(
+      () => running!.stdout().includes('"message":"stopping: no new runs'),
+      'the graceful stop to begin',
+    );
     running.kill('SIGINT');
     expect((await running.exited).code).toBe(1);
     expect(running.stdout()).toContain('"message":"second signal: canceling the runs and exiting now"');
@@ -174,7 +205,17 @@ describe('baton worker (process) on real Redis', () => {
   });
 
   it('refuses a name that a live worker of another process beats under, and exits 2', async () => {
-    const alive = { name: 'taken', host: 'elsewhere', pid: 1, labels: [], capacity: 1, running: [], last_heartbeat: new Date().toISOString(), lease_expires_at: null, started_at: new Date().toISOString() };
+    const alive = {
+      name: 'taken',
+      host: 'elsewhere',
+      pid: 1,
+      labels: [],
+      capacity: 1,
+      running: [],
+      last_heartbeat: new Date().toISOString(),
+      lease_expires_at: null,
+      started_at: new Date().toISOString(),
+    };
     await admin.hset(`${prefix}:workers`, 'taken', JSON.stringify(alive));
     const worker = startWorker(envOf(), ['--name', 'taken']);
     expect((await worker.exited).code).toBe(2);
@@ -183,7 +224,10 @@ describe('baton worker (process) on real Redis', () => {
     // A stopped worker's name is free at once.
     await admin.hset(`${prefix}:workers`, 'taken', JSON.stringify({ ...alive, stopped: true }));
     running = startWorker(envOf(), ['--name', 'taken']);
-    await eventually(async () => (await beatOf('taken'))?.pid !== 1 || running!.stderr() !== '', 'the new worker to beat');
+    await eventually(
+      async () => (await beatOf('taken'))?.pid !== 1 || running!.stderr() !== '',
+      'the new worker to beat',
+    );
     expect(running.stderr()).toBe('');
     running.kill('SIGINT');
     expect((await running.exited).code).toBe(0);

@@ -29,7 +29,11 @@ async function main(argv: string[]): Promise<number> {
         return;
       }
       stopping = true;
-      logger.info('stopping: no new runs; running ones may go on for the grace period', { signal, grace_seconds: config.runGraceSeconds, running: worker.daemon.running() });
+      logger.info('stopping: no new runs; running ones may go on for the grace period', {
+        signal,
+        grace_seconds: config.runGraceSeconds,
+        running: worker.daemon.running(),
+      });
       worker.stop(config.runGraceSeconds * 1000).then(
         () => {
           logger.info('worker stopped');

@@ -2,8 +2,21 @@
 // Loaded by main.ts only once the configuration is known to be good.
 import fs from 'node:fs';
 import os from 'node:os';
-import { cleanupLeftoverRuns, resolveSandboxMode, runPlaybook, type Sandbox, SandboxUnavailableError } from '@baton/executor';
-import { createRedisRunQueue, createRunEventProducer, createWorkerRegistry, type WorkerHeartbeat, type WorkerRegistry, withTimeout } from '@baton/queue';
+import {
+  cleanupLeftoverRuns,
+  resolveSandboxMode,
+  runPlaybook,
+  type Sandbox,
+  SandboxUnavailableError,
+} from '@baton/executor';
+import {
+  createRedisRunQueue,
+  createRunEventProducer,
+  createWorkerRegistry,
+  type WorkerHeartbeat,
+  type WorkerRegistry,
+  withTimeout,
+} from '@baton/queue';
 import type { Logger } from 'winston';
 import { type WorkerConfig, WorkerConfigError } from './config.js';
 import { createWorkerDaemon, type WorkerDaemon } from './worker-daemon.js';
@@ -26,21 +39,36 @@ export interface RunningWorker {
 /** What a sandboxed playbook on a worker host must not read: the unit's environment file and the user's runtime sockets. */
 function hiddenPaths(): string[] {
   const uid = process.getuid?.();
-  return [ENV_FILE_DIR, uid === undefined ? undefined : `/run/user/${uid}`].filter((p): p is string => p !== undefined && fs.existsSync(p));
+  return [ENV_FILE_DIR, uid === undefined ? undefined : `/run/user/${uid}`].filter(
+    (p): p is string => p !== undefined && fs.existsSync(p),
+  );
 }
 
 /**
  * Another live process already beats under this name: two daemons with one name would overwrite each other's
  * registry entry and hide each other's runs. A graceful stop's last beat (`stopped`) frees the name at once.
  */
-export function nameConflict(beats: WorkerHeartbeat[], name: string, self: { host: string; pid: number }, nowMs: number): WorkerHeartbeat | undefined {
+export function nameConflict(
+  beats: WorkerHeartbeat[],
+  name: string,
+  self: { host: string; pid: number },
+  nowMs: number,
+): WorkerHeartbeat | undefined {
   return beats.find(
-    (b) => b.name === name && !b.stopped && nowMs - Date.parse(b.last_heartbeat) < NAME_IN_USE_MS && (b.pid !== self.pid || b.host !== self.host),
+    (b) =>
+      b.name === name &&
+      !b.stopped &&
+      nowMs - Date.parse(b.last_heartbeat) < NAME_IN_USE_MS &&
+      (b.pid !== self.pid || b.host !== self.host),
   );
 }
 
 async function checkNameFree(registry: WorkerRegistry, name: string): Promise<void> {
-  const beats = await withTimeout(registry.list(), REDIS_START_TIMEOUT_MS, () => new Error(`Redis did not answer within ${REDIS_START_TIMEOUT_MS / 1000} s (BATON_REDIS_URL)`));
+  const beats = await withTimeout(
+    registry.list(),
+    REDIS_START_TIMEOUT_MS,
+    () => new Error(`Redis did not answer within ${REDIS_START_TIMEOUT_MS / 1000} s (BATON_REDIS_URL)`),
+  );
   const other = nameConflict(beats, name, { host: os.hostname(), pid: process.pid }, Date.now());
   if (other) {
     throw new WorkerConfigError(
@@ -51,7 +79,8 @@ async function checkNameFree(registry: WorkerRegistry, name: string): Promise<vo
 }
 
 function checkWorkDir(dir: string): void {
-  if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new WorkerConfigError(`BATON_WORK_DIR: ${dir} is not a directory`);
+  if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory())
+    throw new WorkerConfigError(`BATON_WORK_DIR: ${dir} is not a directory`);
 }
 
 export async function startWorker(config: WorkerConfig, logger: Logger): Promise<RunningWorker> {
@@ -64,7 +93,8 @@ export async function startWorker(config: WorkerConfig, logger: Logger): Promise
   const cleaned = await cleanupLeftoverRuns(config.workDir);
   if (cleaned.length) logger.warn('removed run directories left by a worker that died', { dirs: cleaned });
 
-  const onError = (role: string) => (err: unknown) => logger.warn('redis error', { role, error: (err as Error)?.message ?? String(err) });
+  const onError = (role: string) => (err: unknown) =>
+    logger.warn('redis error', { role, error: (err as Error)?.message ?? String(err) });
   const { redisUrl, prefix, name } = config;
   const registry = createWorkerRegistry({ redisUrl, prefix, onError: onError('registry') });
   try {
@@ -77,19 +107,42 @@ export async function startWorker(config: WorkerConfig, logger: Logger): Promise
   // The queue reports lost leases to the daemon, which is built on the queue: a late-bound reference.
   const lostTo: { daemon?: WorkerDaemon } = {};
   const queue = createRedisRunQueue({
-    redisUrl, prefix, onError: onError('queue'),
+    redisUrl,
+    prefix,
+    onError: onError('queue'),
     onLost: (runId, worker, reason, error) => {
-      logger.warn('lease lost', { run_id: runId, worker, reason, ...(error !== undefined ? { error: (error as Error)?.message ?? String(error) } : {}) });
+      logger.warn('lease lost', {
+        run_id: runId,
+        worker,
+        reason,
+        ...(error !== undefined ? { error: (error as Error)?.message ?? String(error) } : {}),
+      });
       if (reason === 'expired' && worker === name) lostTo.daemon?.leaseLost(runId);
     },
   });
   const daemon = createWorkerDaemon({
-    queue, events, registry, runPlaybook, workerKey: config.workerKey, name, labels: config.labels, capacity: config.concurrency,
-    playbookOptions: { workRoot: config.workDir, sandbox }, logger, graceMs: config.runGraceSeconds * 1000,
+    queue,
+    events,
+    registry,
+    runPlaybook,
+    workerKey: config.workerKey,
+    name,
+    labels: config.labels,
+    capacity: config.concurrency,
+    playbookOptions: { workRoot: config.workDir, sandbox },
+    logger,
+    graceMs: config.runGraceSeconds * 1000,
   });
   lostTo.daemon = daemon;
   await daemon.start();
-  logger.info('worker started', { name, labels: config.labels, capacity: config.concurrency, prefix, sandbox: sandbox.mode, work_dir: config.workDir });
+  logger.info('worker started', {
+    name,
+    labels: config.labels,
+    capacity: config.concurrency,
+    prefix,
+    sandbox: sandbox.mode,
+    work_dir: config.workDir,
+  });
 
   return {
     daemon,

@@ -4,7 +4,16 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { RunBundle, RunEvent } from '@baton/contracts';
 import { type RunOutcome, type RunPlaybookOptions, runPlaybook, sealBundle } from '@baton/executor';
 import { inlineBundle, play, tempDir } from '@baton/executor/testing';
-import { createInProcessRunQueue, type JobHandler, LeaseExpiredError, type Lease, type LeaseLossReason, type RunJob, type RunQueue, type WorkerHeartbeat } from '@baton/queue';
+import {
+  createInProcessRunQueue,
+  type JobHandler,
+  LeaseExpiredError,
+  type Lease,
+  type LeaseLossReason,
+  type RunJob,
+  type RunQueue,
+  type WorkerHeartbeat,
+} from '@baton/queue';
 import { createWorkerDaemon, type WorkerDaemon, type WorkerDaemonDeps } from './worker-daemon.js';
 
 const KEY = crypto.randomBytes(32);
@@ -27,15 +36,21 @@ function recorder() {
   const beats: WorkerHeartbeat[] = [];
   const logs: Array<{ level: string; message: string; meta: Record<string, unknown> }> = [];
   let flushes = 0;
-  const log = (level: string) => (message: string, meta: Record<string, unknown> = {}) => void logs.push({ level, message, meta });
+  const log =
+    (level: string) =>
+    (message: string, meta: Record<string, unknown> = {}) =>
+      void logs.push({ level, message, meta });
   return {
-    events, beats, logs,
+    events,
+    beats,
+    logs,
     flushes: () => flushes,
     sink: { push: (e: RunEvent) => void events.push(e), flush: async () => void (flushes += 1) },
     registry: { beat: async (h: WorkerHeartbeat) => void beats.push(structuredClone(h)) },
     logger: { info: log('info'), warn: log('warn'), error: log('error') },
     of: (runId: string) => events.filter((e) => e.run_id === runId),
-    finalOf: (runId: string) => events.find((e) => e.run_id === runId && e.kind === 'status' && e.data.status === 'finished'),
+    finalOf: (runId: string) =>
+      events.find((e) => e.run_id === runId && e.kind === 'status' && e.data.status === 'finished'),
   };
 }
 
@@ -47,7 +62,9 @@ function queueWithBundles(queue: RunQueue) {
   const bundles = new Map<string, string>();
   return {
     lease: (spec: Parameters<RunQueue['lease']>[0], handler: JobHandler) =>
-      queue.lease(spec, (job, lease) => handler({ ...job, ...(bundles.has(job.runId) ? { bundle: bundles.get(job.runId)! } : {}) }, lease)),
+      queue.lease(spec, (job, lease) =>
+        handler({ ...job, ...(bundles.has(job.runId) ? { bundle: bundles.get(job.runId)! } : {}) }, lease),
+      ),
     leasedIds: () => queue.leasedIds(),
     async enqueue(job: RunJob) {
       if (job.bundle !== undefined) bundles.set(job.runId, job.bundle);
@@ -80,9 +97,24 @@ describe('createWorkerDaemon', () => {
     });
     seam = queueWithBundles(queue);
     daemon = createWorkerDaemon({
-      queue: seam, events: rec.sink, registry: rec.registry, runPlaybook: runPlaybookCounted, workerKey: KEY,
-      name: 'w-test', labels: ['linux'], capacity: 2, logger: rec.logger, graceMs: 60_000, host: 'host-t', pid: 1234,
-      playbookOptions: { workRoot, sandbox: { mode: 'off', hidden: [] }, interruptGraceMs: 2_000, terminateGraceMs: 1_000 },
+      queue: seam,
+      events: rec.sink,
+      registry: rec.registry,
+      runPlaybook: runPlaybookCounted,
+      workerKey: KEY,
+      name: 'w-test',
+      labels: ['linux'],
+      capacity: 2,
+      logger: rec.logger,
+      graceMs: 60_000,
+      host: 'host-t',
+      pid: 1234,
+      playbookOptions: {
+        workRoot,
+        sandbox: { mode: 'off', hidden: [] },
+        interruptGraceMs: 2_000,
+        terminateGraceMs: 1_000,
+      },
       ...extra,
     });
     return daemon.start();
@@ -117,7 +149,11 @@ describe('createWorkerDaemon', () => {
     expect(events.at(-1)!.data).toMatchObject({ status: 'finished', conclusion: 'succeeded', exit_code: 0 });
     expect(events.some((e) => e.kind === 'runner_on_ok')).toBe(true);
     expect(rec.flushes()).toBeGreaterThanOrEqual(1);
-    expect(rec.logs).toContainEqual({ level: 'info', message: 'ansible-playbook started', meta: expect.objectContaining({ run_id: 'run_ok', pid: expect.any(Number) }) });
+    expect(rec.logs).toContainEqual({
+      level: 'info',
+      message: 'ansible-playbook started',
+      meta: expect.objectContaining({ run_id: 'run_ok', pid: expect.any(Number) }),
+    });
     expect(lost).toEqual([]);
   });
 
@@ -138,19 +174,37 @@ describe('createWorkerDaemon', () => {
     ['altered', () => alterCiphertext(sealed('run_bad', QUICK))],
     ['not a sealed bundle', () => 'garbage'],
     ['missing', () => undefined],
-  ])('does not run a bundle %s: one error / bad_bundle event at seq 1, flushed, and the bundle never logged', async (_what, bundleOf) => {
-    await startDaemon();
-    const bundle = bundleOf();
-    await seam.enqueue({ runId: 'run_bad', ...(bundle !== undefined ? { bundle } : {}) });
-    await eventually(() => rec.events.length > 0 && daemon!.running().length === 0 && rec.flushes() > 0, 'the refusal');
-    await queue.close();
+  ])(
+    'does not run a bundle %s: one error / bad_bundle event at seq 1, flushed, and the bundle never logged',
+    async (_what, bundleOf) => {
+      await startDaemon();
+      const bundle = bundleOf();
+      await seam.enqueue({ runId: 'run_bad', ...(bundle !== undefined ? { bundle } : {}) });
+      await eventually(
+        () => rec.events.length > 0 && daemon!.running().length === 0 && rec.flushes() > 0,
+        'the refusal',
+      );
+      await queue.close();
 
-    expect(rec.events).toEqual([{ run_id: 'run_bad', seq: 1, ts: expect.any(String), kind: 'status', data: { status: 'finished', conclusion: 'error', reason: 'bad_bundle' } }]);
-    expect(playbookCalls).toEqual([]);
-    expect(rec.logs).toContainEqual({ level: 'warn', message: 'run not started: bad bundle', meta: expect.objectContaining({ run_id: 'run_bad', reason: 'bad_bundle' }) });
-    if (bundle !== undefined && bundle.length > 20) expect(JSON.stringify(rec.logs)).not.toContain(bundle.slice(-20));
-    expect(lost).toEqual([]);
-  });
+      expect(rec.events).toEqual([
+        {
+          run_id: 'run_bad',
+          seq: 1,
+          ts: expect.any(String),
+          kind: 'status',
+          data: { status: 'finished', conclusion: 'error', reason: 'bad_bundle' },
+        },
+      ]);
+      expect(playbookCalls).toEqual([]);
+      expect(rec.logs).toContainEqual({
+        level: 'warn',
+        message: 'run not started: bad bundle',
+        meta: expect.objectContaining({ run_id: 'run_bad', reason: 'bad_bundle' }),
+      });
+      if (bundle !== undefined && bundle.length > 20) expect(JSON.stringify(rec.logs)).not.toContain(bundle.slice(-20));
+      expect(lost).toEqual([]);
+    },
+  );
 
   it('stop with a grace period lets a short run finish, takes no new run, and ends with a stopped beat', async () => {
     await startDaemon();
@@ -174,7 +228,11 @@ describe('createWorkerDaemon', () => {
 
     await daemon!.stop(0);
 
-    expect(rec.finalOf('run_sleep')!.data).toMatchObject({ status: 'finished', conclusion: 'canceled', reason: 'shutdown' });
+    expect(rec.finalOf('run_sleep')!.data).toMatchObject({
+      status: 'finished',
+      conclusion: 'canceled',
+      reason: 'shutdown',
+    });
     const events = rec.of('run_sleep');
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(rec.beats.at(-1)).toMatchObject({ stopped: true, running: [] });
@@ -188,8 +246,14 @@ describe('createWorkerDaemon', () => {
     await eventually(() => rec.finalOf('run_lost') !== undefined, 'the lost run to end');
 
     expect(lost).toEqual([{ runId: 'run_lost', reason: 'expired' }]);
-    expect(rec.finalOf('run_lost')!.data).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
-    expect(rec.of('run_lost').some((e) => e.kind === 'log' && String(e.data.text).includes('lost its lease'))).toBe(true);
+    expect(rec.finalOf('run_lost')!.data).toMatchObject({
+      status: 'finished',
+      conclusion: 'error',
+      reason: 'worker_lost',
+    });
+    expect(rec.of('run_lost').some((e) => e.kind === 'log' && String(e.data.text).includes('lost its lease'))).toBe(
+      true,
+    );
   });
 
   it('cancels a run whose lease the queue aborted for a cancel as canceled / canceled', async () => {
@@ -209,16 +273,21 @@ function manualQueue() {
   const controllers = new Map<string, AbortController>();
   const settled: Array<Promise<void>> = [];
   return {
-    heartbeats, controllers,
+    heartbeats,
+    controllers,
     lease(_spec: unknown, h: JobHandler) {
       handler = h;
       return { close: async () => void (await Promise.allSettled(settled)) };
     },
-    leasedIds: async () => [...controllers.keys()].map((runId) => ({ runId, worker: 'w-manual', expiresAt: Date.UTC(2030, 0, 1) })),
+    leasedIds: async () =>
+      [...controllers.keys()].map((runId) => ({ runId, worker: 'w-manual', expiresAt: Date.UTC(2030, 0, 1) })),
     give(job: RunJob): Promise<void> {
       const controller = new AbortController();
       controllers.set(job.runId, controller);
-      const lease: Lease = { signal: controller.signal, heartbeat: () => void heartbeats.set(job.runId, (heartbeats.get(job.runId) ?? 0) + 1) };
+      const lease: Lease = {
+        signal: controller.signal,
+        heartbeat: () => void heartbeats.set(job.runId, (heartbeats.get(job.runId) ?? 0) + 1),
+      };
       const done = handler!(job, lease);
       settled.push(done.catch(() => {}));
       return done;
@@ -231,12 +300,28 @@ let stopGate: Promise<void> | undefined;
 
 /** A stand-in for runPlaybook: a running event, then waits for the abort and ends with the conclusion it implies. */
 async function fakeRun(bundle: RunBundle, opts: RunPlaybookOptions): Promise<RunOutcome> {
-  opts.onEvent({ run_id: bundle.run_id, seq: 1, ts: new Date().toISOString(), kind: 'status', data: { status: 'running' } });
-  if (!opts.signal!.aborted) await new Promise((resolve) => opts.signal!.addEventListener('abort', resolve, { once: true }));
+  opts.onEvent({
+    run_id: bundle.run_id,
+    seq: 1,
+    ts: new Date().toISOString(),
+    kind: 'status',
+    data: { status: 'running' },
+  });
+  if (!opts.signal!.aborted)
+    await new Promise((resolve) => opts.signal!.addEventListener('abort', resolve, { once: true }));
   await stopGate;
   const reason = (opts.signal!.reason as Error).name;
-  const outcome = reason === 'WorkerLostAbort' ? { conclusion: 'error', reason: 'worker_lost' } : { conclusion: 'canceled', reason: reason === 'ShutdownAbort' ? 'shutdown' : 'canceled' };
-  opts.onEvent({ run_id: bundle.run_id, seq: 2, ts: new Date().toISOString(), kind: 'status', data: { status: 'finished', ...outcome } });
+  const outcome =
+    reason === 'WorkerLostAbort'
+      ? { conclusion: 'error', reason: 'worker_lost' }
+      : { conclusion: 'canceled', reason: reason === 'ShutdownAbort' ? 'shutdown' : 'canceled' };
+  opts.onEvent({
+    run_id: bundle.run_id,
+    seq: 2,
+    ts: new Date().toISOString(),
+    kind: 'status',
+    data: { status: 'finished', ...outcome },
+  });
   return { exitCode: null, conclusion: outcome.conclusion as RunOutcome['conclusion'], stats: {}, logLines: 0 };
 }
 
@@ -248,8 +333,19 @@ describe('createWorkerDaemon with a queue driven by hand', () => {
   const make = (extra: Partial<WorkerDaemonDeps> = {}) => {
     queue = manualQueue();
     daemon = createWorkerDaemon({
-      queue, events: rec.sink, registry: rec.registry, runPlaybook: fakeRun, workerKey: KEY, name: 'w-manual', labels: ['a', 'b'], capacity: 3,
-      logger: rec.logger, graceMs: 0, host: 'host-m', pid: 77, ...extra,
+      queue,
+      events: rec.sink,
+      registry: rec.registry,
+      runPlaybook: fakeRun,
+      workerKey: KEY,
+      name: 'w-manual',
+      labels: ['a', 'b'],
+      capacity: 3,
+      logger: rec.logger,
+      graceMs: 0,
+      host: 'host-m',
+      pid: 77,
+      ...extra,
     });
     return daemon;
   };
@@ -264,14 +360,26 @@ describe('createWorkerDaemon with a queue driven by hand', () => {
 
   it('heartbeats every held lease and beats the registry with the running ids and the lease expiry', async () => {
     await make({ heartbeatMs: 25 }).start();
-    expect(rec.beats[0]).toMatchObject({ name: 'w-manual', host: 'host-m', pid: 77, labels: ['a', 'b'], capacity: 3, running: [], lease_expires_at: null });
+    expect(rec.beats[0]).toMatchObject({
+      name: 'w-manual',
+      host: 'host-m',
+      pid: 77,
+      labels: ['a', 'b'],
+      capacity: 3,
+      running: [],
+      lease_expires_at: null,
+    });
     expect(rec.beats[0]).not.toHaveProperty('stopped');
 
     const run = queue.give({ runId: 'run_hb', bundle: sealBundle(inlineBundle(QUICK, { run_id: 'run_hb' }), KEY) });
     await eventually(() => (queue.heartbeats.get('run_hb') ?? 0) >= 2, 'two lease heartbeats');
     await eventually(() => rec.beats.some((b) => b.running.includes('run_hb')), 'a beat naming the run');
     const during = rec.beats.find((b) => b.running.includes('run_hb'))!;
-    expect(during).toMatchObject({ running: ['run_hb'], lease_expires_at: new Date(Date.UTC(2030, 0, 1)).toISOString(), started_at: rec.beats[0]!.started_at });
+    expect(during).toMatchObject({
+      running: ['run_hb'],
+      lease_expires_at: new Date(Date.UTC(2030, 0, 1)).toISOString(),
+      started_at: rec.beats[0]!.started_at,
+    });
     expect(Date.parse(during.last_heartbeat)).toBeGreaterThanOrEqual(Date.parse(rec.beats[0]!.last_heartbeat));
 
     await daemon.stop(0);
@@ -284,7 +392,15 @@ describe('createWorkerDaemon with a queue driven by hand', () => {
     let calls = 0;
     await make({
       heartbeatMs: 25,
-      registry: { beat: async () => void (calls += 1, (() => { throw new Error('redis away'); })()) },
+      registry: {
+        beat: async () =>
+          void (
+            (calls += 1),
+            (() => {
+              throw new Error('redis away');
+            })()
+          ),
+      },
     }).start();
     await eventually(() => calls >= 3, 'three beats despite failures');
     expect(rec.logs.filter((l) => l.message === 'worker heartbeat failed')[0]!.meta).toEqual({ error: 'redis away' });
@@ -298,16 +414,27 @@ describe('createWorkerDaemon with a queue driven by hand', () => {
     daemon.leaseLost('run_lost');
     await run;
     expect(rec.finalOf('run_lost')!.data).toEqual({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
-    expect(rec.logs).toContainEqual({ level: 'warn', message: 'lease lost: stopping the run', meta: { run_id: 'run_lost' } });
+    expect(rec.logs).toContainEqual({
+      level: 'warn',
+      message: 'lease lost: stopping the run',
+      meta: { run_id: 'run_lost' },
+    });
   });
 
-  it('ends the run error / worker_lost when the lease is aborted with a LeaseExpiredError (the Redis queue\'s reason)', async () => {
+  it("ends the run error / worker_lost when the lease is aborted with a LeaseExpiredError (the Redis queue's reason)", async () => {
     await make().start();
-    const run = queue.give({ runId: 'run_expired', bundle: sealBundle(inlineBundle(QUICK, { run_id: 'run_expired' }), KEY) });
+    const run = queue.give({
+      runId: 'run_expired',
+      bundle: sealBundle(inlineBundle(QUICK, { run_id: 'run_expired' }), KEY),
+    });
     await eventually(() => rec.of('run_expired').length === 1, 'the run to start');
     queue.controllers.get('run_expired')!.abort(new LeaseExpiredError('run_expired'));
     await run;
-    expect(rec.finalOf('run_expired')!.data).toEqual({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
+    expect(rec.finalOf('run_expired')!.data).toEqual({
+      status: 'finished',
+      conclusion: 'error',
+      reason: 'worker_lost',
+    });
   });
 
   it('still ends the run error / worker_lost when the expiry is reported after the abort was taken for a cancel', async () => {
@@ -315,7 +442,10 @@ describe('createWorkerDaemon with a queue driven by hand', () => {
     stopGate = new Promise<void>((r) => (release = r));
     try {
       await make().start();
-      const run = queue.give({ runId: 'run_late', bundle: sealBundle(inlineBundle(QUICK, { run_id: 'run_late' }), KEY) });
+      const run = queue.give({
+        runId: 'run_late',
+        bundle: sealBundle(inlineBundle(QUICK, { run_id: 'run_late' }), KEY),
+      });
       await eventually(() => rec.of('run_late').length === 1, 'the run to start');
       queue.controllers.get('run_late')!.abort(new Error('lock lost'));
       // Two turns: the daemon has passed the abort on as a cancel by now.
@@ -343,20 +473,47 @@ describe('createWorkerDaemon with a queue driven by hand', () => {
   it('finishes the run error / executor_error with the next seq when runPlaybook throws', async () => {
     await make({
       runPlaybook: async (bundle, opts) => {
-        opts.onEvent({ run_id: bundle.run_id, seq: 1, ts: new Date().toISOString(), kind: 'status', data: { status: 'running' } });
-        opts.onEvent({ run_id: bundle.run_id, seq: 2, ts: new Date().toISOString(), kind: 'log', data: { text: 'x\n', start_line: 1, end_line: 2 } });
+        opts.onEvent({
+          run_id: bundle.run_id,
+          seq: 1,
+          ts: new Date().toISOString(),
+          kind: 'status',
+          data: { status: 'running' },
+        });
+        opts.onEvent({
+          run_id: bundle.run_id,
+          seq: 2,
+          ts: new Date().toISOString(),
+          kind: 'log',
+          data: { text: 'x\n', start_line: 1, end_line: 2 },
+        });
         throw new Error('executor bug');
       },
     }).start();
     await queue.give({ runId: 'run_throw', bundle: sealBundle(inlineBundle(QUICK, { run_id: 'run_throw' }), KEY) });
-    expect(rec.of('run_throw').map((e) => [e.seq, e.kind])).toEqual([[1, 'status'], [2, 'log'], [3, 'status']]);
-    expect(rec.finalOf('run_throw')!.data).toEqual({ status: 'finished', conclusion: 'error', reason: 'executor_error' });
-    expect(rec.logs).toContainEqual({ level: 'error', message: 'executor failed', meta: { run_id: 'run_throw', last_seq: 2, error: 'executor bug' } });
+    expect(rec.of('run_throw').map((e) => [e.seq, e.kind])).toEqual([
+      [1, 'status'],
+      [2, 'log'],
+      [3, 'status'],
+    ]);
+    expect(rec.finalOf('run_throw')!.data).toEqual({
+      status: 'finished',
+      conclusion: 'error',
+      reason: 'executor_error',
+    });
+    expect(rec.logs).toContainEqual({
+      level: 'error',
+      message: 'executor failed',
+      meta: { run_id: 'run_throw', last_seq: 2, error: 'executor bug' },
+    });
   });
 
-  it('fails the job when the run\'s events cannot be flushed, so the queue reports it lost', async () => {
+  it("fails the job when the run's events cannot be flushed, so the queue reports it lost", async () => {
     await make({ events: { push: () => {}, flush: async () => Promise.reject(new Error('stream down')) } }).start();
-    const run = queue.give({ runId: 'run_noflush', bundle: sealBundle(inlineBundle(QUICK, { run_id: 'run_noflush' }), KEY) });
+    const run = queue.give({
+      runId: 'run_noflush',
+      bundle: sealBundle(inlineBundle(QUICK, { run_id: 'run_noflush' }), KEY),
+    });
     await eventually(() => daemon.running().includes('run_noflush'), 'the run to start');
     daemon.abortAll();
     await expect(run).rejects.toThrow('stream down');

@@ -4,8 +4,22 @@
 // bundle, events go to a stream the API ingests, and liveness goes to the worker registry.
 import os from 'node:os';
 import type { RunBundle, RunEvent } from '@baton/contracts';
-import { openBundle, type RunOutcome, type RunPlaybookOptions, SealedBundleError, ShutdownAbort, WorkerLostAbort } from '@baton/executor';
-import { type Lease, LeaseExpiredError, type RunJob, type RunQueue, type WorkerRegistry, type WorkerSubscription } from '@baton/queue';
+import {
+  openBundle,
+  type RunOutcome,
+  type RunPlaybookOptions,
+  SealedBundleError,
+  ShutdownAbort,
+  WorkerLostAbort,
+} from '@baton/executor';
+import {
+  type Lease,
+  LeaseExpiredError,
+  type RunJob,
+  type RunQueue,
+  type WorkerRegistry,
+  type WorkerSubscription,
+} from '@baton/queue';
 
 export const DEFAULT_HEARTBEAT_MS = 5_000;
 
@@ -77,7 +91,13 @@ function settledWithin(promise: Promise<unknown> | undefined, ms: number): Promi
   const waited = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, ms);
   });
-  return Promise.race([promise.then(() => {}, () => {}), waited]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    promise.then(
+      () => {},
+      () => {},
+    ),
+    waited,
+  ]).finally(() => clearTimeout(timer));
 }
 
 const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -97,17 +117,28 @@ export function createWorkerDaemon(deps: WorkerDaemonDeps): WorkerDaemon {
 
   const push = (event: RunEvent): void => {
     const pushed = deps.events.push(event);
-    if (pushed instanceof Promise) pushed.catch((err: unknown) => logger.error('run event not delivered', { run_id: event.run_id, seq: event.seq, error: errorText(err) }));
+    if (pushed instanceof Promise)
+      pushed.catch((err: unknown) =>
+        logger.error('run event not delivered', { run_id: event.run_id, seq: event.seq, error: errorText(err) }),
+      );
   };
 
   const finalStatus = (runId: string, seq: number, conclusion: string, reason: string): RunEvent => ({
-    run_id: runId, seq, ts: now().toISOString(), kind: 'status', data: { status: 'finished', conclusion, reason },
+    run_id: runId,
+    seq,
+    ts: now().toISOString(),
+    kind: 'status',
+    data: { status: 'finished', conclusion, reason },
   });
 
   const beat = async (stopped = false): Promise<void> => {
     const leases = stopped ? [] : (await deps.queue.leasedIds()).filter((l) => l.worker === name);
     await deps.registry.beat({
-      name, host: deps.host ?? os.hostname(), pid: deps.pid ?? process.pid, labels: [...deps.labels], capacity: deps.capacity,
+      name,
+      host: deps.host ?? os.hostname(),
+      pid: deps.pid ?? process.pid,
+      labels: [...deps.labels],
+      capacity: deps.capacity,
       running: stopped ? [] : [...inFlight.keys()],
       last_heartbeat: now().toISOString(),
       lease_expires_at: leases.length ? new Date(Math.max(...leases.map((l) => l.expiresAt))).toISOString() : null,
@@ -142,7 +173,7 @@ export function createWorkerDaemon(deps: WorkerDaemonDeps): WorkerDaemon {
   /** A job whose bundle is missing or does not open is not run: its run ends at once, error / bad_bundle. */
   async function refuseBadBundle(runId: string, err: unknown): Promise<void> {
     // A SealedBundleError never quotes the bundle; anything else might (a parse error of the opened text): its name only.
-    const why = err instanceof SealedBundleError ? err.message : (err as Error)?.name ?? 'error';
+    const why = err instanceof SealedBundleError ? err.message : ((err as Error)?.name ?? 'error');
     logger.warn('run not started: bad bundle', { run_id: runId, reason: 'bad_bundle', error: why });
     push(finalStatus(runId, 1, 'error', 'bad_bundle'));
     await deps.events.flush();
@@ -182,9 +213,14 @@ export function createWorkerDaemon(deps: WorkerDaemonDeps): WorkerDaemon {
           if (isFinalStatus(event)) {
             finished = true;
             // Told of the expiry only after the abort came as a cancel: the run still ends as the queue counts it.
-            if (held.lost && event.data.conclusion === 'canceled') event = { ...event, data: { ...event.data, conclusion: 'error', reason: 'worker_lost' } };
+            if (held.lost && event.data.conclusion === 'canceled')
+              event = { ...event, data: { ...event.data, conclusion: 'error', reason: 'worker_lost' } };
           }
-          push(event.kind === 'status' && event.data.status === 'running' ? { ...event, data: { ...event.data, worker: name } } : event);
+          push(
+            event.kind === 'status' && event.data.status === 'running'
+              ? { ...event, data: { ...event.data, worker: name } }
+              : event,
+          );
         },
         onSpawn: (pid, at) => logger.info('ansible-playbook started', { run_id: runId, pid, at: at.toISOString() }),
       });
@@ -199,7 +235,11 @@ export function createWorkerDaemon(deps: WorkerDaemonDeps): WorkerDaemon {
       await deps.events.flush();
     } catch (err) {
       // The run's end never reached Redis: failing the job lets the queue report it lost (error / worker_lost).
-      logger.error('events of the run could not be delivered', { run_id: runId, last_seq: lastSeq, error: errorText(err) });
+      logger.error('events of the run could not be delivered', {
+        run_id: runId,
+        last_seq: lastSeq,
+        error: errorText(err),
+      });
       throw err;
     } finally {
       inFlight.delete(runId);
@@ -236,10 +276,14 @@ export function createWorkerDaemon(deps: WorkerDaemonDeps): WorkerDaemon {
         await closing;
         clearTimeout(timer);
         clearInterval(heartbeat);
-        await deps.events.flush().catch((err: unknown) => logger.error('events could not be delivered at stop', { error: errorText(err) }));
+        await deps.events
+          .flush()
+          .catch((err: unknown) => logger.error('events could not be delivered at stop', { error: errorText(err) }));
         // After any beat in flight, so an older beat (with running runs) never lands after the last one.
         await settledWithin(beating, LAST_BEAT_WAIT_MS);
-        const last = beat(true).catch((err: unknown) => void logger.warn('last worker heartbeat failed', { error: errorText(err) }));
+        const last = beat(true).catch(
+          (err: unknown) => void logger.warn('last worker heartbeat failed', { error: errorText(err) }),
+        );
         await settledWithin(last, LAST_BEAT_WAIT_MS);
       })();
       return stopping;

@@ -9,15 +9,76 @@ const deep = (levels: number): unknown => (levels === 0 ? {} : { a: deep(levels 
 
 /** Wrong types, odd strings and URLs, and nested garbage. */
 const HOSTILE: unknown[] = [
-  undefined, null, true, false, 0, -1, 1.5, NaN, Infinity, -Infinity, Number.MAX_SAFE_INTEGER + 2, 1e308, 10n, Symbol('s'),
-  '', ' ', 'x', 'not a url', huge, `https://${huge}`, 'A\u0000B', '\ud800', '\udfff\ud800', '\u202e', '%', '%%30', '..', '../..', '/', '//',
-  '0x10', '1e3', '-0', ' 1 ', '[]', '{}', 'null', 'true', '__proto__', 'constructor',
-  'https://', 'https://[', 'https://[::ffff:169.254.169.254]/', 'https://[64:ff9b::a9fe:a9fe]/', 'http://a b', 'https://u:p@h/', 'javascript:alert(1)',
-  'file:///etc/passwd', 'ext::sh -c id', 'ssh://-oProxyCommand=id/x', '\\\\host\\share', 'https://xn--/', 'https://%zz/', 'https://a:99999/',
-  'usr_01ARZ3NDEKTSV4RRFFQ69G5FAV', 'prj_' + 'Z'.repeat(1000),
-  [], [null], [huge], ['x', 1, {}], new Array(10_000).fill('x'),
-  {}, Object.create(null), { __proto__: { polluted: true } }, JSON.parse('{"__proto__": {"polluted": true}}'), { constructor: { prototype: {} } },
-  { toString: 'x', valueOf: 'y' }, deep(50), new Date(NaN), () => 1,
+  undefined,
+  null,
+  true,
+  false,
+  0,
+  -1,
+  1.5,
+  NaN,
+  Infinity,
+  -Infinity,
+  Number.MAX_SAFE_INTEGER + 2,
+  1e308,
+  10n,
+  Symbol('s'),
+  '',
+  ' ',
+  'x',
+  'not a url',
+  huge,
+  `https://${huge}`,
+  'A\u0000B',
+  '\ud800',
+  '\udfff\ud800',
+  '\u202e',
+  '%',
+  '%%30',
+  '..',
+  '../..',
+  '/',
+  '//',
+  '0x10',
+  '1e3',
+  '-0',
+  ' 1 ',
+  '[]',
+  '{}',
+  'null',
+  'true',
+  '__proto__',
+  'constructor',
+  'https://',
+  'https://[',
+  'https://[::ffff:169.254.169.254]/',
+  'https://[64:ff9b::a9fe:a9fe]/',
+  'http://a b',
+  'https://u:p@h/',
+  'javascript:alert(1)',
+  'file:///etc/passwd',
+  'ext::sh -c id',
+  'ssh://-oProxyCommand=id/x',
+  '\\\\host\\share',
+  'https://xn--/',
+  'https://%zz/',
+  'https://a:99999/',
+  'usr_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+  'prj_' + 'Z'.repeat(1000),
+  [],
+  [null],
+  [huge],
+  ['x', 1, {}],
+  new Array(10_000).fill('x'),
+  {},
+  Object.create(null),
+  { __proto__: { polluted: true } },
+  JSON.parse('{"__proto__": {"polluted": true}}'),
+  { constructor: { prototype: {} } },
+  { toString: 'x', valueOf: 'y' },
+  deep(50),
+  new Date(NaN),
+  () => 1,
 ];
 
 /** Objects whose every known key holds the same hostile value, so object-level refinements see garbage fields too. */
@@ -37,7 +98,8 @@ function reachable(root: z.ZodType): z.ZodType[] {
     const def = (s as unknown as { _zod: { def: Record<string, unknown> & { type: string } } })._zod.def;
     // A transform alone assumes its input was validated by what comes before it in the pipe; test the pipe instead.
     if (def.type !== 'transform') out.push(s);
-    for (const key of ['innerType', 'element', 'keyType', 'valueType', 'in', 'out', 'left', 'right', 'rest']) visit(def[key]);
+    for (const key of ['innerType', 'element', 'keyType', 'valueType', 'in', 'out', 'left', 'right', 'rest'])
+      visit(def[key]);
     for (const key of ['options', 'items']) for (const o of (def[key] as unknown[] | undefined) ?? []) visit(o);
     if (def.shape) for (const field of Object.values(def.shape as Record<string, unknown>)) visit(field);
   };
@@ -45,11 +107,21 @@ function reachable(root: z.ZodType): z.ZodType[] {
   return out;
 }
 
-const exported = Object.entries(contracts as Record<string, unknown>).filter((entry): entry is [string, z.ZodType] => entry[1] instanceof z.ZodType);
+const exported = Object.entries(contracts as Record<string, unknown>).filter(
+  (entry): entry is [string, z.ZodType] => entry[1] instanceof z.ZodType,
+);
 
 describe('every contracts schema under hostile input', () => {
   it('finds the schemas (the walk is not silently empty)', () => {
-    expect(exported.map(([name]) => name)).toEqual(expect.arrayContaining(['InventorySourceBody', 'InventoryUrl', 'CredentialCreateBody', 'SubmitRunBody', 'RunBundle']));
+    expect(exported.map(([name]) => name)).toEqual(
+      expect.arrayContaining([
+        'InventorySourceBody',
+        'InventoryUrl',
+        'CredentialCreateBody',
+        'SubmitRunBody',
+        'RunBundle',
+      ]),
+    );
     expect(exported.length).toBeGreaterThan(40);
   });
 
@@ -63,7 +135,12 @@ describe('every contracts schema under hostile input', () => {
 
   it('refuses each of the URLs that once made the inventory source body throw, with an issue at url', () => {
     for (const url of ['x', 'not a url', huge]) {
-      const parsed = contracts.InventorySourceBody.safeParse({ name: 'n', kind: 'url', inventory_id: 'inv_01ARZ3NDEKTSV4RRFFQ69G5FAV', url });
+      const parsed = contracts.InventorySourceBody.safeParse({
+        name: 'n',
+        kind: 'url',
+        inventory_id: 'inv_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+        url,
+      });
       expect(parsed.success).toBe(false);
       expect(parsed.error!.issues.map((i) => i.path.join('.'))).toContain('url');
     }

@@ -6,7 +6,13 @@ import { createTestDatabase, DIALECTS, type TestDatabase } from './testing/index
 
 const now = '2026-11-21T10:00:00.000Z';
 const user = (id: string, username: string, role = 'operator') => ({
-  id, username, role, email: null, password_hash: 'x', created_at: now, updated_at: now,
+  id,
+  username,
+  role,
+  email: null,
+  password_hash: 'x',
+  created_at: now,
+  updated_at: now,
 });
 
 describe('parseDatabaseUrl', () => {
@@ -68,7 +74,14 @@ describe.each(DIALECTS)('database on %s', (dialect) => {
   it('cascades a user’s tokens and memberships when the user goes', async () => {
     const r = t.db.repos;
     await r.users.insert(user('usr_C', 'cascade'));
-    await r.tokens.insert({ id: 'tok_C', user_id: 'usr_C', token_hash: 'h-c', created_at: now, expires_at: '2999-01-01T00:00:00.000Z', revoked_at: null });
+    await r.tokens.insert({
+      id: 'tok_C',
+      user_id: 'usr_C',
+      token_hash: 'h-c',
+      created_at: now,
+      expires_at: '2999-01-01T00:00:00.000Z',
+      revoked_at: null,
+    });
     await r.teams.insert({ id: 'team_C', name: 'cascaders', created_at: now, created_by: 'usr_C' });
     await r.teams.addMember({ team_id: 'team_C', user_id: 'usr_C', added_at: now });
     expect(await r.tokens.findLive('h-c', now)).toBeDefined();
@@ -80,7 +93,14 @@ describe.each(DIALECTS)('database on %s', (dialect) => {
   it('finds only live tokens: not expired, not revoked', async () => {
     const r = t.db.repos;
     await r.users.insert(user('usr_T', 'tokens'));
-    await r.tokens.insert({ id: 'tok_1', user_id: 'usr_T', token_hash: 'h1', created_at: now, expires_at: '2026-11-21T11:00:00.000Z', revoked_at: null });
+    await r.tokens.insert({
+      id: 'tok_1',
+      user_id: 'usr_T',
+      token_hash: 'h1',
+      created_at: now,
+      expires_at: '2026-11-21T11:00:00.000Z',
+      revoked_at: null,
+    });
     expect(await r.tokens.findLive('h1', now)).toMatchObject({ user: { username: 'tokens' } });
     expect(await r.tokens.findLive('h1', '2026-11-21T11:00:00.000Z')).toBeUndefined();
     await r.tokens.revoke('tok_1', now);
@@ -89,13 +109,23 @@ describe.each(DIALECTS)('database on %s', (dialect) => {
 
   it('stores a server key once even when two writers race', async () => {
     const row = (v: string) => ({ purpose: 'race', public_key: v, private_key_enc: v, created_at: now });
-    const [a, b] = await Promise.all([t.db.repos.serverKeys.insertOrGet(row('first')), t.db.repos.serverKeys.insertOrGet(row('second'))]);
+    const [a, b] = await Promise.all([
+      t.db.repos.serverKeys.insertOrGet(row('first')),
+      t.db.repos.serverKeys.insertOrGet(row('second')),
+    ]);
     expect(a.public_key).toBe(b.public_key);
   });
 
   it('re-encrypts every registered secret column in place', async () => {
-    await t.db.repos.serverKeys.insertOrGet({ purpose: 'reseal', public_key: 'p', private_key_enc: 'old:1', created_at: now });
-    const changed = await t.db.transaction((r) => r.secretColumns.reencryptAll((v) => (v.startsWith('old:') ? v.replace('old:', 'new:') : v)));
+    await t.db.repos.serverKeys.insertOrGet({
+      purpose: 'reseal',
+      public_key: 'p',
+      private_key_enc: 'old:1',
+      created_at: now,
+    });
+    const changed = await t.db.transaction((r) =>
+      r.secretColumns.reencryptAll((v) => (v.startsWith('old:') ? v.replace('old:', 'new:') : v)),
+    );
     expect(changed).toBeGreaterThanOrEqual(1);
     expect((await t.db.repos.serverKeys.get('reseal'))!.private_key_enc).toBe('new:1');
   });

@@ -29,7 +29,9 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   if (url.startsWith('sqlite://')) return { dialect: 'sqlite', location: url.slice('sqlite://'.length) };
   if (url.startsWith('sqlite:')) return { dialect: 'sqlite', location: url.slice('sqlite:'.length) };
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) {
-    throw new Error(`unsupported database URL scheme in "${url.replace(/\/\/[^@/]*@/, '//***@')}": use postgres:// or sqlite:<path>`);
+    throw new Error(
+      `unsupported database URL scheme in "${url.replace(/\/\/[^@/]*@/, '//***@')}": use postgres:// or sqlite:<path>`,
+    );
   }
   return { dialect: 'sqlite', location: url };
 }

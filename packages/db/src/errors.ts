@@ -21,13 +21,20 @@ function toDuplicateKeyError(err: unknown): DuplicateKeyError | undefined {
   if (e?.code === '23505') {
     // PostgreSQL: `Key (subject_id, object_id)=(…) already exists.`
     const keys = typeof e.detail === 'string' ? /^Key \((.+?)\)=/.exec(e.detail)?.[1] : undefined;
-    return new DuplicateKeyError(typeof e.table === 'string' ? e.table : undefined, keys ? keys.split(', ') : [], { cause: err });
+    return new DuplicateKeyError(typeof e.table === 'string' ? e.table : undefined, keys ? keys.split(', ') : [], {
+      cause: err,
+    });
   }
   if (e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
     // SQLite: `UNIQUE constraint failed: team_members.team_id, team_members.user_id`
-    const refs = typeof e.message === 'string' ? /constraint failed: (.+)$/.exec(e.message)?.[1]?.split(', ') ?? [] : [];
+    const refs =
+      typeof e.message === 'string' ? (/constraint failed: (.+)$/.exec(e.message)?.[1]?.split(', ') ?? []) : [];
     const table = refs[0]?.split('.')[0];
-    return new DuplicateKeyError(table, refs.map((r) => r.slice(r.indexOf('.') + 1)), { cause: err });
+    return new DuplicateKeyError(
+      table,
+      refs.map((r) => r.slice(r.indexOf('.') + 1)),
+      { cause: err },
+    );
   }
   return undefined;
 }

@@ -11,12 +11,36 @@ export type { GrantRow, GrantRepo, GrantFilter } from './grants/grant.repo.js';
 export type { AuditEntryRow, AuditEntryDraft, AuditRepo, AuditFilter } from './audit/audit.repo.js';
 export type { ServerKeyRow, ServerKeyRepo } from './keys/server-key.repo.js';
 export { ENCRYPTED_COLUMNS } from './keys/secret-columns.js';
-export type { CredentialRow, CredentialRepo, CredentialPatch, CredentialDeleteResult } from './credentials/credential.repo.js';
+export type {
+  CredentialRow,
+  CredentialRepo,
+  CredentialPatch,
+  CredentialDeleteResult,
+} from './credentials/credential.repo.js';
 export type { SecretColumnRepo } from './keys/secret-columns.js';
-export type { InventoryRow, InventorySummaryRow, InventoryHostRow, InventoryGroupRow, InventoryRepo } from './inventories/inventory.repo.js';
-export type { InventorySourceRow, InventorySourceRef, InventorySourceRepo } from './inventory-sources/inventory-source.repo.js';
+export type {
+  InventoryRow,
+  InventorySummaryRow,
+  InventoryHostRow,
+  InventoryGroupRow,
+  InventoryRepo,
+} from './inventories/inventory.repo.js';
+export type {
+  InventorySourceRow,
+  InventorySourceRef,
+  InventorySourceRepo,
+} from './inventory-sources/inventory-source.repo.js';
 export type { ProjectRow, ProjectRepo, ProjectPatch } from './projects/project.repo.js';
-export type { RunRow, RunPatch, RunHostCounts, RunHostRow, RunTaskResultRow, RunFilter, RunVisibility, RunRepo } from './runs/run.repo.js';
+export type {
+  RunRow,
+  RunPatch,
+  RunHostCounts,
+  RunHostRow,
+  RunTaskResultRow,
+  RunFilter,
+  RunVisibility,
+  RunRepo,
+} from './runs/run.repo.js';
 export type { RunEventRow, RunEventQuery, RunEventRepo } from './runs/run-event.repo.js';
 export type { WorkerRow, WorkerRepo } from './workers/worker.repo.js';
 export { GENESIS_HASH } from './migrations/0001_foundation.js';

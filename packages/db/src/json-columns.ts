@@ -4,7 +4,9 @@
 /** A row as callers see it: each JSON column (a key of `Json`) holds its parsed value. */
 export type Decoded<Row, Json> = { [K in keyof Row]: K extends keyof Json ? Json[K] : Row[K] };
 /** A row or patch as stored: each JSON column present holds its text. */
-export type Encoded<Row, Json> = { [K in keyof Row]: K extends keyof Json ? string | (null extends Json[K] ? null : never) : Row[K] };
+export type Encoded<Row, Json> = {
+  [K in keyof Row]: K extends keyof Json ? string | (null extends Json[K] ? null : never) : Row[K];
+};
 
 /** The codec of a table's JSON columns; `columns` names every key of `Json` (the compiler checks none is left out). */
 export function jsonColumns<Json>(columns: { [K in keyof Json]-?: true }) {
@@ -18,7 +20,9 @@ export function jsonColumns<Json>(columns: { [K in keyof Json]-?: true }) {
     return out;
   };
   return {
-    decode: <Row extends object>(row: Row): Decoded<Row, Json> => map(row, (text) => JSON.parse(text as string)) as Decoded<Row, Json>,
-    encode: <Row extends object>(row: Row): Encoded<Row, Json> => map(row, (value) => JSON.stringify(value)) as Encoded<Row, Json>,
+    decode: <Row extends object>(row: Row): Decoded<Row, Json> =>
+      map(row, (text) => JSON.parse(text as string)) as Decoded<Row, Json>,
+    encode: <Row extends object>(row: Row): Encoded<Row, Json> =>
+      map(row, (value) => JSON.stringify(value)) as Encoded<Row, Json>,
   };
 }

@@ -14,19 +14,29 @@ export interface WorkerSlot {
 }
 
 export function newWorkerSlot(spec: WorkerSpec, handler: JobHandler): WorkerSlot {
-  return { spec: { ...spec, labels: [...spec.labels] }, labels: new Set(spec.labels), handler, active: 0, lastAssigned: 0, closed: false, onIdle: [] };
+  return {
+    spec: { ...spec, labels: [...spec.labels] },
+    labels: new Set(spec.labels),
+    handler,
+    active: 0,
+    lastAssigned: 0,
+    closed: false,
+    onIdle: [],
+  };
 }
 
 /** Open, below its capacity, and holding every label the job asks for. */
 export const hasRoom = (slot: WorkerSlot): boolean => !slot.closed && slot.active < slot.spec.capacity;
-export const mayServe = (slot: WorkerSlot, labels: readonly string[]): boolean => labels.every((label) => slot.labels.has(label));
+export const mayServe = (slot: WorkerSlot, labels: readonly string[]): boolean =>
+  labels.every((label) => slot.labels.has(label));
 
 /** The least loaded slot that may take a job with `labels` now (the longest unassigned among equals), if any. */
 export function leastLoaded<S extends WorkerSlot>(slots: readonly S[], labels: readonly string[]): S | undefined {
   let best: S | undefined;
   for (const slot of slots) {
     if (!hasRoom(slot) || !mayServe(slot, labels)) continue;
-    if (!best || slot.active < best.active || (slot.active === best.active && slot.lastAssigned < best.lastAssigned)) best = slot;
+    if (!best || slot.active < best.active || (slot.active === best.active && slot.lastAssigned < best.lastAssigned))
+      best = slot;
   }
   return best;
 }

@@ -40,8 +40,18 @@ interface Export {
  * {action, actor, at, object, seq, summary} in that key order; hash = SHA-256(prev_hash hex text ‖ canonical bytes).
  */
 function offlineHash(prevHash: string, e: Entry): string {
-  const canonical = JSON.stringify({ action: e.action, actor: e.actor, at: e.at, object: e.object, seq: e.seq, summary: e.summary });
-  return crypto.createHash('sha256').update(Buffer.concat([Buffer.from(prevHash, 'utf8'), Buffer.from(canonical, 'utf8')])).digest('hex');
+  const canonical = JSON.stringify({
+    action: e.action,
+    actor: e.actor,
+    at: e.at,
+    object: e.object,
+    seq: e.seq,
+    summary: e.summary,
+  });
+  return crypto
+    .createHash('sha256')
+    .update(Buffer.concat([Buffer.from(prevHash, 'utf8'), Buffer.from(canonical, 'utf8')]))
+    .digest('hex');
 }
 
 /** Everything a third party checks, with node:crypto only. Returns the first problem, or 'ok'. */
@@ -54,10 +64,17 @@ function verifyOffline(x: Export): string {
     prev = e.hash;
   }
   if (x.head.seq !== x.entries.length || x.head.hash !== prev) return 'head';
-  if (!x.signed_message.includes(`head_hash=${x.head.hash}\n`) || !x.signed_message.includes(`head_seq=${x.head.seq}\n`)) return 'signed_message';
+  if (
+    !x.signed_message.includes(`head_hash=${x.head.hash}\n`) ||
+    !x.signed_message.includes(`head_seq=${x.head.seq}\n`)
+  )
+    return 'signed_message';
   const sig = Buffer.from(x.signature, 'base64');
   if (!crypto.verify(null, Buffer.from(x.signed_message, 'utf8'), x.public_key, sig)) return 'signature';
-  const keyId = crypto.createHash('sha256').update(crypto.createPublicKey(x.public_key).export({ type: 'spki', format: 'der' })).digest('hex');
+  const keyId = crypto
+    .createHash('sha256')
+    .update(crypto.createPublicKey(x.public_key).export({ type: 'spki', format: 'der' }))
+    .digest('hex');
   if (keyId !== x.key_id) return 'key_id';
   return 'ok';
 }
@@ -79,8 +96,16 @@ describe.each(DIALECTS)('audit routes on %s', (dialect) => {
   const at = (s: number) => new Date(Date.UTC(2001, 0, 1, 0, 0, s)).toISOString();
 
   /** Entries with chosen timestamps, recorded like any mutation records them. */
-  async function record(actor: string, action: string, object: string | null, atSecond: number, summary = `${action} on ${object}`) {
-    return h.tdb.db.transaction((r) => recordAudit(r.audit, { actor, action, object, summary }, () => new Date(at(atSecond))));
+  async function record(
+    actor: string,
+    action: string,
+    object: string | null,
+    atSecond: number,
+    summary = `${action} on ${object}`,
+  ) {
+    return h.tdb.db.transaction((r) =>
+      recordAudit(r.audit, { actor, action, object, summary }, () => new Date(at(atSecond))),
+    );
   }
 
   async function listAll(query: string): Promise<Entry[]> {
@@ -90,12 +115,24 @@ describe.each(DIALECTS)('audit routes on %s', (dialect) => {
   }
 
   async function tamperAndRestore<T>(seq: number, fn: () => Promise<T>): Promise<T> {
-    const original = await h.tdb.db.kysely.selectFrom('audit_entries').select('summary').where('seq', '=', seq).executeTakeFirstOrThrow();
-    await h.tdb.db.kysely.updateTable('audit_entries').set({ summary: `${original.summary} (edited)` }).where('seq', '=', seq).execute();
+    const original = await h.tdb.db.kysely
+      .selectFrom('audit_entries')
+      .select('summary')
+      .where('seq', '=', seq)
+      .executeTakeFirstOrThrow();
+    await h.tdb.db.kysely
+      .updateTable('audit_entries')
+      .set({ summary: `${original.summary} (edited)` })
+      .where('seq', '=', seq)
+      .execute();
     try {
       return await fn();
     } finally {
-      await h.tdb.db.kysely.updateTable('audit_entries').set({ summary: original.summary }).where('seq', '=', seq).execute();
+      await h.tdb.db.kysely
+        .updateTable('audit_entries')
+        .set({ summary: original.summary })
+        .where('seq', '=', seq)
+        .execute();
     }
   }
 
@@ -115,20 +152,23 @@ describe.each(DIALECTS)('audit routes on %s', (dialect) => {
   });
 
   describe('who may read it', () => {
-    it.each(['/v1/audit', '/v1/audit/verify', '/v1/audit/export'])('%s: 401 without a token, 403 for operators and viewers, 200 for admins', async (url) => {
-      const none = await h.http.get(url);
-      expect(none.status).toBe(401);
-      expect(none.headers['content-type']).toMatch(/application\/problem\+json/);
-      for (const role of ['operator', 'viewer'] as const) {
-        const u = await h.user(role);
-        const res = await h.http.get(url).set(bearer(u.token));
-        expect([role, res.status]).toEqual([role, 403]);
-        expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
-        expect(JSON.stringify(res.body)).not.toContain('usr_f1');
-      }
-      expect((await h.http.get(url).set(bearer('bt_forged'))).status).toBe(401);
-      expect((await h.http.get(url).set(bearer(h.admin.token))).status).toBe(200);
-    });
+    it.each(['/v1/audit', '/v1/audit/verify', '/v1/audit/export'])(
+      '%s: 401 without a token, 403 for operators and viewers, 200 for admins',
+      async (url) => {
+        const none = await h.http.get(url);
+        expect(none.status).toBe(401);
+        expect(none.headers['content-type']).toMatch(/application\/problem\+json/);
+        for (const role of ['operator', 'viewer'] as const) {
+          const u = await h.user(role);
+          const res = await h.http.get(url).set(bearer(u.token));
+          expect([role, res.status]).toEqual([role, 403]);
+          expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+          expect(JSON.stringify(res.body)).not.toContain('usr_f1');
+        }
+        expect((await h.http.get(url).set(bearer('bt_forged'))).status).toBe(401);
+        expect((await h.http.get(url).set(bearer(h.admin.token))).status).toBe(200);
+      },
+    );
   });
 
   describe('listing', () => {
@@ -138,8 +178,14 @@ describe.each(DIALECTS)('audit routes on %s', (dialect) => {
       expect(seqs).toEqual([...seqs].sort((a, b) => b - a));
       const f = all.find((e) => e.object === 'team_f2' && e.action === 'team.create');
       expect(f).toEqual({
-        seq: expect.any(Number), at: '2001-01-01T00:00:02.000Z', actor: 'usr_f2', action: 'team.create', object: 'team_f2',
-        summary: 'team.create on team_f2', prev_hash: expect.stringMatching(/^[0-9a-f]{64}$/), hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+        seq: expect.any(Number),
+        at: '2001-01-01T00:00:02.000Z',
+        actor: 'usr_f2',
+        action: 'team.create',
+        object: 'team_f2',
+        summary: 'team.create on team_f2',
+        prev_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+        hash: expect.stringMatching(/^[0-9a-f]{64}$/),
       });
       // Mutations made through the API are there too: creating users and signing in.
       expect(all.map((e) => e.action)).toEqual(expect.arrayContaining(['user.create', 'auth.login']));
@@ -147,22 +193,42 @@ describe.each(DIALECTS)('audit routes on %s', (dialect) => {
 
     it('filters by actor, object and action, alone and together', async () => {
       const summaries = (es: Entry[]) => es.map((e) => `${e.actor} ${e.action} ${e.object}`);
-      expect(summaries(await listAll('actor=usr_f1'))).toEqual(['usr_f1 grant.create null', 'usr_f1 team.delete team_f1', 'usr_f1 team.create team_f1']);
-      expect(summaries(await listAll('object=team_f2'))).toEqual(['usr_f2 team.delete team_f2', 'usr_f2 team.create team_f2']);
-      expect(summaries(await listAll('action=team.delete'))).toEqual(['usr_f2 team.delete team_f2', 'usr_f1 team.delete team_f1']);
+      expect(summaries(await listAll('actor=usr_f1'))).toEqual([
+        'usr_f1 grant.create null',
+        'usr_f1 team.delete team_f1',
+        'usr_f1 team.create team_f1',
+      ]);
+      expect(summaries(await listAll('object=team_f2'))).toEqual([
+        'usr_f2 team.delete team_f2',
+        'usr_f2 team.create team_f2',
+      ]);
+      expect(summaries(await listAll('action=team.delete'))).toEqual([
+        'usr_f2 team.delete team_f2',
+        'usr_f1 team.delete team_f1',
+      ]);
       expect(summaries(await listAll('actor=usr_f1&action=team.delete'))).toEqual(['usr_f1 team.delete team_f1']);
       expect(await listAll('actor=usr_f1&object=team_f2')).toEqual([]);
       expect(await listAll('actor=nobody')).toEqual([]);
     });
 
     it('filters by time: since is inclusive, until exclusive, offsets and fractions honoured', async () => {
-      const secs = async (q: string) => (await listAll(`actor=usr_f1&${q}`)).map((e) => e.at.slice(17, 23)).concat((await listAll(`actor=usr_f2&${q}`)).map((e) => e.at.slice(17, 23))).sort();
+      const secs = async (q: string) =>
+        (await listAll(`actor=usr_f1&${q}`))
+          .map((e) => e.at.slice(17, 23))
+          .concat((await listAll(`actor=usr_f2&${q}`)).map((e) => e.at.slice(17, 23)))
+          .sort();
       expect(await secs(`since=${at(2)}&until=${at(4)}`)).toEqual(['02.000', '03.000']);
       expect(await secs('since=2001-01-01T00:00:02Z&until=2001-01-01T00:00:04Z')).toEqual(['02.000', '03.000']);
       // The same instants written with an offset.
-      expect(await secs('since=2001-01-01T01:00:02%2B01:00&until=2000-12-31T23:00:04-01:00')).toEqual(['02.000', '03.000']);
+      expect(await secs('since=2001-01-01T01:00:02%2B01:00&until=2000-12-31T23:00:04-01:00')).toEqual([
+        '02.000',
+        '03.000',
+      ]);
       // Finer than a millisecond: 02.0001 is after the entry at 02.000; 04.0001 after the one at 04.000.
-      expect(await secs('since=2001-01-01T00:00:02.0001Z&until=2001-01-01T00:00:04.0001Z')).toEqual(['03.000', '04.000']);
+      expect(await secs('since=2001-01-01T00:00:02.0001Z&until=2001-01-01T00:00:04.0001Z')).toEqual([
+        '03.000',
+        '04.000',
+      ]);
       expect(await secs('since=2001-01-01T00:00:01.999999Z&until=2001-01-01T00:00:02.000001Z')).toEqual(['02.000']);
       expect(await secs(`since=${at(3)}`)).toEqual(['03.000', '04.000', '05.000']);
       expect(await secs(`until=${at(3)}`)).toEqual(['01.000', '02.000']);
@@ -170,15 +236,32 @@ describe.each(DIALECTS)('audit routes on %s', (dialect) => {
       // Instants whose UTC form leaves the four-digit years still compare as instants.
       expect(await secs('since=9999-12-31T23:00:00-02:00')).toEqual([]);
       expect(await secs('until=9999-12-31T23:00:00-02:00')).toEqual(['01.000', '02.000', '03.000', '04.000', '05.000']);
-      expect(await secs('since=0000-01-01T00:00:00%2B01:00')).toEqual(['01.000', '02.000', '03.000', '04.000', '05.000']);
+      expect(await secs('since=0000-01-01T00:00:00%2B01:00')).toEqual([
+        '01.000',
+        '02.000',
+        '03.000',
+        '04.000',
+        '05.000',
+      ]);
       expect(await secs('until=0000-01-01T00:00:00%2B01:00')).toEqual([]);
     });
 
     it('rejects bad queries with 400 problem+json', async () => {
       for (const q of [
-        'since=yesterday', 'since=2001-02-30T00:00:00Z', 'until=2001-01-01', 'since=1700000000', 'until=2001-01-01T25:00:00Z',
-        'limit=0', 'limit=501', 'limit=abc', 'limit=1.5', 'limit=-1', 'limit=',
-        'actor=a&actor=b', `actor=${'x'.repeat(65)}`, 'colour=blue',
+        'since=yesterday',
+        'since=2001-02-30T00:00:00Z',
+        'until=2001-01-01',
+        'since=1700000000',
+        'until=2001-01-01T25:00:00Z',
+        'limit=0',
+        'limit=501',
+        'limit=abc',
+        'limit=1.5',
+        'limit=-1',
+        'limit=',
+        'actor=a&actor=b',
+        `actor=${'x'.repeat(65)}`,
+        'colour=blue',
       ]) {
         const res = await h.http.get(`/v1/audit?${q}`).set(bearer(h.admin.token));
         expect([q, res.status]).toEqual([q, 400]);
@@ -221,7 +304,15 @@ describe.each(DIALECTS)('audit routes on %s', (dialect) => {
 
     it('answers 400 for a cursor it did not issue', async () => {
       const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
-      for (const cursor of ['!!!', b64('abc'), b64('-3'), b64('1.5'), b64('99999999999999999999'), b64('4294967296'), 'x'.repeat(201)]) {
+      for (const cursor of [
+        '!!!',
+        b64('abc'),
+        b64('-3'),
+        b64('1.5'),
+        b64('99999999999999999999'),
+        b64('4294967296'),
+        'x'.repeat(201),
+      ]) {
         const res = await h.http.get(`/v1/audit?cursor=${encodeURIComponent(cursor)}`).set(bearer(h.admin.token));
         expect([cursor, res.status]).toEqual([cursor, 400]);
         expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
@@ -246,13 +337,21 @@ describe.each(DIALECTS)('audit routes on %s', (dialect) => {
       expect(bad.status).toBe(200);
       expect(bad.body).toEqual({ ok: false, first_bad_seq: target, entries: head.seq });
 
-      expect((await h.http.get('/v1/audit/verify').set(bearer(h.admin.token))).body).toEqual({ ok: true, entries: head.seq, head: head.hash });
+      expect((await h.http.get('/v1/audit/verify').set(bearer(h.admin.token))).body).toEqual({
+        ok: true,
+        entries: head.seq,
+        head: head.hash,
+      });
     });
 
     it('pinpoints a deleted entry', async () => {
       const extra = await record('usr_del', 'thing.delete', 'obj_del', 9);
       await record('usr_del', 'thing.delete', 'obj_after', 10);
-      const row = await h.tdb.db.kysely.selectFrom('audit_entries').selectAll().where('seq', '=', extra.seq).executeTakeFirstOrThrow();
+      const row = await h.tdb.db.kysely
+        .selectFrom('audit_entries')
+        .selectAll()
+        .where('seq', '=', extra.seq)
+        .executeTakeFirstOrThrow();
       await h.tdb.db.kysely.deleteFrom('audit_entries').where('seq', '=', extra.seq).execute();
       try {
         const res = await h.http.get('/v1/audit/verify').set(bearer(h.admin.token));
@@ -278,9 +377,14 @@ describe.each(DIALECTS)('audit routes on %s', (dialect) => {
       expect(x.format).toBe('baton-audit-export/1');
       expect(x.head).toEqual({ seq: head.seq, hash: head.hash });
       expect(x.entries.map((e) => e.seq)).toEqual(Array.from({ length: head.seq }, (_, i) => i + 1));
-      expect(x.entries.find((e) => e.object === 'team_f1' && e.action === 'team.delete')).toMatchObject({ actor: 'usr_f1', at: at(3) });
+      expect(x.entries.find((e) => e.object === 'team_f1' && e.action === 'team.delete')).toMatchObject({
+        actor: 'usr_f1',
+        at: at(3),
+      });
       expect(verifyOffline(x)).toBe('ok');
-      expect(x.signed_message).toBe(`baton-audit-export/1\nexported_at=${x.exported_at}\nentries=${head.seq}\nhead_seq=${head.seq}\nhead_hash=${head.hash}\n`);
+      expect(x.signed_message).toBe(
+        `baton-audit-export/1\nexported_at=${x.exported_at}\nentries=${head.seq}\nhead_seq=${head.seq}\nhead_hash=${head.hash}\n`,
+      );
       expect(crypto.createPublicKey(x.public_key).asymmetricKeyType).toBe('ed25519');
       expect(x.key_id).toMatch(/^[0-9a-f]{64}$/);
     });
@@ -306,13 +410,18 @@ describe.each(DIALECTS)('audit routes on %s', (dialect) => {
       expect(verifyOffline(message)).toBe('signature');
 
       const otherKey = clone();
-      otherKey.public_key = crypto.generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
+      otherKey.public_key = crypto
+        .generateKeyPairSync('ed25519')
+        .publicKey.export({ type: 'spki', format: 'pem' })
+        .toString();
       expect(verifyOffline(otherKey)).toBe('signature');
 
       const resigned = clone();
       const forger = crypto.generateKeyPairSync('ed25519');
       resigned.public_key = forger.publicKey.export({ type: 'spki', format: 'pem' }).toString();
-      resigned.signature = crypto.sign(null, Buffer.from(resigned.signed_message, 'utf8'), forger.privateKey).toString('base64');
+      resigned.signature = crypto
+        .sign(null, Buffer.from(resigned.signed_message, 'utf8'), forger.privateKey)
+        .toString('base64');
       // Self-consistent, but not the pinned key.
       expect(verifyOffline(resigned)).toBe('key_id');
     });
@@ -325,7 +434,12 @@ describe.each(DIALECTS)('audit routes on %s', (dialect) => {
       };
       const pub = write('pub.pem', x.public_key);
       const sig = write('sig.bin', Buffer.from(x.signature, 'base64'));
-      const verify = (msgFile: string) => spawnSync('openssl', ['pkeyutl', '-verify', '-pubin', '-inkey', pub, '-rawin', '-in', msgFile, '-sigfile', sig], { encoding: 'utf8' });
+      const verify = (msgFile: string) =>
+        spawnSync(
+          'openssl',
+          ['pkeyutl', '-verify', '-pubin', '-inkey', pub, '-rawin', '-in', msgFile, '-sigfile', sig],
+          { encoding: 'utf8' },
+        );
       const good = verify(write('msg', x.signed_message));
       expect([good.status, good.stdout.trim()]).toEqual([0, 'Signature Verified Successfully']);
       const bad = verify(write('msg.tampered', x.signed_message.replace(x.head.hash, 'f'.repeat(64))));
@@ -366,18 +480,34 @@ describe.each(DIALECTS)('audit routes on %s', (dialect) => {
         const file = path.join(tmp, 'export.json');
         fs.writeFileSync(file, JSON.stringify(x, null, 2));
         const r = runVerifier(file);
-        expect(r).toEqual({ status: 0, stdout: `OK: ${x.entries.length} entries, head ${x.head.hash}, key ${x.key_id}\n`, stderr: '' });
+        expect(r).toEqual({
+          status: 0,
+          stdout: `OK: ${x.entries.length} entries, head ${x.head.hash}, key ${x.key_id}\n`,
+          stderr: '',
+        });
         expect(runVerifier(file, '--key-id', x.key_id).status).toBe(0);
         expect(runVerifier(file, '--key-id', x.key_id.toUpperCase()).status).toBe(0);
       });
 
       it('exits 1 and says what is wrong for an altered export or another key', () => {
         const cases: Array<[string, (c: Export) => void, RegExp]> = [
-          ['summary', (c) => (c.entries[2]!.summary = 'rewritten'), /hash does not match its content \(entry altered at seq 3\)/],
+          [
+            'summary',
+            (c) => (c.entries[2]!.summary = 'rewritten'),
+            /hash does not match its content \(entry altered at seq 3\)/,
+          ],
           ['dropped entry', (c) => c.entries.splice(1, 1), /seq 3: an entry is missing/],
           ['truncated', (c) => c.entries.pop(), /head\.seq is/],
           ['head', (c) => (c.head.hash = 'a'.repeat(64)), /head\.hash/],
-          ['signed_message', (c) => (c.signed_message = c.signed_message.replace(/exported_at=[^\n]+/, 'exported_at=2000-01-01T00:00:00.000Z')), /signed_message does not match/],
+          [
+            'signed_message',
+            (c) =>
+              (c.signed_message = c.signed_message.replace(
+                /exported_at=[^\n]+/,
+                'exported_at=2000-01-01T00:00:00.000Z',
+              )),
+            /signed_message does not match/,
+          ],
           ['signature', (c) => (c.signature = Buffer.alloc(64, 1).toString('base64')), /signature does not verify/],
           ['key_id', (c) => (c.key_id = 'b'.repeat(64)), /key_id .* is not the fingerprint/],
           ['format', (c) => (c.format = 'something/2'), /format/],

@@ -22,7 +22,9 @@ describe.each(DIALECTS)('auth on %s', (dialect) => {
   it('answers 401 the same way for a wrong password and an unknown user', async () => {
     const u = await h.user('viewer');
     const wrong = await h.http.post('/v1/auth/login').send({ username: u.username, password: 'not the password' });
-    const unknown = await h.http.post('/v1/auth/login').send({ username: 'nobody-at-all', password: 'not the password' });
+    const unknown = await h.http
+      .post('/v1/auth/login')
+      .send({ username: 'nobody-at-all', password: 'not the password' });
     expect(wrong.status).toBe(401);
     expect(unknown.status).toBe(401);
     expect(wrong.headers['content-type']).toMatch(/application\/problem\+json/);
@@ -33,7 +35,9 @@ describe.each(DIALECTS)('auth on %s', (dialect) => {
   it('rate limits failed sign-ins per username with 429 and Retry-After, even for the right password', async () => {
     const u = await h.user('viewer');
     for (let i = 0; i < 3; i++) {
-      expect((await h.http.post('/v1/auth/login').send({ username: u.username, password: 'wrong password!' })).status).toBe(401);
+      expect(
+        (await h.http.post('/v1/auth/login').send({ username: u.username, password: 'wrong password!' })).status,
+      ).toBe(401);
     }
     const locked = await h.http.post('/v1/auth/login').send({ username: u.username, password: PASSWORD });
     expect(locked.status).toBe(429);
@@ -44,7 +48,12 @@ describe.each(DIALECTS)('auth on %s', (dialect) => {
   });
 
   it('rejects bad login bodies with 400 and field errors', async () => {
-    for (const body of [{}, { username: 'a' }, { username: 1, password: 'x' }, { username: 'a', password: 'b', extra: true }]) {
+    for (const body of [
+      {},
+      { username: 'a' },
+      { username: 1, password: 'x' },
+      { username: 'a', password: 'b', extra: true },
+    ]) {
       const res = await h.http.post('/v1/auth/login').send(body);
       expect(res.status).toBe(400);
       expect(res.body.errors.length).toBeGreaterThan(0);

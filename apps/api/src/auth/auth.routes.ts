@@ -5,9 +5,15 @@ import type { Services } from '../wiring.js';
 export function authRoutes(s: Pick<Services, 'auth'>): Operation[] {
   return [
     defineOperation({
-      operationId: 'login', method: 'post', path: '/auth/login', tag: 'auth', auth: 'public', legacy: true,
+      operationId: 'login',
+      method: 'post',
+      path: '/auth/login',
+      tag: 'auth',
+      auth: 'public',
+      legacy: true,
       summary: 'Sign in with username and password; returns a bearer token (shown once).',
-      description: 'Wrong credentials answer 401 without telling whether the user exists. Failed attempts are limited per username and per client address (429 with Retry-After).',
+      description:
+        'Wrong credentials answer 401 without telling whether the user exists. Failed attempts are limited per username and per client address (429 with Retry-After).',
       body: LoginBody,
       responses: { 200: { description: 'Signed in', schema: LoginResponse } },
       async handle({ body, req }) {
@@ -15,17 +21,29 @@ export function authRoutes(s: Pick<Services, 'auth'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'checkToken', method: 'post', path: '/auth/check', tag: 'auth', auth: 'user', legacy: true,
+      operationId: 'checkToken',
+      method: 'post',
+      path: '/auth/check',
+      tag: 'auth',
+      auth: 'user',
+      legacy: true,
       summary: 'Verify the bearer token of this request.',
       responses: { 200: { description: 'The token is valid', schema: CheckResponse } },
       async handle({ req }) {
         const token = req.headers.authorization!.slice('Bearer '.length);
         const session = await s.auth.authenticate(token);
-        return { status: 200, body: { valid: true, user: session.user, role: session.user.role, expires_at: session.expires_at } };
+        return {
+          status: 200,
+          body: { valid: true, user: session.user, role: session.user.role, expires_at: session.expires_at },
+        };
       },
     }),
     defineOperation({
-      operationId: 'logout', method: 'post', path: '/auth/logout', tag: 'auth', auth: 'user',
+      operationId: 'logout',
+      method: 'post',
+      path: '/auth/logout',
+      tag: 'auth',
+      auth: 'user',
       summary: 'Revoke the bearer token of this request.',
       responses: { 204: { description: 'Revoked' } },
       async handle({ principal }) {

@@ -50,16 +50,42 @@ describe('loadConfig', () => {
 
   it('reads every variable it documents', () => {
     const c = loadConfig({
-      BATON_PORT: '9090', BATON_HOST: '0.0.0.0', BATON_DATABASE_URL: 'postgres://u@h:5432/db', BATON_REDIS_URL: 'redis://r:6379',
-      BATON_ADMIN_PASSWORD: 'twelve chars!', BATON_TOKEN_TTL_SECONDS: '60', BATON_BODY_LIMIT_BYTES: '2048', BATON_LOG_LEVEL: 'debug',
-      BATON_TRUST_PROXY: 'true', BATON_SHUTDOWN_GRACE_SECONDS: '3', BATON_UI_DIR: '/srv/ui', BATON_EXECUTORS: '0', BATON_WORK_DIR: '/srv/runs',
-      BATON_SANDBOX: 'off', BATON_RUN_GRACE_SECONDS: '5', BATON_WORKER_KEY: WORKER_KEY, BATON_QUEUE_PREFIX: 'baton-eu.1',
+      BATON_PORT: '9090',
+      BATON_HOST: '0.0.0.0',
+      BATON_DATABASE_URL: 'postgres://u@h:5432/db',
+      BATON_REDIS_URL: 'redis://r:6379',
+      BATON_ADMIN_PASSWORD: 'twelve chars!',
+      BATON_TOKEN_TTL_SECONDS: '60',
+      BATON_BODY_LIMIT_BYTES: '2048',
+      BATON_LOG_LEVEL: 'debug',
+      BATON_TRUST_PROXY: 'true',
+      BATON_SHUTDOWN_GRACE_SECONDS: '3',
+      BATON_UI_DIR: '/srv/ui',
+      BATON_EXECUTORS: '0',
+      BATON_WORK_DIR: '/srv/runs',
+      BATON_SANDBOX: 'off',
+      BATON_RUN_GRACE_SECONDS: '5',
+      BATON_WORKER_KEY: WORKER_KEY,
+      BATON_QUEUE_PREFIX: 'baton-eu.1',
     });
     expect(c).toMatchObject({
-      workerKey: WORKER_KEY, queuePrefix: 'baton-eu.1',
-      port: 9090, host: '0.0.0.0', databaseUrl: 'postgres://u@h:5432/db', redisUrl: 'redis://r:6379', adminPassword: 'twelve chars!',
-      tokenTtlSeconds: 60, bodyLimitBytes: 2048, logLevel: 'debug', trustProxy: true, shutdownGraceSeconds: 3, uiDir: '/srv/ui',
-      executors: 0, workDir: '/srv/runs', sandbox: 'off', runGraceSeconds: 5,
+      workerKey: WORKER_KEY,
+      queuePrefix: 'baton-eu.1',
+      port: 9090,
+      host: '0.0.0.0',
+      databaseUrl: 'postgres://u@h:5432/db',
+      redisUrl: 'redis://r:6379',
+      adminPassword: 'twelve chars!',
+      tokenTtlSeconds: 60,
+      bodyLimitBytes: 2048,
+      logLevel: 'debug',
+      trustProxy: true,
+      shutdownGraceSeconds: 3,
+      uiDir: '/srv/ui',
+      executors: 0,
+      workDir: '/srv/runs',
+      sandbox: 'off',
+      runGraceSeconds: 5,
     });
   });
 
@@ -67,11 +93,15 @@ describe('loadConfig', () => {
     expect(loadConfig({}).executors).toBe(2);
     expect(loadConfig({}).queuePrefix).toBe('baton');
     expect(loadConfig({ BATON_REDIS_URL: 'redis://r', BATON_WORKER_KEY: WORKER_KEY }).executors).toBe(0);
-    expect(loadConfig({ BATON_REDIS_URL: 'redis://r', BATON_WORKER_KEY: WORKER_KEY, BATON_EXECUTORS: '3' }).executors).toBe(3);
+    expect(
+      loadConfig({ BATON_REDIS_URL: 'redis://r', BATON_WORKER_KEY: WORKER_KEY, BATON_EXECUTORS: '3' }).executors,
+    ).toBe(3);
   });
 
   it('needs a 32-byte BATON_WORKER_KEY in queue mode, without echoing it', () => {
-    expect(configError(() => loadConfig({ BATON_REDIS_URL: 'redis://r' })).message).toMatch(/BATON_WORKER_KEY: must be set in queue mode/);
+    expect(configError(() => loadConfig({ BATON_REDIS_URL: 'redis://r' })).message).toMatch(
+      /BATON_WORKER_KEY: must be set in queue mode/,
+    );
     const err = configError(() => loadConfig({ BATON_REDIS_URL: 'redis://r', BATON_WORKER_KEY: 'abcdef-short' }));
     expect(err.message).toMatch(/BATON_WORKER_KEY: must be 32 bytes/);
     expect(err.message).not.toContain('abcdef-short');
@@ -85,26 +115,42 @@ describe('loadConfig', () => {
     expect(loadConfig({ BATON_PORT: '', BATON_DATABASE_URL: '' }).port).toBe(8080);
   });
 
-  it.each(['abc', '70000', '-1', '80.5', '8080x', ' ', '0x1F90', '1e3'])('rejects BATON_PORT=%j naming the variable', (value) => {
-    const err = configError(() => loadConfig({ BATON_PORT: value }));
-    expect(err.message).toContain('BATON_PORT');
-  });
+  it.each(['abc', '70000', '-1', '80.5', '8080x', ' ', '0x1F90', '1e3'])(
+    'rejects BATON_PORT=%j naming the variable',
+    (value) => {
+      const err = configError(() => loadConfig({ BATON_PORT: value }));
+      expect(err.message).toContain('BATON_PORT');
+    },
+  );
 
-  it.each([['BATON_EXECUTORS', '-1'], ['BATON_EXECUTORS', '257'], ['BATON_EXECUTORS', 'two'], ['BATON_SANDBOX', 'docker'], ['BATON_RUN_GRACE_SECONDS', '0'], ['BATON_RUN_GRACE_SECONDS', '86401'], ['BATON_SHUTDOWN_GRACE_SECONDS', '3000000']])('rejects %s=%j naming the variable', (name, value) => {
+  it.each([
+    ['BATON_EXECUTORS', '-1'],
+    ['BATON_EXECUTORS', '257'],
+    ['BATON_EXECUTORS', 'two'],
+    ['BATON_SANDBOX', 'docker'],
+    ['BATON_RUN_GRACE_SECONDS', '0'],
+    ['BATON_RUN_GRACE_SECONDS', '86401'],
+    ['BATON_SHUTDOWN_GRACE_SECONDS', '3000000'],
+  ])('rejects %s=%j naming the variable', (name, value) => {
     expect(configError(() => loadConfig({ [name]: value })).message).toContain(name);
   });
 
-  it.each(['mysql://u@h/db', 'baton.db', 'http://x', 'postgres:/nohost', 'sqlite:', 'sqlite://'])('rejects BATON_DATABASE_URL=%j naming the variable', (value) => {
-    const err = configError(() => loadConfig({ BATON_DATABASE_URL: value }));
-    expect(err.message).toContain('BATON_DATABASE_URL');
-  });
-
-  it.each(['sqlite:/var/lib/baton/baton.db', 'sqlite:rel/baton.db', 'postgres://u@h/db', 'postgresql://u:p@h:5433/db?sslmode=require'])(
-    'accepts BATON_DATABASE_URL=%j as given',
+  it.each(['mysql://u@h/db', 'baton.db', 'http://x', 'postgres:/nohost', 'sqlite:', 'sqlite://'])(
+    'rejects BATON_DATABASE_URL=%j naming the variable',
     (value) => {
-      expect(loadConfig({ BATON_DATABASE_URL: value }).databaseUrl).toBe(value);
+      const err = configError(() => loadConfig({ BATON_DATABASE_URL: value }));
+      expect(err.message).toContain('BATON_DATABASE_URL');
     },
   );
+
+  it.each([
+    'sqlite:/var/lib/baton/baton.db',
+    'sqlite:rel/baton.db',
+    'postgres://u@h/db',
+    'postgresql://u:p@h:5433/db?sslmode=require',
+  ])('accepts BATON_DATABASE_URL=%j as given', (value) => {
+    expect(loadConfig({ BATON_DATABASE_URL: value }).databaseUrl).toBe(value);
+  });
 
   it('rejects a short BATON_ADMIN_PASSWORD naming the variable, without echoing the password', () => {
     const err = configError(() => loadConfig({ BATON_ADMIN_PASSWORD: 'short-pw' }));
@@ -113,12 +159,18 @@ describe('loadConfig', () => {
   });
 
   it('names every bad variable at once', () => {
-    const err = configError(() => loadConfig({ BATON_PORT: 'x', BATON_LOG_LEVEL: 'loud', BATON_REDIS_URL: 'http://r', BATON_TRUST_PROXY: 'yes' }));
-    for (const v of ['BATON_PORT', 'BATON_LOG_LEVEL', 'BATON_REDIS_URL', 'BATON_TRUST_PROXY']) expect(err.message).toContain(v);
+    const err = configError(() =>
+      loadConfig({ BATON_PORT: 'x', BATON_LOG_LEVEL: 'loud', BATON_REDIS_URL: 'http://r', BATON_TRUST_PROXY: 'yes' }),
+    );
+    for (const v of ['BATON_PORT', 'BATON_LOG_LEVEL', 'BATON_REDIS_URL', 'BATON_TRUST_PROXY'])
+      expect(err.message).toContain(v);
   });
 
   it.each([
-    ['BATON_BODY_LIMIT_BYTES', '0'], ['BATON_BODY_LIMIT_BYTES', '1kb'], ['BATON_TOKEN_TTL_SECONDS', '-5'], ['BATON_TOKEN_TTL_SECONDS', ' '],
+    ['BATON_BODY_LIMIT_BYTES', '0'],
+    ['BATON_BODY_LIMIT_BYTES', '1kb'],
+    ['BATON_TOKEN_TTL_SECONDS', '-5'],
+    ['BATON_TOKEN_TTL_SECONDS', ' '],
     ['BATON_SHUTDOWN_GRACE_SECONDS', '0x10'],
   ])('rejects %s=%j', (name, value) => {
     expect(configError(() => loadConfig({ [name]: value })).message).toContain(name);
@@ -172,15 +224,18 @@ describe('loadKeyring', () => {
     expect(ring.decrypt(new Keyring(next).encrypt('under next')).toString()).toBe('under next');
   });
 
-  it.each(['nope', 'abcd', 'zz'.repeat(32), crypto.randomBytes(16).toString('hex'), crypto.randomBytes(31).toString('base64')])(
-    'rejects a malformed BATON_MASTER_KEY (%j) naming the variable, without echoing it',
-    (value) => {
-      const err = configError(() => loadKeyring({ masterKey: value, dataDir: dir, create: true }));
-      expect(err.message).toContain('BATON_MASTER_KEY');
-      expect(err.message).not.toContain(value);
-      expect(fs.existsSync(path.join(dir, MASTER_KEY_FILE))).toBe(false);
-    },
-  );
+  it.each([
+    'nope',
+    'abcd',
+    'zz'.repeat(32),
+    crypto.randomBytes(16).toString('hex'),
+    crypto.randomBytes(31).toString('base64'),
+  ])('rejects a malformed BATON_MASTER_KEY (%j) naming the variable, without echoing it', (value) => {
+    const err = configError(() => loadKeyring({ masterKey: value, dataDir: dir, create: true }));
+    expect(err.message).toContain('BATON_MASTER_KEY');
+    expect(err.message).not.toContain(value);
+    expect(fs.existsSync(path.join(dir, MASTER_KEY_FILE))).toBe(false);
+  });
 
   it('accepts 64 hex digits and base64 of the same 32 bytes alike, and writes no file', () => {
     const bytes = crypto.randomBytes(32);
@@ -199,7 +254,11 @@ describe('loadKeyring', () => {
     const older = crypto.randomBytes(32);
     const oldRing = new Keyring(masterKeyFrom(older));
     const sealedOld = oldRing.encrypt('sealed under the old key');
-    const ring = loadKeyring({ masterKey: `${newer.toString('hex')}, ${older.toString('base64')}`, dataDir: dir, create: true });
+    const ring = loadKeyring({
+      masterKey: `${newer.toString('hex')}, ${older.toString('base64')}`,
+      dataDir: dir,
+      create: true,
+    });
     expect(ring.current.key.equals(newer)).toBe(true);
     expect(ring.keys().map((k) => k.kid)).toEqual([masterKeyFrom(newer).kid, masterKeyFrom(older).kid]);
     expect(ring.decrypt(sealedOld).toString()).toBe('sealed under the old key');

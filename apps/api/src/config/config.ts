@@ -8,7 +8,12 @@ import { z } from 'zod';
  * port), "0x1F90" as 8080 and "1e3" as 1000, so a typo would start Baton somewhere unexpected.
  */
 const wholeNumber = (min: number, max: number) =>
-  z.string().trim().regex(/^[0-9]+$/, 'must be a whole number in decimal digits').transform(Number).pipe(z.number().int().min(min).max(max));
+  z
+    .string()
+    .trim()
+    .regex(/^[0-9]+$/, 'must be a whole number in decimal digits')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
 const port = wholeNumber(0, 65535);
 const positiveInt = wholeNumber(1, Number.MAX_SAFE_INTEGER);
 /** Up to a day, as `baton worker` takes it: a longer timer would overflow setTimeout and fire at once. */
@@ -25,10 +30,16 @@ const Env = z.object({
     // "sqlite:" alone would open an anonymous temporary database: everything lost at exit.
     .refine((u) => !/^sqlite:(\/\/)?\s*$/.test(u), 'sqlite: needs a file path, e.g. sqlite:/var/lib/baton/baton.db')
     .optional(),
-  BATON_REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
+  BATON_REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+    .optional(),
   BATON_MASTER_KEY: z.string().min(1).optional(),
   BATON_WORKER_KEY: z.string().min(1).optional(),
-  BATON_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1–64 letters, digits, `_`, `.` or `-`').default('baton'),
+  BATON_QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1–64 letters, digits, `_`, `.` or `-`')
+    .default('baton'),
   BATON_ADMIN_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),
   BATON_TOKEN_TTL_SECONDS: positiveInt.default(12 * 3600),
   BATON_BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
@@ -84,7 +95,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const e = parsed.data;
   if (e.BATON_REDIS_URL) {
     // Queue mode seals every job's bundle under the worker key: without it no worker could run anything.
-    if (!e.BATON_WORKER_KEY) throw new ConfigError('invalid configuration:\n  BATON_WORKER_KEY: must be set in queue mode (BATON_REDIS_URL is set); the same key as the workers\'');
+    if (!e.BATON_WORKER_KEY)
+      throw new ConfigError(
+        "invalid configuration:\n  BATON_WORKER_KEY: must be set in queue mode (BATON_REDIS_URL is set); the same key as the workers'",
+      );
     try {
       parseWorkerKey(e.BATON_WORKER_KEY);
     } catch (err) {

@@ -40,7 +40,8 @@ export function loadKeyring(opts: { masterKey?: string | undefined; dataDir: str
   const file = path.join(opts.dataDir, MASTER_KEY_FILE);
   const next = path.join(opts.dataDir, NEXT_MASTER_KEY_FILE);
   if (!fs.existsSync(file)) {
-    if (!opts.create) throw new ConfigError(`no master key: set BATON_MASTER_KEY or start baton serve once to create ${file}`);
+    if (!opts.create)
+      throw new ConfigError(`no master key: set BATON_MASTER_KEY or start baton serve once to create ${file}`);
     writeKeyFile(file, generateMasterKey());
   }
   const current = readKeyFile(file);

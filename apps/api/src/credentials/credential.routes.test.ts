@@ -34,12 +34,18 @@ afterAll(() => fs.rmSync(keyDir, { recursive: true, force: true }));
 
 /** One valid body of each type; `secret` is in every secret input (for ssh_key: the passphrase of a fresh key). */
 const bodies = (secret: string) => ({
-  ssh_key: { type: 'ssh_key', inputs: { private_key: rsaPem(`pp-${secret}`), passphrase: `pp-${secret}`, username: 'deploy' } },
+  ssh_key: {
+    type: 'ssh_key',
+    inputs: { private_key: rsaPem(`pp-${secret}`), passphrase: `pp-${secret}`, username: 'deploy' },
+  },
   vault_password: { type: 'vault_password', inputs: { password: `vault-${secret}`, vault_id: 'prod' } },
   env: { type: 'env', inputs: { variables: { AWS_SECRET_ACCESS_KEY: `aws-${secret}`, _private: `p-${secret}` } } },
   token: { type: 'token', inputs: { token: `ghp_${secret}` } },
   become_password: { type: 'become_password', inputs: { password: `sudo ${secret}`, method: 'sudo', user: 'root' } },
-  registry: { type: 'registry', inputs: { url: 'https://registry.example.com', username: 'robot', password: `reg-${secret}` } },
+  registry: {
+    type: 'registry',
+    inputs: { url: 'https://registry.example.com', username: 'robot', password: `reg-${secret}` },
+  },
 });
 
 describe.each(DIALECTS)('credentials on %s', (dialect) => {
@@ -50,43 +56,89 @@ describe.each(DIALECTS)('credentials on %s', (dialect) => {
   afterAll(() => h.close());
 
   const post = (token: string, body: object) => h.http.post('/v1/credentials').set(bearer(token)).send(body);
-  const put = (token: string, id: string, body: object) => h.http.put(`/v1/credentials/${id}`).set(bearer(token)).send(body);
+  const put = (token: string, id: string, body: object) =>
+    h.http.put(`/v1/credentials/${id}`).set(bearer(token)).send(body);
   const create = async (token: string, body: object) => {
     const res = await post(token, { name: credName(), ...body });
     expect(res.status).toBe(201);
     return res;
   };
   const grant = async (subject: string, object: string, level: 'use' | 'manage') =>
-    expect((await h.http.post('/v1/grants').set(bearer(h.admin.token)).send({ subject, object, level })).status).toBe(201);
-  const names = async (token: string) => (await h.http.get('/v1/credentials?limit=500').set(bearer(token))).body.map((c: { name: string }) => c.name) as string[];
+    expect((await h.http.post('/v1/grants').set(bearer(h.admin.token)).send({ subject, object, level })).status).toBe(
+      201,
+    );
+  const names = async (token: string) =>
+    (await h.http.get('/v1/credentials?limit=500').set(bearer(token))).body.map(
+      (c: { name: string }) => c.name,
+    ) as string[];
 
   it.each<[string, object, Record<string, string>, string[]]>([
     ['ssh_key (OpenSSH, no passphrase)', { type: 'ssh_key', inputs: { private_key: ED25519 } }, {}, ['private_key']],
-    ['ssh_key (encrypted OpenSSH)', { type: 'ssh_key', inputs: { private_key: ED25519_LOCKED, passphrase: PASSPHRASE, username: 'ci' } }, { username: 'ci' }, ['passphrase', 'private_key']],
-    ['ssh_key (encrypted PEM)', { type: 'ssh_key', inputs: { private_key: RSA_LOCKED, passphrase: PASSPHRASE } }, {}, ['passphrase', 'private_key']],
-    ['vault_password', { type: 'vault_password', inputs: { password: 'v', vault_id: 'prod' } }, { vault_id: 'prod' }, ['password']],
-    ['env', { type: 'env', inputs: { variables: { B_VAR: '2', A_VAR: '' } } }, {}, ['variables.A_VAR', 'variables.B_VAR']],
+    [
+      'ssh_key (encrypted OpenSSH)',
+      { type: 'ssh_key', inputs: { private_key: ED25519_LOCKED, passphrase: PASSPHRASE, username: 'ci' } },
+      { username: 'ci' },
+      ['passphrase', 'private_key'],
+    ],
+    [
+      'ssh_key (encrypted PEM)',
+      { type: 'ssh_key', inputs: { private_key: RSA_LOCKED, passphrase: PASSPHRASE } },
+      {},
+      ['passphrase', 'private_key'],
+    ],
+    [
+      'vault_password',
+      { type: 'vault_password', inputs: { password: 'v', vault_id: 'prod' } },
+      { vault_id: 'prod' },
+      ['password'],
+    ],
+    [
+      'env',
+      { type: 'env', inputs: { variables: { B_VAR: '2', A_VAR: '' } } },
+      {},
+      ['variables.A_VAR', 'variables.B_VAR'],
+    ],
     ['token', { type: 'token', inputs: { token: 't' } }, {}, ['token']],
-    ['become_password', { type: 'become_password', inputs: { password: 'p', method: 'community.general.doas', user: 'root' } }, { method: 'community.general.doas', user: 'root' }, ['password']],
-    ['registry', { type: 'registry', inputs: { url: 'https://ghcr.io', username: 'me', password: 'p' } }, { url: 'https://ghcr.io', username: 'me' }, ['password']],
-  ])('creates a %s credential: 201 + Location, public inputs and secret field names only, manage for the creator', async (_what, body, inputs, secretFields) => {
-    const op = await h.user('operator');
-    const name = credName();
-    const res = await post(op.token, { name, description: 'for tests', ...body });
-    expect(res.status).toBe(201);
-    expect(res.body).toEqual({
-      id: expect.stringMatching(/^cred_[0-9A-HJKMNP-TV-Z]{26}$/), name, type: (body as { type: string }).type, description: 'for tests', inputs,
-      secret_fields: secretFields, created_by: op.id, created_at: expect.any(String), updated_at: res.body.created_at,
-    });
-    expect(res.headers.location).toBe(`/v1/credentials/${res.body.id}`);
-    const fetched = await h.http.get(res.headers.location as string).set(bearer(op.token));
-    expect(fetched.status).toBe(200);
-    expect(fetched.body).toEqual(res.body);
-    const grants = await h.http.get(`/v1/grants?object=${res.body.id}`).set(bearer(op.token));
-    expect(grants.body).toEqual([expect.objectContaining({ subject: op.id, level: 'manage' })]);
-    // The secret is stored: the internal reveal gives back exactly what was sent.
-    expect((await h.services.credentials.reveal(res.body.id)).inputs).toEqual((body as { inputs: object }).inputs);
-  });
+    [
+      'become_password',
+      { type: 'become_password', inputs: { password: 'p', method: 'community.general.doas', user: 'root' } },
+      { method: 'community.general.doas', user: 'root' },
+      ['password'],
+    ],
+    [
+      'registry',
+      { type: 'registry', inputs: { url: 'https://ghcr.io', username: 'me', password: 'p' } },
+      { url: 'https://ghcr.io', username: 'me' },
+      ['password'],
+    ],
+  ])(
+    'creates a %s credential: 201 + Location, public inputs and secret field names only, manage for the creator',
+    async (_what, body, inputs, secretFields) => {
+      const op = await h.user('operator');
+      const name = credName();
+      const res = await post(op.token, { name, description: 'for tests', ...body });
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({
+        id: expect.stringMatching(/^cred_[0-9A-HJKMNP-TV-Z]{26}$/),
+        name,
+        type: (body as { type: string }).type,
+        description: 'for tests',
+        inputs,
+        secret_fields: secretFields,
+        created_by: op.id,
+        created_at: expect.any(String),
+        updated_at: res.body.created_at,
+      });
+      expect(res.headers.location).toBe(`/v1/credentials/${res.body.id}`);
+      const fetched = await h.http.get(res.headers.location as string).set(bearer(op.token));
+      expect(fetched.status).toBe(200);
+      expect(fetched.body).toEqual(res.body);
+      const grants = await h.http.get(`/v1/grants?object=${res.body.id}`).set(bearer(op.token));
+      expect(grants.body).toEqual([expect.objectContaining({ subject: op.id, level: 'manage' })]);
+      // The secret is stored: the internal reveal gives back exactly what was sent.
+      expect((await h.services.credentials.reveal(res.body.id)).inputs).toEqual((body as { inputs: object }).inputs);
+    },
+  );
 
   it.each<[string, object, string]>([
     ['no inputs', { type: 'token' }, 'body.inputs'],
@@ -100,32 +152,108 @@ describe.each(DIALECTS)('credentials on %s', (dialect) => {
     ['a token over 8192 characters', { type: 'token', inputs: { token: 't'.repeat(8193) } }, 'body.inputs.token'],
     ['env variables that are not a map', { type: 'env', inputs: { variables: ['A=1'] } }, 'body.inputs.variables'],
     ['no env variables', { type: 'env', inputs: { variables: {} } }, 'body.inputs.variables'],
-    ['an env name starting with a digit', { type: 'env', inputs: { variables: { '1BAD': 'x' } } }, 'body.inputs.variables.1BAD'],
-    ['an env name with a dash', { type: 'env', inputs: { variables: { 'MY-VAR': 'x' } } }, 'body.inputs.variables.MY-VAR'],
-    ['a reserved BATON_ env name', { type: 'env', inputs: { variables: { baton_token: 'x' } } }, 'body.inputs.variables.baton_token'],
-    ['a reserved executor env name', { type: 'env', inputs: { variables: { SSH_AUTH_SOCK: '/tmp/x' } } }, 'body.inputs.variables.SSH_AUTH_SOCK'],
-    ['a dynamic-loader env name (loads code into the launcher)', { type: 'env', inputs: { variables: { LD_AUDIT: './audit.so' } } }, 'body.inputs.variables.LD_AUDIT'],
-    ['an interpreter env name (runs code in ansible)', { type: 'env', inputs: { variables: { PYTHONPATH: '.' } } }, 'body.inputs.variables.PYTHONPATH'],
+    [
+      'an env name starting with a digit',
+      { type: 'env', inputs: { variables: { '1BAD': 'x' } } },
+      'body.inputs.variables.1BAD',
+    ],
+    [
+      'an env name with a dash',
+      { type: 'env', inputs: { variables: { 'MY-VAR': 'x' } } },
+      'body.inputs.variables.MY-VAR',
+    ],
+    [
+      'a reserved BATON_ env name',
+      { type: 'env', inputs: { variables: { baton_token: 'x' } } },
+      'body.inputs.variables.baton_token',
+    ],
+    [
+      'a reserved executor env name',
+      { type: 'env', inputs: { variables: { SSH_AUTH_SOCK: '/tmp/x' } } },
+      'body.inputs.variables.SSH_AUTH_SOCK',
+    ],
+    [
+      'a dynamic-loader env name (loads code into the launcher)',
+      { type: 'env', inputs: { variables: { LD_AUDIT: './audit.so' } } },
+      'body.inputs.variables.LD_AUDIT',
+    ],
+    [
+      'an interpreter env name (runs code in ansible)',
+      { type: 'env', inputs: { variables: { PYTHONPATH: '.' } } },
+      'body.inputs.variables.PYTHONPATH',
+    ],
     ['a numeric env value', { type: 'env', inputs: { variables: { A: 1 } } }, 'body.inputs.variables.A'],
-    ['an unparsable ssh key', { type: 'ssh_key', inputs: { private_key: '-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----' } }, 'body.inputs.private_key'],
-    ['a public key as ssh key', { type: 'ssh_key', inputs: { private_key: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI user@host' } }, 'body.inputs.private_key'],
-    ['a wrong passphrase for an encrypted PEM key', { type: 'ssh_key', inputs: { private_key: RSA_LOCKED, passphrase: 'wrong-passphrase' } }, 'body.inputs.passphrase'],
-    ['an encrypted PEM key without passphrase', { type: 'ssh_key', inputs: { private_key: RSA_LOCKED } }, 'body.inputs.passphrase'],
-    ['an encrypted OpenSSH key without passphrase', { type: 'ssh_key', inputs: { private_key: ED25519_LOCKED } }, 'body.inputs.passphrase'],
-    ['a username with a space', { type: 'ssh_key', inputs: { private_key: ED25519, username: 'a b' } }, 'body.inputs.username'],
-    ['a become method that is no plugin name', { type: 'become_password', inputs: { password: 'p', method: 'sudo -s' } }, 'body.inputs.method'],
-    ['a vault id with @', { type: 'vault_password', inputs: { password: 'p', vault_id: 'a@b' } }, 'body.inputs.vault_id'],
-    ['a registry URL carrying a password', { type: 'registry', inputs: { url: 'https://u:pw@r.example.com', username: 'u', password: 'p' } }, 'body.inputs.url'],
-    ['a registry URL that is not http(s)', { type: 'registry', inputs: { url: 'ftp://r.example.com', username: 'u', password: 'p' } }, 'body.inputs.url'],
-    ['a registry without username', { type: 'registry', inputs: { url: 'https://r.example.com', password: 'p' } }, 'body.inputs.username'],
+    [
+      'an unparsable ssh key',
+      {
+        type: 'ssh_key',
+        inputs: { private_key: '-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----' },
+      },
+      'body.inputs.private_key',
+    ],
+    [
+      'a public key as ssh key',
+      { type: 'ssh_key', inputs: { private_key: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI user@host' } },
+      'body.inputs.private_key',
+    ],
+    [
+      'a wrong passphrase for an encrypted PEM key',
+      { type: 'ssh_key', inputs: { private_key: RSA_LOCKED, passphrase: 'wrong-passphrase' } },
+      'body.inputs.passphrase',
+    ],
+    [
+      'an encrypted PEM key without passphrase',
+      { type: 'ssh_key', inputs: { private_key: RSA_LOCKED } },
+      'body.inputs.passphrase',
+    ],
+    [
+      'an encrypted OpenSSH key without passphrase',
+      { type: 'ssh_key', inputs: { private_key: ED25519_LOCKED } },
+      'body.inputs.passphrase',
+    ],
+    [
+      'a username with a space',
+      { type: 'ssh_key', inputs: { private_key: ED25519, username: 'a b' } },
+      'body.inputs.username',
+    ],
+    [
+      'a become method that is no plugin name',
+      { type: 'become_password', inputs: { password: 'p', method: 'sudo -s' } },
+      'body.inputs.method',
+    ],
+    [
+      'a vault id with @',
+      { type: 'vault_password', inputs: { password: 'p', vault_id: 'a@b' } },
+      'body.inputs.vault_id',
+    ],
+    [
+      'a registry URL carrying a password',
+      { type: 'registry', inputs: { url: 'https://u:pw@r.example.com', username: 'u', password: 'p' } },
+      'body.inputs.url',
+    ],
+    [
+      'a registry URL that is not http(s)',
+      { type: 'registry', inputs: { url: 'ftp://r.example.com', username: 'u', password: 'p' } },
+      'body.inputs.url',
+    ],
+    [
+      'a registry without username',
+      { type: 'registry', inputs: { url: 'https://r.example.com', password: 'p' } },
+      'body.inputs.username',
+    ],
     ['a blank name', { name: '  ', type: 'token', inputs: { token: 't' } }, 'body.name'],
-    ['a description of 1001 characters', { type: 'token', inputs: { token: 't' }, description: 'd'.repeat(1001) }, 'body.description'],
+    [
+      'a description of 1001 characters',
+      { type: 'token', inputs: { token: 't' }, description: 'd'.repeat(1001) },
+      'body.description',
+    ],
   ])('rejects creating a credential with %s: 400, and creates nothing', async (_what, body, path) => {
     const name = credName('bad');
     const res = await post(h.admin.token, { name, ...body });
     expectProblem(res, 400, path);
     // No refusal echoes what was sent as a secret.
-    for (const secret of [PASSPHRASE, 'wrong-passphrase', RSA_LOCKED.split('\n')[1]!, ED25519.split('\n')[1]!]) expect(res.text).not.toContain(secret);
+    for (const secret of [PASSPHRASE, 'wrong-passphrase', RSA_LOCKED.split('\n')[1]!, ED25519.split('\n')[1]!])
+      expect(res.text).not.toContain(secret);
     expect(await names(h.admin.token)).not.toContain(name);
   });
 
@@ -147,7 +275,12 @@ describe.each(DIALECTS)('credentials on %s', (dialect) => {
     const variables = { [name]: 'x', OK_VAR: 'y' };
     const created = await post(h.admin.token, { name: credName('reserved'), type: 'env', inputs: { variables } });
     expectProblem(created, 400, `body.inputs.variables.${name}`);
-    expect(created.body.errors).toEqual([{ path: `body.inputs.variables.${name}`, message: expect.stringMatching(new RegExp(`^${name} is reserved: .*${why}`)) }]);
+    expect(created.body.errors).toEqual([
+      {
+        path: `body.inputs.variables.${name}`,
+        message: expect.stringMatching(new RegExp(`^${name} is reserved: .*${why}`)),
+      },
+    ]);
     const c = await create(h.admin.token, { type: 'env', inputs: { variables: { OK_VAR: 'y' } } });
     const updated = await put(h.admin.token, c.body.id, { inputs: { variables } });
     expectProblem(updated, 400, `body.inputs.variables.${name}`);
@@ -158,7 +291,10 @@ describe.each(DIALECTS)('credentials on %s', (dialect) => {
   it('refuses viewers (403) and anonymous callers (401); 409 for a duplicate name', async () => {
     const viewer = await h.user('viewer');
     expectProblem(await post(viewer.token, { name: credName(), type: 'token', inputs: { token: 't' } }), 403);
-    expectProblem(await h.http.post('/v1/credentials').send({ name: credName(), type: 'token', inputs: { token: 't' } }), 401);
+    expectProblem(
+      await h.http.post('/v1/credentials').send({ name: credName(), type: 'token', inputs: { token: 't' } }),
+      401,
+    );
     expectProblem(await h.http.get('/v1/credentials'), 401);
     const first = await create(h.admin.token, { type: 'token', inputs: { token: 't' } });
     const dup = await post(h.admin.token, { name: first.body.name, type: 'env', inputs: { variables: { A: '1' } } });
@@ -182,7 +318,12 @@ describe.each(DIALECTS)('credentials on %s', (dialect) => {
     const owner = await h.user('operator');
     const c = await create(owner.token, { type: 'token', inputs: { token: 't' } });
     const id = c.body.id as string;
-    const [stranger, user, manager, viewer] = [await h.user('operator'), await h.user('operator'), await h.user('operator'), await h.user('viewer')];
+    const [stranger, user, manager, viewer] = [
+      await h.user('operator'),
+      await h.user('operator'),
+      await h.user('operator'),
+      await h.user('viewer'),
+    ];
     expectProblem(await h.http.get(`/v1/credentials/${id}`).set(bearer(stranger.token)), 404);
     expectProblem(await put(stranger.token, id, { name: credName() }), 404);
     expectProblem(await h.http.delete(`/v1/credentials/${id}`).set(bearer(stranger.token)), 404);
@@ -225,16 +366,29 @@ describe.each(DIALECTS)('credentials on %s', (dialect) => {
     const reveal = async (id: string) => (await h.services.credentials.reveal(id)).inputs as Record<string, unknown>;
 
     it('keeps omitted inputs, replaces given ones and clears optional ones set to null', async () => {
-      const c = await create(h.admin.token, { type: 'ssh_key', description: 'd', inputs: { private_key: ED25519, username: 'deploy' } });
+      const c = await create(h.admin.token, {
+        type: 'ssh_key',
+        description: 'd',
+        inputs: { private_key: ED25519, username: 'deploy' },
+      });
       const id = c.body.id as string;
       // Only the username: the key stays.
       const kept = await put(h.admin.token, id, { inputs: { username: 'ops' } });
       expect(kept.status).toBe(200);
-      expect(kept.body).toMatchObject({ inputs: { username: 'ops' }, secret_fields: ['private_key'], description: 'd' });
+      expect(kept.body).toMatchObject({
+        inputs: { username: 'ops' },
+        secret_fields: ['private_key'],
+        description: 'd',
+      });
       expect(await reveal(id)).toEqual({ private_key: ED25519, username: 'ops' });
       // Replace the key by an encrypted one together with its passphrase.
-      const replaced = await put(h.admin.token, id, { inputs: { private_key: ED25519_LOCKED, passphrase: PASSPHRASE } });
-      expect(replaced.body).toMatchObject({ inputs: { username: 'ops' }, secret_fields: ['passphrase', 'private_key'] });
+      const replaced = await put(h.admin.token, id, {
+        inputs: { private_key: ED25519_LOCKED, passphrase: PASSPHRASE },
+      });
+      expect(replaced.body).toMatchObject({
+        inputs: { username: 'ops' },
+        secret_fields: ['passphrase', 'private_key'],
+      });
       expect(await reveal(id)).toEqual({ private_key: ED25519_LOCKED, passphrase: PASSPHRASE, username: 'ops' });
       // Clear the username and the description.
       const cleared = await put(h.admin.token, id, { inputs: { username: null }, description: null });
@@ -254,13 +408,48 @@ describe.each(DIALECTS)('credentials on %s', (dialect) => {
 
     it.each<[string, object, object, string]>([
       ['changing the type', { type: 'token', inputs: { token: 't' } }, { type: 'env' }, 'body.type'],
-      ['clearing a required input', { type: 'token', inputs: { token: 't' } }, { inputs: { token: null } }, 'body.inputs.token'],
-      ['an input the type does not have', { type: 'token', inputs: { token: 't' } }, { inputs: { username: 'x' } }, 'body.inputs'],
-      ['a wrongly typed input', { type: 'token', inputs: { token: 't' } }, { inputs: { token: 7 } }, 'body.inputs.token'],
-      ['a bad env name', { type: 'env', inputs: { variables: { A: '1' } } }, { inputs: { variables: { 'A B': '1' } } }, 'body.inputs.variables.A B'],
-      ['clearing the passphrase of an encrypted key', { type: 'ssh_key', inputs: { private_key: RSA_LOCKED, passphrase: PASSPHRASE } }, { inputs: { passphrase: null } }, 'body.inputs.passphrase'],
-      ['a wrong passphrase for the stored key', { type: 'ssh_key', inputs: { private_key: RSA_LOCKED, passphrase: PASSPHRASE } }, { inputs: { passphrase: 'nope' } }, 'body.inputs.passphrase'],
-      ['an unparsable key', { type: 'ssh_key', inputs: { private_key: ED25519 } }, { inputs: { private_key: 'garbage' } }, 'body.inputs.private_key'],
+      [
+        'clearing a required input',
+        { type: 'token', inputs: { token: 't' } },
+        { inputs: { token: null } },
+        'body.inputs.token',
+      ],
+      [
+        'an input the type does not have',
+        { type: 'token', inputs: { token: 't' } },
+        { inputs: { username: 'x' } },
+        'body.inputs',
+      ],
+      [
+        'a wrongly typed input',
+        { type: 'token', inputs: { token: 't' } },
+        { inputs: { token: 7 } },
+        'body.inputs.token',
+      ],
+      [
+        'a bad env name',
+        { type: 'env', inputs: { variables: { A: '1' } } },
+        { inputs: { variables: { 'A B': '1' } } },
+        'body.inputs.variables.A B',
+      ],
+      [
+        'clearing the passphrase of an encrypted key',
+        { type: 'ssh_key', inputs: { private_key: RSA_LOCKED, passphrase: PASSPHRASE } },
+        { inputs: { passphrase: null } },
+        'body.inputs.passphrase',
+      ],
+      [
+        'a wrong passphrase for the stored key',
+        { type: 'ssh_key', inputs: { private_key: RSA_LOCKED, passphrase: PASSPHRASE } },
+        { inputs: { passphrase: 'nope' } },
+        'body.inputs.passphrase',
+      ],
+      [
+        'an unparsable key',
+        { type: 'ssh_key', inputs: { private_key: ED25519 } },
+        { inputs: { private_key: 'garbage' } },
+        'body.inputs.private_key',
+      ],
       ['an unknown field', { type: 'token', inputs: { token: 't' } }, { secret: 'x' }, 'body'],
       ['a blank name', { type: 'token', inputs: { token: 't' } }, { name: ' ' }, 'body.name'],
     ])('refuses %s (400) and changes nothing', async (_what, body, update, path) => {
@@ -283,7 +472,9 @@ describe.each(DIALECTS)('credentials on %s', (dialect) => {
       const auditBefore = (await h.http.get('/v1/audit?limit=500').set(bearer(h.admin.token))).body.length;
       const res = await put(h.admin.token, c.body.id, {});
       expectProblem(res, 400);
-      expect(res.body.errors).toEqual([expect.objectContaining({ message: 'give at least one of name, description, type, inputs' })]);
+      expect(res.body.errors).toEqual([
+        expect.objectContaining({ message: 'give at least one of name, description, type, inputs' }),
+      ]);
       expect((await h.http.get(`/v1/credentials/${c.body.id}`).set(bearer(h.admin.token))).body).toEqual(c.body);
       expect((await h.http.get('/v1/audit?limit=500').set(bearer(h.admin.token))).body.length).toBe(auditBefore);
     });
@@ -310,10 +501,21 @@ describe.each(DIALECTS)('credentials on %s', (dialect) => {
     const c = await create(h.admin.token, { type: 'token', inputs: { token: 't' } });
     const now = new Date().toISOString();
     // A project written straight to the table: the delete is refused, naming the project that uses it.
-    await h.tdb.db.kysely.insertInto('projects').values({
-      id: 'prj_01ARZ3NDEKTSV4RRFFQ69G5FAV', name: credName('project'), git_url: 'https://example.com/r.git', branch: 'main', credential_id: c.body.id,
-      last_commit: null, synced_at: null, created_by: h.admin.id, created_at: now, updated_at: now,
-    }).execute();
+    await h.tdb.db.kysely
+      .insertInto('projects')
+      .values({
+        id: 'prj_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+        name: credName('project'),
+        git_url: 'https://example.com/r.git',
+        branch: 'main',
+        credential_id: c.body.id,
+        last_commit: null,
+        synced_at: null,
+        created_by: h.admin.id,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
     const res = await h.http.delete(`/v1/credentials/${c.body.id}`).set(bearer(h.admin.token));
     expectProblem(res, 409);
     expect(res.body.detail).toContain('project prj_01ARZ3NDEKTSV4RRFFQ69G5FAV');
@@ -326,10 +528,21 @@ describe.each(DIALECTS)('credentials on %s', (dialect) => {
     const c = await create(owner.token, { type: 'token', inputs: { token: 't' } });
     const now = new Date().toISOString();
     // Someone else's project, on which the owner holds no grant.
-    await h.tdb.db.kysely.insertInto('projects').values({
-      id: 'prj_01ARZ3NDEKTSV4RRFFQ69G5FAX', name: credName('hidden project'), git_url: 'https://example.com/r.git', branch: 'main', credential_id: c.body.id,
-      last_commit: null, synced_at: null, created_by: h.admin.id, created_at: now, updated_at: now,
-    }).execute();
+    await h.tdb.db.kysely
+      .insertInto('projects')
+      .values({
+        id: 'prj_01ARZ3NDEKTSV4RRFFQ69G5FAX',
+        name: credName('hidden project'),
+        git_url: 'https://example.com/r.git',
+        branch: 'main',
+        credential_id: c.body.id,
+        last_commit: null,
+        synced_at: null,
+        created_by: h.admin.id,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
     const res = await h.http.delete(`/v1/credentials/${c.body.id}`).set(bearer(owner.token));
     expectProblem(res, 409);
     expect(res.body.detail).toBe('credential is used by 1 more you cannot see');
@@ -342,7 +555,9 @@ describe.each(DIALECTS)('credentials on %s', (dialect) => {
     expect((await h.http.delete(`/v1/credentials/${c.body.id}`).set(bearer(op.token))).status).toBe(204);
     const res = await h.http.get(`/v1/audit?object=${c.body.id}`).set(bearer(h.admin.token));
     expect(res.body.map((e: { action: string; actor: string }) => [e.action, e.actor])).toEqual([
-      ['credential.delete', op.id], ['credential.update', op.id], ['credential.create', op.id],
+      ['credential.delete', op.id],
+      ['credential.update', op.id],
+      ['credential.create', op.id],
     ]);
     expect(res.body.map((e: { summary: string }) => e.summary)).toEqual([
       `deleted become_password credential ${c.body.name}`,
@@ -373,7 +588,14 @@ describe.each(DIALECTS)('credential secrets on %s', (dialect) => {
     const parts: string[] = [];
     for (const table of await k.introspection.getTables({ withInternalKyselyTables: true })) {
       // Every table, whatever its name: the cast only satisfies the typed query builder.
-      parts.push(JSON.stringify(await k.selectFrom(table.name as 'users').selectAll().execute()));
+      parts.push(
+        JSON.stringify(
+          await k
+            .selectFrom(table.name as 'users')
+            .selectAll()
+            .execute(),
+        ),
+      );
     }
     expect(parts.length).toBeGreaterThanOrEqual(10);
     return Buffer.from(parts.join('\n'));
@@ -394,20 +616,51 @@ describe.each(DIALECTS)('credential secrets on %s', (dialect) => {
     const keyLine = all.ssh_key.inputs.private_key.split('\n')[2]!;
     for (const body of Object.values(all)) {
       const name = credName('canary');
-      const res = await send(h.http.post('/v1/credentials').set(admin).send({ name, ...body }));
+      const res = await send(
+        h.http
+          .post('/v1/credentials')
+          .set(admin)
+          .send({ name, ...body }),
+      );
       expect(res.status).toBe(201);
       ids.push(res.body.id);
       names.push(name);
     }
     // Refusals of secrets, too: a wrong passphrase carrying the canary, and an unknown input carrying it.
-    expectProblem(await send(h.http.post('/v1/credentials').set(admin).send({ name: credName(), type: 'ssh_key', inputs: { private_key: RSA_LOCKED, passphrase: CANARY } })), 400);
-    expectProblem(await send(h.http.post('/v1/credentials').set(admin).send({ name: credName(), type: 'token', inputs: { token: 't', [CANARY.toLowerCase()]: CANARY } })), 400);
+    expectProblem(
+      await send(
+        h.http
+          .post('/v1/credentials')
+          .set(admin)
+          .send({ name: credName(), type: 'ssh_key', inputs: { private_key: RSA_LOCKED, passphrase: CANARY } }),
+      ),
+      400,
+    );
+    expectProblem(
+      await send(
+        h.http
+          .post('/v1/credentials')
+          .set(admin)
+          .send({ name: credName(), type: 'token', inputs: { token: 't', [CANARY.toLowerCase()]: CANARY } }),
+      ),
+      400,
+    );
     for (const [i, id] of ids.entries()) {
       await send(h.http.get(`/v1/credentials/${id}`).set(admin));
-      const updated = await send(h.http.put(`/v1/credentials/${id}`).set(admin).send({ description: `rotated ${i}` }));
+      const updated = await send(
+        h.http
+          .put(`/v1/credentials/${id}`)
+          .set(admin)
+          .send({ description: `rotated ${i}` }),
+      );
       expect(updated.status).toBe(200);
     }
-    const token = await send(h.http.put(`/v1/credentials/${ids[3]}`).set(admin).send({ inputs: { token: `new-${CANARY}` } }));
+    const token = await send(
+      h.http
+        .put(`/v1/credentials/${ids[3]}`)
+        .set(admin)
+        .send({ inputs: { token: `new-${CANARY}` } }),
+    );
     expect(token.status).toBe(200);
     await send(h.http.get('/v1/credentials?limit=500').set(admin));
     await send(h.http.get('/credentials').set(admin)); // the legacy edition too
@@ -433,19 +686,29 @@ describe.each(DIALECTS)('credential secrets on %s', (dialect) => {
     // (d) the audit trail
     const audit = await h.http.get('/v1/audit?limit=500').set(admin);
     expect(audit.status).toBe(200);
-    expect(audit.body.filter((e: { action: string }) => e.action.startsWith('credential.'))).toHaveLength(ids.length * 2 + 1);
+    expect(audit.body.filter((e: { action: string }) => e.action.startsWith('credential.'))).toHaveLength(
+      ids.length * 2 + 1,
+    );
     for (const secret of [CANARY, keyLine]) expect(audit.text).not.toContain(secret);
   });
 
   it('re-encrypts credential secrets under a new master key (baton key rotate), which alone then opens them', async () => {
-    const res = await h.http.post('/v1/credentials').set(bearer(h.admin.token)).send({ name: credName('rotate'), type: 'token', inputs: { token: `rot-${CANARY}` } });
+    const res = await h.http
+      .post('/v1/credentials')
+      .set(bearer(h.admin.token))
+      .send({ name: credName('rotate'), type: 'token', inputs: { token: `rot-${CANARY}` } });
     expect(res.status).toBe(201);
     const id = res.body.id as string;
     const before = (await h.tdb.db.repos.credentials.findById(id))!.secret_inputs_enc;
     expect(before.split('.')[1]).toBe(h.keyring.current.kid);
 
     const newKey = generateMasterKey();
-    const changed = await resealAllSecrets({ transaction: h.tdb.db.transaction, ring: new Keyring(newKey, [h.keyring.current]), clock: systemClock, actor: 'system' });
+    const changed = await resealAllSecrets({
+      transaction: h.tdb.db.transaction,
+      ring: new Keyring(newKey, [h.keyring.current]),
+      clock: systemClock,
+      actor: 'system',
+    });
     expect(changed).toBeGreaterThanOrEqual(1);
     const after = (await h.tdb.db.repos.credentials.findById(id))!.secret_inputs_enc;
     expect(after).not.toBe(before);
@@ -453,7 +716,14 @@ describe.each(DIALECTS)('credential secrets on %s', (dialect) => {
     expect(after).not.toContain(CANARY);
 
     const serviceWith = (keyring: Keyring) =>
-      createCredentialService({ credentials: h.tdb.db.repos.credentials, transaction: h.tdb.db.transaction, authz: h.services.authz, keyring, clock: systemClock, usedBy: async () => [] });
+      createCredentialService({
+        credentials: h.tdb.db.repos.credentials,
+        transaction: h.tdb.db.transaction,
+        authz: h.services.authz,
+        keyring,
+        clock: systemClock,
+        usedBy: async () => [],
+      });
     expect((await serviceWith(new Keyring(newKey)).reveal(id)).inputs).toEqual({ token: `rot-${CANARY}` });
     await expect(serviceWith(new Keyring(h.keyring.current)).reveal(id)).rejects.toThrow(/does not hold/);
   });

@@ -1,4 +1,10 @@
-import { Credential, CredentialCreateBody, CredentialIdParams, CredentialUpdateBody, ListQuery } from '@baton/contracts';
+import {
+  Credential,
+  CredentialCreateBody,
+  CredentialIdParams,
+  CredentialUpdateBody,
+  ListQuery,
+} from '@baton/contracts';
 import { z } from 'zod';
 import { pageReply } from '../http/paging.js';
 import { defineOperation, type Operation } from '../http/registry.js';
@@ -8,8 +14,14 @@ import type { Services } from '../wiring.js';
 export function credentialRoutes(s: Pick<Services, 'credentials'>): Operation[] {
   return [
     defineOperation({
-      operationId: 'createCredential', method: 'post', path: '/credentials', tag: 'credentials', auth: 'user', legacy: true,
-      summary: 'Create a credential (operators and admins; the creator gets manage on it). Secrets are encrypted at rest and never returned.',
+      operationId: 'createCredential',
+      method: 'post',
+      path: '/credentials',
+      tag: 'credentials',
+      auth: 'user',
+      legacy: true,
+      summary:
+        'Create a credential (operators and admins; the creator gets manage on it). Secrets are encrypted at rest and never returned.',
       body: CredentialCreateBody,
       responses: { 201: { description: 'Created', schema: Credential } },
       async handle({ principal, body }) {
@@ -18,7 +30,12 @@ export function credentialRoutes(s: Pick<Services, 'credentials'>): Operation[] 
       },
     }),
     defineOperation({
-      operationId: 'listCredentials', method: 'get', path: '/credentials', tag: 'credentials', auth: 'user', legacy: true,
+      operationId: 'listCredentials',
+      method: 'get',
+      path: '/credentials',
+      tag: 'credentials',
+      auth: 'user',
+      legacy: true,
       summary: 'List the credentials the caller holds a grant on (admins: all).',
       query: ListQuery,
       responses: { 200: { description: 'Credentials, newest first', schema: z.array(Credential) } },
@@ -27,7 +44,12 @@ export function credentialRoutes(s: Pick<Services, 'credentials'>): Operation[] 
       },
     }),
     defineOperation({
-      operationId: 'getCredential', method: 'get', path: '/credentials/{id}', tag: 'credentials', auth: 'user', legacy: true,
+      operationId: 'getCredential',
+      method: 'get',
+      path: '/credentials/{id}',
+      tag: 'credentials',
+      auth: 'user',
+      legacy: true,
       summary: 'One credential: its public inputs and which secret inputs are set (needs use).',
       params: CredentialIdParams,
       responses: { 200: { description: 'The credential', schema: Credential } },
@@ -36,8 +58,14 @@ export function credentialRoutes(s: Pick<Services, 'credentials'>): Operation[] 
       },
     }),
     defineOperation({
-      operationId: 'updateCredential', method: 'put', path: '/credentials/{id}', tag: 'credentials', auth: 'user', legacy: true,
-      summary: 'Change a credential (needs manage): given inputs replace, null clears an optional one, omitted ones stay; the type never changes.',
+      operationId: 'updateCredential',
+      method: 'put',
+      path: '/credentials/{id}',
+      tag: 'credentials',
+      auth: 'user',
+      legacy: true,
+      summary:
+        'Change a credential (needs manage): given inputs replace, null clears an optional one, omitted ones stay; the type never changes.',
       params: CredentialIdParams,
       body: CredentialUpdateBody,
       responses: { 200: { description: 'The updated credential', schema: Credential } },
@@ -46,7 +74,12 @@ export function credentialRoutes(s: Pick<Services, 'credentials'>): Operation[] 
       },
     }),
     defineOperation({
-      operationId: 'deleteCredential', method: 'delete', path: '/credentials/{id}', tag: 'credentials', auth: 'user', legacy: true,
+      operationId: 'deleteCredential',
+      method: 'delete',
+      path: '/credentials/{id}',
+      tag: 'credentials',
+      auth: 'user',
+      legacy: true,
       summary: 'Delete a credential and the grants on it (needs manage); 409 naming what still uses it.',
       params: CredentialIdParams,
       responses: { 204: { description: 'Deleted' } },

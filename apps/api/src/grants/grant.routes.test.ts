@@ -19,7 +19,10 @@ describe.each(DIALECTS)('grants on %s', (dialect) => {
   afterAll(() => h.close());
 
   const newTeam = async (by: SignedIn) => {
-    const res = await h.http.post('/v1/teams').set(bearer(by.token)).send({ name: `team ${++seq} ${Date.now().toString(36)}` });
+    const res = await h.http
+      .post('/v1/teams')
+      .set(bearer(by.token))
+      .send({ name: `team ${++seq} ${Date.now().toString(36)}` });
     expect(res.status).toBe(201);
     return res.body.id as string;
   };
@@ -31,14 +34,23 @@ describe.each(DIALECTS)('grants on %s', (dialect) => {
     return res.body.id as string;
   };
   const join = async (teamId: string, userId: string) =>
-    expect((await h.http.post(`/v1/teams/${teamId}/members`).set(bearer(h.admin.token)).send({ user_id: userId })).status).toBe(201);
+    expect(
+      (await h.http.post(`/v1/teams/${teamId}/members`).set(bearer(h.admin.token)).send({ user_id: userId })).status,
+    ).toBe(201);
 
   it('lets an admin grant on a team: 201, Location, the grant, readable by id', async () => {
     const t = await newTeam(h.admin);
     const u = await h.user('operator');
     const res = await post(h.admin, u.id, t, 'use');
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ id: expect.stringMatching(/^grant_[0-9A-HJKMNP-TV-Z]{26}$/), subject: u.id, object: t, level: 'use', created_at: expect.any(String), created_by: h.admin.id });
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^grant_[0-9A-HJKMNP-TV-Z]{26}$/),
+      subject: u.id,
+      object: t,
+      level: 'use',
+      created_at: expect.any(String),
+      created_by: h.admin.id,
+    });
     expect(res.headers.location).toBe(`/v1/grants/${res.body.id}`);
     const fetched = await h.http.get(res.headers.location as string).set(bearer(h.admin.token));
     expect(fetched.status).toBe(200);
@@ -73,7 +85,9 @@ describe.each(DIALECTS)('grants on %s', (dialect) => {
     expectProblem(await post(user, user.id, t, 'manage'), 403);
     expectProblem(await post(stranger, target.id, t, 'use'), 403);
     expectProblem(await post(stranger, stranger.id, t, 'manage'), 403);
-    const subjects = (await h.http.get(`/v1/grants?object=${t}`).set(bearer(h.admin.token))).body.map((g: { subject: string }) => g.subject);
+    const subjects = (await h.http.get(`/v1/grants?object=${t}`).set(bearer(h.admin.token))).body.map(
+      (g: { subject: string }) => g.subject,
+    );
     expect(subjects.sort()).toEqual([owner.id, user.id].sort());
   });
 
@@ -104,13 +118,33 @@ describe.each(DIALECTS)('grants on %s', (dialect) => {
 
   it.each<[string, (ids: { user: string; team: string }) => unknown, string]>([
     ['a user as the object', ({ user }) => ({ subject: user, object: user, level: 'use' }), 'body.object'],
-    ['an object of a kind that cannot be granted', ({ user }) => ({ subject: user, object: 'wrk_01ARZ3NDEKTSV4RRFFQ69G5FAV', level: 'use' }), 'body.object'],
-    ['an object named like a property of every JS object', ({ user }) => ({ subject: user, object: 'constructor_01ARZ3NDEKTSV4RRFFQ69G5FAV', level: 'use' }), 'body.object'],
-    ['a made-up kind of object', ({ user }) => ({ subject: user, object: 'zzz_01ARZ3NDEKTSV4RRFFQ69G5FAV', level: 'use' }), 'body.object'],
-    ['an object that is not an id', ({ user }) => ({ subject: user, object: 'everything', level: 'use' }), 'body.object'],
+    [
+      'an object of a kind that cannot be granted',
+      ({ user }) => ({ subject: user, object: 'wrk_01ARZ3NDEKTSV4RRFFQ69G5FAV', level: 'use' }),
+      'body.object',
+    ],
+    [
+      'an object named like a property of every JS object',
+      ({ user }) => ({ subject: user, object: 'constructor_01ARZ3NDEKTSV4RRFFQ69G5FAV', level: 'use' }),
+      'body.object',
+    ],
+    [
+      'a made-up kind of object',
+      ({ user }) => ({ subject: user, object: 'zzz_01ARZ3NDEKTSV4RRFFQ69G5FAV', level: 'use' }),
+      'body.object',
+    ],
+    [
+      'an object that is not an id',
+      ({ user }) => ({ subject: user, object: 'everything', level: 'use' }),
+      'body.object',
+    ],
     ['a bad level', ({ user, team }) => ({ subject: user, object: team, level: 'admin' }), 'body.level'],
     ['a level in capitals', ({ user, team }) => ({ subject: user, object: team, level: 'USE' }), 'body.level'],
-    ['a subject that is neither user nor team', ({ team }) => ({ subject: 'prj_01ARZ3NDEKTSV4RRFFQ69G5FAV', object: team, level: 'use' }), 'body.subject'],
+    [
+      'a subject that is neither user nor team',
+      ({ team }) => ({ subject: 'prj_01ARZ3NDEKTSV4RRFFQ69G5FAV', object: team, level: 'use' }),
+      'body.subject',
+    ],
     ['a missing subject', ({ team }) => ({ object: team, level: 'use' }), 'body.subject'],
     ['a missing object', ({ user }) => ({ subject: user, level: 'use' }), 'body.object'],
     ['a missing level', ({ user, team }) => ({ subject: user, object: team }), 'body.level'],
@@ -119,7 +153,10 @@ describe.each(DIALECTS)('grants on %s', (dialect) => {
   ])('rejects a grant with %s: 400 naming the field', async (_what, build, path) => {
     const team = await newTeam(h.admin);
     const user = (await h.user('operator')).id;
-    const res = await h.http.post('/v1/grants').set(bearer(h.admin.token)).send(build({ user, team }) as object);
+    const res = await h.http
+      .post('/v1/grants')
+      .set(bearer(h.admin.token))
+      .send(build({ user, team }) as object);
     expectProblem(res, 400, path);
     expect((await h.http.get(`/v1/grants?subject=${user}`).set(bearer(h.admin.token))).body).toEqual([]);
   });
@@ -184,13 +221,18 @@ describe.each(DIALECTS)('grants on %s', (dialect) => {
 
   it('shows others only grants they or their teams hold and grants on objects they manage', async () => {
     const [owner, holder, member, stranger, bystander] = [
-      await h.user('operator'), await h.user('operator'), await h.user('viewer'), await h.user('operator'), await h.user('viewer'),
+      await h.user('operator'),
+      await h.user('operator'),
+      await h.user('viewer'),
+      await h.user('operator'),
+      await h.user('viewer'),
     ];
     const managed = await newTeam(owner);
     const elsewhere = await newTeam(h.admin);
     const crew = await newTeam(h.admin);
     await join(crew, member.id);
-    const ownerManage = (await h.http.get(`/v1/grants?object=${managed}`).set(bearer(owner.token))).body[0].id as string;
+    const ownerManage = (await h.http.get(`/v1/grants?object=${managed}`).set(bearer(owner.token))).body[0]
+      .id as string;
     const holderUse = await grant(owner, holder.id, managed, 'use');
     const crewUse = await grant(owner, crew, managed, 'use');
     const bystanderElsewhere = await grant(h.admin, bystander.id, elsewhere, 'use');
@@ -232,10 +274,13 @@ describe.each(DIALECTS)('grants on %s', (dialect) => {
     const useHolder = await h.user('operator');
     await grant(owner, useHolder.id, t, 'use');
     expectProblem(await h.http.delete(`/v1/grants/${use}`).set(bearer(useHolder.token)), 404);
-    const own = (await h.http.get(`/v1/grants?subject=${useHolder.id}`).set(bearer(useHolder.token))).body[0].id as string;
+    const own = (await h.http.get(`/v1/grants?subject=${useHolder.id}`).set(bearer(useHolder.token))).body[0]
+      .id as string;
     expectProblem(await h.http.delete(`/v1/grants/${own}`).set(bearer(useHolder.token)), 403);
 
-    expect((await h.http.post(`/v1/teams/${t}/members`).set(bearer(holder.token)).send({ user_id: target.id })).status).toBe(201);
+    expect(
+      (await h.http.post(`/v1/teams/${t}/members`).set(bearer(holder.token)).send({ user_id: target.id })).status,
+    ).toBe(201);
     const del = await h.http.delete(`/v1/grants/${g}`).set(bearer(owner.token));
     expect(del.status).toBe(204);
     expectProblem(await h.http.get(`/v1/grants/${g}`).set(bearer(h.admin.token)), 404);
@@ -266,27 +311,47 @@ describe.each(DIALECTS)('grants on %s', (dialect) => {
     const projects = new Set<string>();
     const service = () =>
       createGrantService({
-        grants: h.tdb.db.repos.grants, users: h.tdb.db.repos.users, teams: h.tdb.db.repos.teams, transaction: h.tdb.db.transaction,
-        authz: h.services.authz, clock: systemClock, grantable: { prj: async (id) => projects.has(id) },
+        grants: h.tdb.db.repos.grants,
+        users: h.tdb.db.repos.users,
+        teams: h.tdb.db.repos.teams,
+        transaction: h.tdb.db.transaction,
+        authz: h.services.authz,
+        clock: systemClock,
+        grantable: { prj: async (id) => projects.has(id) },
       });
     const principal = async (role: 'operator' | 'viewer'): Promise<Principal> => {
       const u = await h.user(role);
       return { id: u.id, username: u.username, role };
     };
-    const outcome = (p: Promise<unknown>) => p.then(() => 'ok', (err: Error) => err.constructor.name);
+    const outcome = (p: Promise<unknown>) =>
+      p.then(
+        () => 'ok',
+        (err: Error) => err.constructor.name,
+      );
 
     it('answers 404 to a caller without any grant on the object, 403 with only use, and grants with manage', async () => {
       const prj = newId('prj');
       projects.add(prj);
-      const [owner, user, stranger, target] = [await principal('operator'), await principal('operator'), await principal('operator'), await principal('viewer')];
+      const [owner, user, stranger, target] = [
+        await principal('operator'),
+        await principal('operator'),
+        await principal('operator'),
+        await principal('viewer'),
+      ];
       const s = service();
       const adminP: Principal = { id: h.admin.id, username: 'root', role: 'admin' };
       await s.create(adminP, { subject: owner.id, object: prj, level: 'manage' });
       await s.create(owner, { subject: user.id, object: prj, level: 'use' });
-      expect(await outcome(s.create(stranger, { subject: target.id, object: prj, level: 'use' }))).toBe(NotFoundError.name);
-      expect(await outcome(s.create(user, { subject: target.id, object: prj, level: 'use' }))).toBe(ForbiddenError.name);
+      expect(await outcome(s.create(stranger, { subject: target.id, object: prj, level: 'use' }))).toBe(
+        NotFoundError.name,
+      );
+      expect(await outcome(s.create(user, { subject: target.id, object: prj, level: 'use' }))).toBe(
+        ForbiddenError.name,
+      );
       expect(await outcome(s.create(owner, { subject: target.id, object: prj, level: 'use' }))).toBe('ok');
-      expect(await outcome(s.create(owner, { subject: target.id, object: newId('prj'), level: 'use' }))).toBe(NotFoundError.name);
+      expect(await outcome(s.create(owner, { subject: target.id, object: newId('prj'), level: 'use' }))).toBe(
+        NotFoundError.name,
+      );
     });
   });
 });

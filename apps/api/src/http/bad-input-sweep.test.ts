@@ -26,12 +26,62 @@ const UNKNOWN_SUFFIX = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 /** Strings that must never be stored: each is refused with a 4xx wherever a string is taken. */
 const NOT_UNICODE = ['\ud800', 'a\udc00b', '\udfff\ud800', 'x\u0000y'];
 /** Values of the wrong type or hostile shape for any field. */
-const HOSTILE: unknown[] = [123, -1, 1.5, 1e308, true, null, [], [1, 'a'], {}, { $ne: 1 }, '', ' ', 'x'.repeat(70_000), '0x10', '1e3', '\u202e', '../../etc/passwd', '😀'.repeat(2000), 'not a url', 'A'.repeat(1 << 20)];
-const BAD_QUERY_VALUES = ['0x10', '1e3', '-1', '0', '1.5', 'abc', '', 'x'.repeat(5000), '%ED%A0%80', '%FF', '%00', '%', '%F0%9F%98%80', '9'.repeat(40)];
-const BAD_PATH_VALUES = ['x', 'a'.repeat(2000), '%ED%A0%80', '%FF', '%00', '%', '..', '%2e%2e', `zzz_${UNKNOWN_SUFFIX}`, UNKNOWN_SUFFIX.toLowerCase(), '%F0%9F%98%80'];
+const HOSTILE: unknown[] = [
+  123,
+  -1,
+  1.5,
+  1e308,
+  true,
+  null,
+  [],
+  [1, 'a'],
+  {},
+  { $ne: 1 },
+  '',
+  ' ',
+  'x'.repeat(70_000),
+  '0x10',
+  '1e3',
+  '\u202e',
+  '../../etc/passwd',
+  '😀'.repeat(2000),
+  'not a url',
+  'A'.repeat(1 << 20),
+];
+const BAD_QUERY_VALUES = [
+  '0x10',
+  '1e3',
+  '-1',
+  '0',
+  '1.5',
+  'abc',
+  '',
+  'x'.repeat(5000),
+  '%ED%A0%80',
+  '%FF',
+  '%00',
+  '%',
+  '%F0%9F%98%80',
+  '9'.repeat(40),
+];
+const BAD_PATH_VALUES = [
+  'x',
+  'a'.repeat(2000),
+  '%ED%A0%80',
+  '%FF',
+  '%00',
+  '%',
+  '..',
+  '%2e%2e',
+  `zzz_${UNKNOWN_SUFFIX}`,
+  UNKNOWN_SUFFIX.toLowerCase(),
+  '%F0%9F%98%80',
+];
 
 const problemOk = (res: Response) =>
-  /^application\/problem\+json/.test(String(res.headers['content-type'])) && res.body?.status === res.status && /^urn:baton:problem:/.test(String(res.body?.type));
+  /^application\/problem\+json/.test(String(res.headers['content-type'])) &&
+  res.body?.status === res.status &&
+  /^urn:baton:problem:/.test(String(res.body?.type));
 
 describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) => {
   let h: Harness;
@@ -47,27 +97,55 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
 
   beforeAll(async () => {
     h = await createHarness(dialect);
-    const doc = (await h.http.get('/v1/openapi.json')).body as { paths: Record<string, Partial<Record<Method, OperationDoc>>>; components?: { schemas?: Record<string, unknown> } };
+    const doc = (await h.http.get('/v1/openapi.json')).body as {
+      paths: Record<string, Partial<Record<Method, OperationDoc>>>;
+      components?: { schemas?: Record<string, unknown> };
+    };
     components = doc.components?.schemas ?? {};
     ops = Object.entries(doc.paths).flatMap(([path, item]) =>
-      (['get', 'post', 'put', 'delete'] as const).filter((m) => item[m]).map((method) => ({ method, path, doc: item[method]! })),
+      (['get', 'post', 'put', 'delete'] as const)
+        .filter((m) => item[m])
+        .map((method) => ({ method, path, doc: item[method]! })),
     );
     const admin = bearer(h.admin.token);
     const made = async (path: string, body: unknown) => {
-      const res = await h.http.post(path).set(admin).send(body as object);
+      const res = await h.http
+        .post(path)
+        .set(admin)
+        .send(body as object);
       if (res.status !== 201) throw new Error(`seeding ${path}: ${res.status} ${res.text}`);
       return res.body.id as string;
     };
-    existing.usr = await made('/v1/users', { username: uniq('sweep'), password: 'correct horse battery', role: 'viewer' });
+    existing.usr = await made('/v1/users', {
+      username: uniq('sweep'),
+      password: 'correct horse battery',
+      role: 'viewer',
+    });
     existing.team = await made('/v1/teams', { name: uniq('team') });
     existing.cred = await made('/v1/credentials', { name: uniq('cred'), type: 'token', inputs: { token: 't0ken' } });
-    existing.inv = await made('/v1/inventories', { name: uniq('inv'), content: 'localhost ansible_connection=local\n' });
-    existing.src = await made('/v1/inventory-sources', { name: uniq('src'), kind: 'url', inventory_id: existing.inv, url: 'https://inventory.example.invalid/x.json' });
+    existing.inv = await made('/v1/inventories', {
+      name: uniq('inv'),
+      content: 'localhost ansible_connection=local\n',
+    });
+    existing.src = await made('/v1/inventory-sources', {
+      name: uniq('src'),
+      kind: 'url',
+      inventory_id: existing.inv,
+      url: 'https://inventory.example.invalid/x.json',
+    });
     existing.grant = await made('/v1/grants', { subject: existing.usr, object: existing.cred, level: 'use' });
-    existing.run = await made('/v1/runs', { playbook: '- hosts: all\n  gather_facts: false\n  tasks: []\n', inventory_id: existing.inv });
+    existing.run = await made('/v1/runs', {
+      playbook: '- hosts: all\n  gather_facts: false\n  tasks: []\n',
+      inventory_id: existing.inv,
+    });
 
     const inventory = () => ({ name: uniq('inv'), content: 'localhost ansible_connection=local\n' });
-    const source = () => ({ name: uniq('src'), kind: 'url', inventory_id: existing.inv, url: 'https://inventory.example.invalid/x.json' });
+    const source = () => ({
+      name: uniq('src'),
+      kind: 'url',
+      inventory_id: existing.inv,
+      url: 'https://inventory.example.invalid/x.json',
+    });
     Object.assign(seeds, {
       login: () => ({ username: 'nobody', password: 'not the password' }),
       createUser: () => ({ username: uniq('u'), password: 'correct horse battery', role: 'viewer' }),
@@ -96,10 +174,20 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
       return (useExisting && existing[prefix]) || `${prefix}_${UNKNOWN_SUFFIX}`;
     });
 
-  async function send(op: Op, url: string, body?: { json?: unknown; raw?: Buffer | string; type?: string }): Promise<Response> {
-    let req = h.http[op.method](url).set(bearer(op.doc.operationId.startsWith('logout') ? (await h.user('viewer')).token : h.admin.token));
+  async function send(
+    op: Op,
+    url: string,
+    body?: { json?: unknown; raw?: Buffer | string; type?: string },
+  ): Promise<Response> {
+    let req = h.http[op.method](url).set(
+      bearer(op.doc.operationId.startsWith('logout') ? (await h.user('viewer')).token : h.admin.token),
+    );
     // serialize as is: supertest would otherwise turn a Buffer into JSON text and never send the bad bytes.
-    if (body?.raw !== undefined) req = req.set('content-type', body.type ?? 'application/json').serialize((b: unknown) => b as string).send(body.raw);
+    if (body?.raw !== undefined)
+      req = req
+        .set('content-type', body.type ?? 'application/json')
+        .serialize((b: unknown) => b as string)
+        .send(body.raw);
     else if (body && 'json' in body) req = req.set('content-type', 'application/json').send(JSON.stringify(body.json));
     return req;
   }
@@ -108,7 +196,8 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
   function judge(what: string, res: Response, mustRefuse = false) {
     requests++;
     if (res.status >= 500) failures.push(`${what} → ${res.status} ${res.text.slice(0, 200)}`);
-    else if (res.status >= 400 && !problemOk(res)) failures.push(`${what} → ${res.status} not problem+json: ${String(res.headers['content-type'])}`);
+    else if (res.status >= 400 && !problemOk(res))
+      failures.push(`${what} → ${res.status} not problem+json: ${String(res.headers['content-type'])}`);
     else if (mustRefuse && res.status < 400) failures.push(`${what} → ${res.status}: accepted input it must refuse`);
   }
 
@@ -121,10 +210,18 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
       for (const name of [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!)) {
         for (const bad of BAD_PATH_VALUES) {
           const url = fill(op, { [name]: bad }, false);
-          judge(`${op.method.toUpperCase()} ${url.slice(0, 120)}`, await send(op, url, seeds[op.doc.operationId] ? { json: seeds[op.doc.operationId]!() } : undefined), true);
+          judge(
+            `${op.method.toUpperCase()} ${url.slice(0, 120)}`,
+            await send(op, url, seeds[op.doc.operationId] ? { json: seeds[op.doc.operationId]!() } : undefined),
+            true,
+          );
         }
         const unknown = fill(op, {}, false);
-        judge(`${op.method.toUpperCase()} ${unknown}`, await send(op, unknown, seeds[op.doc.operationId] ? { json: seeds[op.doc.operationId]!() } : undefined), true);
+        judge(
+          `${op.method.toUpperCase()} ${unknown}`,
+          await send(op, unknown, seeds[op.doc.operationId] ? { json: seeds[op.doc.operationId]!() } : undefined),
+          true,
+        );
       }
     }
     expect(failures).toEqual([]);
@@ -143,11 +240,34 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
         for (const bad of BAD_QUERY_VALUES) {
           // A declared query is strict: an unknown parameter, a garbage cursor or a limit that is not a decimal
           // integer in range is refused. (Operations that take no query ignore one.)
-          const mustRefuse = names.length > 0 && (name === 'cursor' || name === 'zzz_unknown' || (name === 'limit' && bad !== ''));
-          judge(`${op.method.toUpperCase()} ${url}?${name}=${bad.slice(0, 40)}`, await send(op, `${url}?${name}=${bad}`, seeds[op.doc.operationId] ? { json: seeds[op.doc.operationId]!() } : undefined), mustRefuse);
+          const mustRefuse =
+            names.length > 0 && (name === 'cursor' || name === 'zzz_unknown' || (name === 'limit' && bad !== ''));
+          judge(
+            `${op.method.toUpperCase()} ${url}?${name}=${bad.slice(0, 40)}`,
+            await send(
+              op,
+              `${url}?${name}=${bad}`,
+              seeds[op.doc.operationId] ? { json: seeds[op.doc.operationId]!() } : undefined,
+            ),
+            mustRefuse,
+          );
         }
-        judge(`${op.method.toUpperCase()} ${url}?${name}=1&${name}=2`, await send(op, `${url}?${name}=1&${name}=2`, seeds[op.doc.operationId] ? { json: seeds[op.doc.operationId]!() } : undefined));
-        judge(`${op.method.toUpperCase()} ${url}?${name}[a]=1`, await send(op, `${url}?${name}[a]=1`, seeds[op.doc.operationId] ? { json: seeds[op.doc.operationId]!() } : undefined));
+        judge(
+          `${op.method.toUpperCase()} ${url}?${name}=1&${name}=2`,
+          await send(
+            op,
+            `${url}?${name}=1&${name}=2`,
+            seeds[op.doc.operationId] ? { json: seeds[op.doc.operationId]!() } : undefined,
+          ),
+        );
+        judge(
+          `${op.method.toUpperCase()} ${url}?${name}[a]=1`,
+          await send(
+            op,
+            `${url}?${name}[a]=1`,
+            seeds[op.doc.operationId] ? { json: seeds[op.doc.operationId]!() } : undefined,
+          ),
+        );
       }
     }
     expect(failures).toEqual([]);
@@ -170,9 +290,21 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
         ['"text"', { json: 'text' }, true],
         ['42', { json: 42 }, true],
         ['truncated JSON', { raw: '{"name":' }, true],
-        ['invalid UTF-8 bytes', { raw: Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}')]) }, true],
-        ['an over-long UTF-8 encoding', { raw: Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')]) }, true],
-        ['a surrogate encoded in UTF-8', { raw: Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')]) }, true],
+        [
+          'invalid UTF-8 bytes',
+          { raw: Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}')]) },
+          true,
+        ],
+        [
+          'an over-long UTF-8 encoding',
+          { raw: Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')]) },
+          true,
+        ],
+        [
+          'a surrogate encoded in UTF-8',
+          { raw: Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')]) },
+          true,
+        ],
         ['text/plain', { raw: JSON.stringify(seed ?? {}), type: 'text/plain' }, true],
         ['over the body limit', { json: { ...seed, name: 'x'.repeat(2 << 20) } }, true],
         ['nested 64 levels', { json: nested(64) }, true],
@@ -182,27 +314,45 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
       if (seed) wholeBodies.push(['{} (missing fields)', { json: {} }, Object.keys(seed).length > 0]);
       for (const [label, body, mustRefuse] of wholeBodies) {
         const res = await send(op, url, body);
-        judge(`${what} with ${label}`, res, mustRefuse && op.doc.operationId !== 'cancelRun' && op.doc.operationId !== 'retryRun');
+        judge(
+          `${what} with ${label}`,
+          res,
+          mustRefuse && op.doc.operationId !== 'cancelRun' && op.doc.operationId !== 'retryRun',
+        );
         // Bytes that are not UTF-8 are refused as such, not replaced and then refused (or stored) for another reason.
-        if (body.raw instanceof Buffer && res.body?.detail !== 'request body is not valid UTF-8') failures.push(`${what} with ${label} → ${res.status} ${String(res.body?.detail)}: not refused as non-UTF-8`);
+        if (body.raw instanceof Buffer && res.body?.detail !== 'request body is not valid UTF-8')
+          failures.push(`${what} with ${label} → ${res.status} ${String(res.body?.detail)}: not refused as non-UTF-8`);
       }
 
       const fields = new Set([...Object.keys(seed ?? {}), ...topLevelProperties(op.doc, components)]);
       for (const field of fields) {
-        for (const bad of NOT_UNICODE) judge(`${what} with ${field}=${JSON.stringify(bad)}`, await send(op, url, { json: { ...seed, [field]: bad } }), true);
+        for (const bad of NOT_UNICODE)
+          judge(
+            `${what} with ${field}=${JSON.stringify(bad)}`,
+            await send(op, url, { json: { ...seed, [field]: bad } }),
+            true,
+          );
         for (const bad of HOSTILE) {
           const shown = JSON.stringify(bad)?.slice(0, 40);
           judge(`${what} with ${field}=${shown}`, await send(op, url, { json: { ...seed, [field]: bad } }));
           // The same value one level down, where a field is an object (credential inputs, extra_vars).
           if (seed && seed[field] && typeof seed[field] === 'object') {
             for (const inner of Object.keys(seed[field] as object)) {
-              judge(`${what} with ${field}.${inner}=${shown}`, await send(op, url, { json: { ...seed, [field]: { ...(seed[field] as object), [inner]: bad } } }));
+              judge(
+                `${what} with ${field}.${inner}=${shown}`,
+                await send(op, url, { json: { ...seed, [field]: { ...(seed[field] as object), [inner]: bad } } }),
+              );
             }
           }
         }
         if (seed && seed[field] && typeof seed[field] === 'object') {
           for (const inner of Object.keys(seed[field] as object)) {
-            for (const bad of NOT_UNICODE) judge(`${what} with ${field}.${inner}=${JSON.stringify(bad)}`, await send(op, url, { json: { ...seed, [field]: { ...(seed[field] as object), [inner]: bad } } }), true);
+            for (const bad of NOT_UNICODE)
+              judge(
+                `${what} with ${field}.${inner}=${JSON.stringify(bad)}`,
+                await send(op, url, { json: { ...seed, [field]: { ...(seed[field] as object), [inner]: bad } } }),
+                true,
+              );
           }
         }
       }
@@ -214,12 +364,27 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
   it('answers hostile Authorization headers with a 401 problem on every signed-in operation', async () => {
     requests = 0;
     failures.length = 0;
-    const headers = ['Bearer', 'Bearer ', 'Bearer x', `Bearer ${'a'.repeat(4000)}`, 'Basic YWRtaW46YWRtaW4=', 'bearer bt_x', 'Bearer bt_\u00ff'];
-    for (const op of ops.filter((o) => !isStream(o) && !['login', 'healthz', 'readyz', 'metrics', 'openapi'].some((p) => o.doc.operationId.startsWith(p)))) {
+    const headers = [
+      'Bearer',
+      'Bearer ',
+      'Bearer x',
+      `Bearer ${'a'.repeat(4000)}`,
+      'Basic YWRtaW46YWRtaW4=',
+      'bearer bt_x',
+      'Bearer bt_\u00ff',
+    ];
+    for (const op of ops.filter(
+      (o) =>
+        !isStream(o) &&
+        !['login', 'healthz', 'readyz', 'metrics', 'openapi'].some((p) => o.doc.operationId.startsWith(p)),
+    )) {
       for (const value of headers) {
         const res = await h.http[op.method](fill(op)).set('Authorization', value);
         judge(`${op.method.toUpperCase()} ${op.path} with Authorization: ${value.slice(0, 30)}`, res, true);
-        if (res.status !== 401 && res.status !== 400) failures.push(`${op.method.toUpperCase()} ${op.path} with Authorization ${value.slice(0, 30)} → ${res.status}, not 401`);
+        if (res.status !== 401 && res.status !== 400)
+          failures.push(
+            `${op.method.toUpperCase()} ${op.path} with Authorization ${value.slice(0, 30)} → ${res.status}, not 401`,
+          );
       }
     }
     expect(failures).toEqual([]);
@@ -237,9 +402,22 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
 
 /** The id prefix a path parameter takes, from the collection it names (`/inventories/{id}` → inv). */
 function idPrefixOf(path: string, param: string): string {
-  const collection = path.split('/').filter(Boolean).find((_, i, parts) => parts[i + 1] === `{${param}}`) ?? '';
+  const collection =
+    path
+      .split('/')
+      .filter(Boolean)
+      .find((_, i, parts) => parts[i + 1] === `{${param}}`) ?? '';
   const prefixes: Record<string, string> = {
-    users: 'usr', teams: 'team', credentials: 'cred', projects: 'prj', inventories: 'inv', 'inventory-sources': 'src', grants: 'grant', runs: 'run', workers: 'wrk', members: 'usr',
+    users: 'usr',
+    teams: 'team',
+    credentials: 'cred',
+    projects: 'prj',
+    inventories: 'inv',
+    'inventory-sources': 'src',
+    grants: 'grant',
+    runs: 'run',
+    workers: 'wrk',
+    members: 'usr',
   };
   return prefixes[collection] ?? 'obj';
 }

@@ -19,7 +19,17 @@ describe('parseRange', () => {
     expect(parseRange('bytes=0-1,-3')).toEqual({ kind: 'multiple' });
     expect(parseRange(undefined)).toEqual({ kind: 'none' });
     expect(parseRange('items=0-1')).toEqual({ kind: 'none' });
-    for (const bad of ['bytes=9-3', 'bytes=', 'bytes=abc', 'bytes=1-2-3', 'bytes=-', 'bytes=0-1,', 'bytes=+1-2', '0-9', 'bytes=0x1-2']) {
+    for (const bad of [
+      'bytes=9-3',
+      'bytes=',
+      'bytes=abc',
+      'bytes=1-2-3',
+      'bytes=-',
+      'bytes=0-1,',
+      'bytes=+1-2',
+      '0-9',
+      'bytes=0x1-2',
+    ]) {
       expect({ bad, parsed: parseRange(bad) }).toEqual({ bad, parsed: { kind: 'invalid' } });
     }
   });

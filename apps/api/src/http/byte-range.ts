@@ -22,7 +22,10 @@ export function parseRange(header: string | undefined): RangeRequest {
   if (eq < 0) return { kind: 'invalid' };
   // The range unit is case-insensitive; an unknown one means the header is not meant for us.
   if (header.slice(0, eq).trim().toLowerCase() !== 'bytes') return { kind: 'none' };
-  const specs = header.slice(eq + 1).split(',').map((s) => s.trim());
+  const specs = header
+    .slice(eq + 1)
+    .split(',')
+    .map((s) => s.trim());
   const ranges: ByteRangeSpec[] = [];
   for (const spec of specs) {
     const m = SPEC.exec(spec);

@@ -18,7 +18,9 @@ interface RawResponse {
 function parse(raw: Buffer): RawResponse {
   const [head = '', body = ''] = raw.toString('utf8').split('\r\n\r\n', 2);
   const [statusLine = '', ...lines] = head.split('\r\n');
-  const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  const headers = Object.fromEntries(
+    lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+  );
   return { status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(statusLine)?.[1]), headers, body };
 }
 
@@ -50,7 +52,11 @@ function rawRequestHeldOpen(port: number, request: string): Promise<{ response: 
 }
 
 function expectProblem(res: RawResponse, status: number, type: string): void {
-  expect({ status: res.status, contentType: res.headers['content-type'], connection: res.headers.connection }).toEqual({ status, contentType: 'application/problem+json', connection: 'close' });
+  expect({ status: res.status, contentType: res.headers['content-type'], connection: res.headers.connection }).toEqual({
+    status,
+    contentType: 'application/problem+json',
+    connection: 'close',
+  });
   expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.body));
   expect(JSON.parse(res.body)).toEqual({ type, title: expect.any(String), status, detail: expect.any(String) });
 }
@@ -65,7 +71,13 @@ describe.each(DIALECTS)('baton serve on %s answers requests the HTTP parser refu
     tdb = await createTestDatabase(dialect);
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-client-error-'));
     const config = loadConfig({
-      BATON_DATA_DIR: dataDir, BATON_DATABASE_URL: tdb.url, BATON_HOST: '127.0.0.1', BATON_PORT: '0', BATON_EXECUTORS: '0', BATON_SANDBOX: 'off', BATON_LOG_LEVEL: 'error',
+      BATON_DATA_DIR: dataDir,
+      BATON_DATABASE_URL: tdb.url,
+      BATON_HOST: '127.0.0.1',
+      BATON_PORT: '0',
+      BATON_EXECUTORS: '0',
+      BATON_SANDBOX: 'off',
+      BATON_LOG_LEVEL: 'error',
     });
     running = await serve(config, { print: () => {} });
     port = (running.server.address() as net.AddressInfo).port;
@@ -77,13 +89,28 @@ describe.each(DIALECTS)('baton serve on %s answers requests the HTTP parser refu
   });
 
   it('answers a 20,000-character path or query with a 431 problem, not a bare status line', async () => {
-    expectProblem(await rawRequest(port, `GET /v1/users/usr_${'x'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`), 431, 'urn:baton:problem:headers-too-large');
-    expectProblem(await rawRequest(port, `GET /v1/users?cursor=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`), 431, 'urn:baton:problem:headers-too-large');
-    expectProblem(await rawRequest(port, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`), 431, 'urn:baton:problem:headers-too-large');
+    expectProblem(
+      await rawRequest(port, `GET /v1/users/usr_${'x'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`),
+      431,
+      'urn:baton:problem:headers-too-large',
+    );
+    expectProblem(
+      await rawRequest(port, `GET /v1/users?cursor=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`),
+      431,
+      'urn:baton:problem:headers-too-large',
+    );
+    expectProblem(
+      await rawRequest(port, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`),
+      431,
+      'urn:baton:problem:headers-too-large',
+    );
   });
 
   it('closes the connection itself, even when the client holds its side open', async () => {
-    const connections = () => new Promise<number>((resolve, reject) => running.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+    const connections = () =>
+      new Promise<number>((resolve, reject) =>
+        running.server.getConnections((err, n) => (err ? reject(err) : resolve(n))),
+      );
     for (const [request, status, type] of [
       [`GET /${'x'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431, 'urn:baton:problem:headers-too-large'],
       ['NOT HTTP AT ALL\r\n\r\n', 400, 'urn:baton:problem:malformed-request'],
@@ -101,7 +128,11 @@ describe.each(DIALECTS)('baton serve on %s answers requests the HTTP parser refu
 
   it('answers bytes that are not HTTP with a 400 problem', async () => {
     expectProblem(await rawRequest(port, 'NOT HTTP AT ALL\r\n\r\n'), 400, 'urn:baton:problem:malformed-request');
-    expectProblem(await rawRequest(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n'), 400, 'urn:baton:problem:malformed-request');
+    expectProblem(
+      await rawRequest(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n'),
+      400,
+      'urn:baton:problem:malformed-request',
+    );
   });
 
   it('still serves a request of ordinary size on the same server', async () => {

@@ -1,18 +1,35 @@
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 413: 'Content Too Large', 431: 'Request Header Fields Too Large' };
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  413: 'Content Too Large',
+  431: 'Request Header Fields Too Large',
+};
 
 /** Node's parser errors that are not a plain 400, by `err.code`: [status, problem slug, detail]. */
 const PARSE_ERRORS: Record<string, [number, string, string]> = {
-  HPE_HEADER_OVERFLOW: [431, 'headers-too-large', 'the request line and headers are too large (a path or query this long is no request Baton serves)'],
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: [413, 'chunk-extensions-too-large', 'the chunk extensions of the request body are too large'],
+  HPE_HEADER_OVERFLOW: [
+    431,
+    'headers-too-large',
+    'the request line and headers are too large (a path or query this long is no request Baton serves)',
+  ],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: [
+    413,
+    'chunk-extensions-too-large',
+    'the chunk extensions of the request body are too large',
+  ],
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'request-timeout', 'the request did not arrive in time'],
 };
 
 /** The whole HTTP/1.1 response for a request Node's parser refused: problem+json, and the connection closes. */
 export function clientErrorResponse(code: string | undefined): string {
-  const [status, slug, detail] = (code && PARSE_ERRORS[code]) || [400, 'malformed-request', 'the request is not valid HTTP/1.1'];
+  const [status, slug, detail] = (code && PARSE_ERRORS[code]) || [
+    400,
+    'malformed-request',
+    'the request is not valid HTTP/1.1',
+  ];
   const reason = REASONS[status] ?? 'Bad Request';
   const body = JSON.stringify({ type: `urn:baton:problem:${slug}`, title: reason, status, detail });
   return [
@@ -35,7 +52,8 @@ export function answerClientErrors(server: http.Server): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
     // Closed once the answer is flushed: a client holding its side open must not keep the socket.
-    if (err.code !== 'ECONNRESET' && socket.writable && !inFlight?.headersSent) socket.end(clientErrorResponse(err.code), () => socket.destroy());
+    if (err.code !== 'ECONNRESET' && socket.writable && !inFlight?.headersSent)
+      socket.end(clientErrorResponse(err.code), () => socket.destroy());
     else socket.destroy();
   });
 }

@@ -13,7 +13,10 @@ const NOT_UNICODE = 'must be well-formed Unicode (a lone UTF-16 surrogate is not
 
 /** A 400 problem+json whose field errors are exactly these. */
 function badRequest(res: Response, errors: Array<{ path: string; message: string }>): void {
-  expect({ status: res.status, type: res.headers['content-type'] }).toEqual({ status: 400, type: expect.stringMatching(/^application\/problem\+json/) });
+  expect({ status: res.status, type: res.headers['content-type'] }).toEqual({
+    status: 400,
+    type: expect.stringMatching(/^application\/problem\+json/),
+  });
   expect(res.body).toMatchObject({ status: 400, type: 'urn:baton:problem:validation-error', errors });
 }
 
@@ -27,7 +30,11 @@ describe.each(DIALECTS)('the HTTP edge on %s', (dialect) => {
   const repo = createRepo(root);
   // As given: supertest would serialize a Buffer to JSON ({"type":"Buffer","data":[…]}) for a JSON content type.
   const json = (method: 'post' | 'put', url: string, raw: string | Buffer, type = 'application/json') =>
-    h.http[method](url).set(admin).set('Content-Type', type).serialize((b: unknown) => b as string).send(raw);
+    h.http[method](url)
+      .set(admin)
+      .set('Content-Type', type)
+      .serialize((b: unknown) => b as string)
+      .send(raw);
 
   beforeAll(async () => {
     h = await createHarness(dialect);
@@ -40,8 +47,14 @@ describe.each(DIALECTS)('the HTTP edge on %s', (dialect) => {
     ids.team = await made('/v1/teams', { name: uniq('team') });
     ids.cred = await made('/v1/credentials', { name: uniq('cred'), type: 'token', inputs: { token: 't0ken' } });
     ids.prj = await made('/v1/projects', { name: uniq('prj'), git_url: repo.url });
-    ids.inv = await made('/v1/inventories', { name: uniq('inv'), content: 'web-1.example.com\nweb_2.example.com\ndb.example.com\n' });
-    ids.run = await made('/v1/runs', { playbook: '- hosts: all\n  gather_facts: false\n  tasks: []\n', inventory_id: ids.inv });
+    ids.inv = await made('/v1/inventories', {
+      name: uniq('inv'),
+      content: 'web-1.example.com\nweb_2.example.com\ndb.example.com\n',
+    });
+    ids.run = await made('/v1/runs', {
+      playbook: '- hosts: all\n  gather_facts: false\n  tasks: []\n',
+      inventory_id: ids.inv,
+    });
   });
   afterAll(async () => {
     await h?.close();
@@ -53,15 +66,27 @@ describe.each(DIALECTS)('the HTTP edge on %s', (dialect) => {
       // The raw JSON text carries the escape: a lone surrogate only exists once JSON.parse has read it.
       badRequest(await json('post', '/v1/teams', '{"name":"\\ud800x"}'), [{ path: 'body.name', message: NOT_UNICODE }]);
       badRequest(await json('post', '/teams', '{"name":"x\\udfff"}'), [{ path: 'body.name', message: NOT_UNICODE }]);
-      badRequest(await json('put', `/v1/credentials/${ids.cred}`, '{"name":"a\\udc00b"}'), [{ path: 'body.name', message: NOT_UNICODE }]);
-      badRequest(await json('put', `/v1/credentials/${ids.cred}`, '{"inputs":{"token":"\\udbff"}}'), [{ path: 'body.inputs.token', message: NOT_UNICODE }]);
-      badRequest(await json('put', `/v1/projects/${ids.prj}`, '{"name":"\\ude00\\ud83d"}'), [{ path: 'body.name', message: NOT_UNICODE }]);
-      badRequest(await json('put', `/v1/projects/${ids.prj}`, '{"branch":"main","name":"ok","x":["\\ud800"]}'), [{ path: 'body.x.0', message: NOT_UNICODE }]);
+      badRequest(await json('put', `/v1/credentials/${ids.cred}`, '{"name":"a\\udc00b"}'), [
+        { path: 'body.name', message: NOT_UNICODE },
+      ]);
+      badRequest(await json('put', `/v1/credentials/${ids.cred}`, '{"inputs":{"token":"\\udbff"}}'), [
+        { path: 'body.inputs.token', message: NOT_UNICODE },
+      ]);
+      badRequest(await json('put', `/v1/projects/${ids.prj}`, '{"name":"\\ude00\\ud83d"}'), [
+        { path: 'body.name', message: NOT_UNICODE },
+      ]);
+      badRequest(await json('put', `/v1/projects/${ids.prj}`, '{"branch":"main","name":"ok","x":["\\ud800"]}'), [
+        { path: 'body.x.0', message: NOT_UNICODE },
+      ]);
       // A key is reported at its object: the key itself cannot be spelled in a path.
-      badRequest(await json('post', '/v1/teams', '{"name":"ok","\\ud800":1}'), [{ path: 'body', message: `a key ${NOT_UNICODE}` }]);
+      badRequest(await json('post', '/v1/teams', '{"name":"ok","\\ud800":1}'), [
+        { path: 'body', message: `a key ${NOT_UNICODE}` },
+      ]);
 
       const teams = await h.http.get('/v1/teams?limit=500').set(admin);
-      expect(teams.body.map((t: { name: string }) => t.name).filter((name: string) => /\uFFFD|\p{Surrogate}/u.test(name))).toEqual([]);
+      expect(
+        teams.body.map((t: { name: string }) => t.name).filter((name: string) => /\uFFFD|\p{Surrogate}/u.test(name)),
+      ).toEqual([]);
       const audit = await h.http.get('/v1/audit/verify').set(admin);
       expect(audit.body).toMatchObject({ ok: true });
     });
@@ -76,11 +101,16 @@ describe.each(DIALECTS)('the HTTP edge on %s', (dialect) => {
 
     it('is refused in a query when its percent-escapes are not UTF-8, at the parameter', async () => {
       for (const bad of ['%ED%A0%80', '%FF', 'a%C3', '%C0%AF']) {
-        badRequest(await h.http.get(`/v1/audit?actor=${bad}`).set(admin), [{ path: 'query.actor', message: 'must be percent-encoded UTF-8' }]);
+        badRequest(await h.http.get(`/v1/audit?actor=${bad}`).set(admin), [
+          { path: 'query.actor', message: 'must be percent-encoded UTF-8' },
+        ]);
       }
       // Well-formed escapes and a literal % are taken as the query parser reads them.
       for (const fine of ['%C3%BC', '%F0%9F%98%80', '100%', '%zz']) {
-        expect({ fine, status: (await h.http.get(`/v1/audit?actor=${fine}`).set(admin)).status }).toEqual({ fine, status: 200 });
+        expect({ fine, status: (await h.http.get(`/v1/audit?actor=${fine}`).set(admin)).status }).toEqual({
+          fine,
+          status: 200,
+        });
       }
     });
   });
@@ -97,25 +127,51 @@ describe.each(DIALECTS)('the HTTP edge on %s', (dialect) => {
       ];
       for (const [what, bytes] of cases) {
         const res = await json('post', '/v1/teams', body(bytes));
-        expect({ what, status: res.status, type: res.headers['content-type'] }).toEqual({ what, status: 400, type: expect.stringMatching(/^application\/problem\+json/) });
-        expect(res.body).toMatchObject({ status: 400, type: 'urn:baton:problem:malformed-body', detail: 'request body is not valid UTF-8' });
+        expect({ what, status: res.status, type: res.headers['content-type'] }).toEqual({
+          what,
+          status: 400,
+          type: expect.stringMatching(/^application\/problem\+json/),
+        });
+        expect(res.body).toMatchObject({
+          status: 400,
+          type: 'urn:baton:problem:malformed-body',
+          detail: 'request body is not valid UTF-8',
+        });
         badRequestNotStored(await h.http.get('/v1/teams?limit=500').set(admin));
       }
       const put = await json('put', `/v1/credentials/${ids.cred}`, body([0xff]));
-      expect({ status: put.status, type: put.body.type }).toEqual({ status: 400, type: 'urn:baton:problem:malformed-body' });
+      expect({ status: put.status, type: put.body.type }).toEqual({
+        status: 400,
+        type: 'urn:baton:problem:malformed-body',
+      });
     });
 
     it('takes UTF-8, with or without charset=utf-8, and refuses another charset with 415', async () => {
       const utf8 = await json('post', '/v1/teams', body([...Buffer.from('ünï-1')]));
       expect({ status: utf8.status, name: utf8.body.name }).toEqual({ status: 201, name: 'ünï-1' });
-      const declared = await json('post', '/v1/teams', body([...Buffer.from('ünï-2')]), 'application/json; charset=UTF-8');
+      const declared = await json(
+        'post',
+        '/v1/teams',
+        body([...Buffer.from('ünï-2')]),
+        'application/json; charset=UTF-8',
+      );
       expect(declared.status).toBe(201);
-      const utf16 = await json('post', '/v1/teams', Buffer.from('{"name":"utf16"}', 'utf16le'), 'application/json; charset=utf-16le');
-      expect({ status: utf16.status, type: utf16.body.type }).toEqual({ status: 415, type: 'urn:baton:problem:unsupported-charset' });
+      const utf16 = await json(
+        'post',
+        '/v1/teams',
+        Buffer.from('{"name":"utf16"}', 'utf16le'),
+        'application/json; charset=utf-16le',
+      );
+      expect({ status: utf16.status, type: utf16.body.type }).toEqual({
+        status: 415,
+        type: 'urn:baton:problem:unsupported-charset',
+      });
     });
 
     function badRequestNotStored(teams: Response): void {
-      expect(teams.body.map((t: { name: string }) => t.name).filter((name: string) => name.includes('\uFFFD'))).toEqual([]);
+      expect(teams.body.map((t: { name: string }) => t.name).filter((name: string) => name.includes('\uFFFD'))).toEqual(
+        [],
+      );
     }
   });
 
@@ -123,12 +179,34 @@ describe.each(DIALECTS)('the HTTP edge on %s', (dialect) => {
     it('takes only decimal integers in range for limit, on every list', async () => {
       const lists = ['/v1/users', '/v1/audit', '/v1/runs', `/v1/inventories/${ids.inv}/hosts`];
       for (const list of lists) {
-        for (const bad of ['0x10', '1e3', '1e1', '+5', '-1', '1.0', '1.5', '%205', '5%20', '', 'Infinity', '0', '501', '9'.repeat(400)]) {
+        for (const bad of [
+          '0x10',
+          '1e3',
+          '1e1',
+          '+5',
+          '-1',
+          '1.0',
+          '1.5',
+          '%205',
+          '5%20',
+          '',
+          'Infinity',
+          '0',
+          '501',
+          '9'.repeat(400),
+        ]) {
           const res = await h.http.get(`${list}?limit=${bad}`).set(admin);
           expect({ list, bad, status: res.status }).toEqual({ list, bad, status: 400 });
-          expect(res.body.errors).toEqual([{ path: 'query.limit', message: 'must be a decimal integer from 1 to 500' }]);
+          expect(res.body.errors).toEqual([
+            { path: 'query.limit', message: 'must be a decimal integer from 1 to 500' },
+          ]);
         }
-        for (const good of ['1', '007', '500']) expect({ list, good, status: (await h.http.get(`${list}?limit=${good}`).set(admin)).status }).toEqual({ list, good, status: 200 });
+        for (const good of ['1', '007', '500'])
+          expect({ list, good, status: (await h.http.get(`${list}?limit=${good}`).set(admin)).status }).toEqual({
+            list,
+            good,
+            status: 200,
+          });
       }
     });
 
@@ -149,11 +227,25 @@ describe.each(DIALECTS)('the HTTP edge on %s', (dialect) => {
   describe('cursors', () => {
     /** Every paged list the app serves: a GET whose query takes a cursor, found from the operations themselves. */
     const pagedLists = () =>
-      h.operations.filter((op) => op.method === 'get' && op.query instanceof z.ZodObject && 'cursor' in op.query.shape).map((op) => fullPath(op).replace('{id}', op.path.startsWith('/teams') ? ids.team! : ids.inv!));
+      h.operations
+        .filter((op) => op.method === 'get' && op.query instanceof z.ZodObject && 'cursor' in op.query.shape)
+        .map((op) => fullPath(op).replace('{id}', op.path.startsWith('/teams') ? ids.team! : ids.inv!));
 
     it('covers every list', () => {
       expect(pagedLists().sort()).toEqual(
-        ['/v1/audit', '/v1/credentials', '/v1/grants', '/v1/inventories', `/v1/inventories/${ids.inv}/hosts`, '/v1/inventory-sources', '/v1/projects', '/v1/runs', '/v1/teams', `/v1/teams/${ids.team}/members`, '/v1/users'].sort(),
+        [
+          '/v1/audit',
+          '/v1/credentials',
+          '/v1/grants',
+          '/v1/inventories',
+          `/v1/inventories/${ids.inv}/hosts`,
+          '/v1/inventory-sources',
+          '/v1/projects',
+          '/v1/runs',
+          '/v1/teams',
+          `/v1/teams/${ids.team}/members`,
+          '/v1/users',
+        ].sort(),
       );
     });
 
@@ -170,7 +262,11 @@ describe.each(DIALECTS)('the HTTP edge on %s', (dialect) => {
     ])('answers the cursor %j (%s) with 400 at query.cursor on every list', async (cursor) => {
       for (const list of pagedLists()) {
         const res = await h.http.get(`${list}?cursor=${cursor}`).set(admin);
-        expect({ list, status: res.status, type: res.body.type }).toEqual({ list, status: 400, type: 'urn:baton:problem:validation-error' });
+        expect({ list, status: res.status, type: res.body.type }).toEqual({
+          list,
+          status: 400,
+          type: 'urn:baton:problem:validation-error',
+        });
         expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'query.cursor' })]));
       }
     });

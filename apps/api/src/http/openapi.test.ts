@@ -18,8 +18,15 @@ describe.each(DIALECTS)('the OpenAPI document on %s', (dialect) => {
   it('is valid OpenAPI 3.1 by @readme/openapi-parser, without errors or warnings', async () => {
     // The validator dereferences in place: it gets a copy. A circular $ref is an error (Baton's schemas have no
     // recursive types; a schema that is a $ref to itself describes nothing), and nothing is fetched from outside.
-    const result = await validate(structuredClone(doc) as unknown as Parameters<typeof validate>[0], { dereference: { circular: false }, resolve: { external: false } });
-    expect({ valid: result.valid, report: result.valid ? '' : compileErrors(result), warnings: result.warnings }).toEqual({ valid: true, report: '', warnings: [] });
+    const result = await validate(structuredClone(doc) as unknown as Parameters<typeof validate>[0], {
+      dereference: { circular: false },
+      resolve: { external: false },
+    });
+    expect({
+      valid: result.valid,
+      report: result.valid ? '' : compileErrors(result),
+      warnings: result.warnings,
+    }).toEqual({ valid: true, report: '', warnings: [] });
     expect(result.specification).toBe('OpenAPI');
   });
 
@@ -27,6 +34,8 @@ describe.each(DIALECTS)('the OpenAPI document on %s', (dialect) => {
     const problem = doc.components.schemas.Problem!;
     expect(problem.$ref).toBeUndefined();
     expect(problem).toMatchObject({ type: 'object', required: expect.arrayContaining(['type', 'title', 'status']) });
-    expect(Object.keys(problem.properties as object)).toEqual(expect.arrayContaining(['type', 'title', 'status', 'detail', 'errors']));
+    expect(Object.keys(problem.properties as object)).toEqual(
+      expect.arrayContaining(['type', 'title', 'status', 'detail', 'errors']),
+    );
   });
 });

@@ -11,7 +11,8 @@ function makeConverter(components: Record<string, JsonSchema>) {
     if (node && typeof node === 'object') {
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(node)) {
-        if (k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/')) out[k] = `#/components/schemas/${v.slice(8)}`;
+        if (k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/'))
+          out[k] = `#/components/schemas/${v.slice(8)}`;
         else out[k] = rewrite(v);
       }
       return out;
@@ -21,18 +22,26 @@ function makeConverter(components: Record<string, JsonSchema>) {
   return (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
     const json = z.toJSONSchema(schema, { target: 'draft-2020-12', unrepresentable: 'any', io }) as JsonSchema;
     const { $schema: _s, $defs, ...rest } = json;
-    for (const [id, def] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>)) components[id] = rewrite(def) as JsonSchema;
+    for (const [id, def] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>))
+      components[id] = rewrite(def) as JsonSchema;
     return rewrite(rest) as JsonSchema;
   };
 }
 
-function parametersOf(convert: ReturnType<typeof makeConverter>, schema: z.ZodType | undefined, where: 'path' | 'query') {
+function parametersOf(
+  convert: ReturnType<typeof makeConverter>,
+  schema: z.ZodType | undefined,
+  where: 'path' | 'query',
+) {
   if (!schema) return [];
   const json = convert(schema, 'input');
   const props = (json.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((json.required ?? []) as string[]);
   return Object.entries(props).map(([name, s]) => ({
-    name, in: where, required: where === 'path' || required.has(name), schema: s,
+    name,
+    in: where,
+    required: where === 'path' || required.has(name),
+    schema: s,
     ...(typeof s.description === 'string' ? { description: s.description } : {}),
   }));
 }
@@ -49,9 +58,15 @@ export function buildOpenApi(ops: Operation[], info: { version: string }): Recor
     const responses: Record<string, unknown> = {};
     for (const [status, r] of Object.entries(op.responses)) {
       const type = r.contentType ?? 'application/json';
-      responses[status] = { description: r.description, ...(r.schema ? { content: { [type]: { schema: convert(r.schema, 'output') } } } : {}) };
+      responses[status] = {
+        description: r.description,
+        ...(r.schema ? { content: { [type]: { schema: convert(r.schema, 'output') } } } : {}),
+      };
     }
-    responses.default = { description: 'Error', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
+    responses.default = {
+      description: 'Error',
+      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+    };
     return {
       operationId: legacy ? `${op.operationId}Legacy` : op.operationId,
       summary: op.summary,
@@ -60,7 +75,9 @@ export function buildOpenApi(ops: Operation[], info: { version: string }): Recor
       ...(legacy ? { deprecated: true } : {}),
       ...(op.auth === 'user' ? { security: [{ bearer: [] }] } : { security: [] }),
       parameters: [...parametersOf(convert, op.params, 'path'), ...parametersOf(convert, op.query, 'query')],
-      ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: convert(op.body, 'input') } } } } : {}),
+      ...(op.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: convert(op.body, 'input') } } } }
+        : {}),
       responses,
     };
   };

@@ -30,7 +30,11 @@ function problem(res: Response, status: number): Record<string, unknown> {
 }
 
 /** Every `$ref` in a document, with the JSON path where it appears. */
-function refsOf(node: unknown, at = '#', out: Array<{ at: string; ref: string }> = []): Array<{ at: string; ref: string }> {
+function refsOf(
+  node: unknown,
+  at = '#',
+  out: Array<{ at: string; ref: string }> = [],
+): Array<{ at: string; ref: string }> {
   if (Array.isArray(node)) node.forEach((v, i) => refsOf(v, `${at}/${i}`, out));
   else if (node && typeof node === 'object') {
     for (const [k, v] of Object.entries(node)) {
@@ -107,7 +111,11 @@ describe.each(DIALECTS)('HTTP platform on %s', (dialect) => {
     it('answers a body of the wrong media type with 415', async () => {
       const text = await h.http.post('/v1/auth/login').set('Content-Type', 'text/plain').send('username=a&password=b');
       expect(problem(text, 415).type).toBe('urn:baton:problem:unsupported-media-type');
-      const form = await h.http.post('/v1/users').set(bearer(h.admin.token)).type('form').send({ username: 'formuser', role: 'viewer' });
+      const form = await h.http
+        .post('/v1/users')
+        .set(bearer(h.admin.token))
+        .type('form')
+        .send({ username: 'formuser', role: 'viewer' });
       problem(form, 415);
       // Nothing was created through the wrong media type.
       const list = await h.http.get('/v1/users?limit=500').set(bearer(h.admin.token));
@@ -116,7 +124,9 @@ describe.each(DIALECTS)('HTTP platform on %s', (dialect) => {
 
     it('answers a body over the limit with 413', async () => {
       const big = { username: 'a', password: 'x'.repeat(2000) };
-      expect(problem(await small.http.post('/v1/auth/login').send(big), 413).type).toBe('urn:baton:problem:body-too-large');
+      expect(problem(await small.http.post('/v1/auth/login').send(big), 413).type).toBe(
+        'urn:baton:problem:body-too-large',
+      );
       // The same body is only a validation error where the limit is the default.
       problem(await h.http.post('/v1/auth/login').send(big), 400);
       // Just under the limit is parsed normally (and fails sign-in, not size).
@@ -132,14 +142,25 @@ describe.each(DIALECTS)('HTTP platform on %s', (dialect) => {
         ['get', '/v1/auth/login', 'POST'],
       ];
       for (const [method, url, allow] of cases) {
-        const res = await (h.http as unknown as Record<string, (u: string) => ReturnType<Harness['http']['get']>>)[method]!(url).set(bearer(h.admin.token));
+        const res = await (h.http as unknown as Record<string, (u: string) => ReturnType<Harness['http']['get']>>)[
+          method
+        ]!(url).set(bearer(h.admin.token));
         expect(problem(res, 405).type).toBe('urn:baton:problem:method-not-allowed');
         expect(res.headers.allow).toBe(allow);
       }
     });
 
     it('answers a repeated query parameter, a bad limit or an unknown parameter with 400 and field errors', async () => {
-      for (const q of ['limit=1&limit=2', 'cursor=a&cursor=b', 'limit=0', 'limit=501', 'limit=abc', 'limit=', 'limit=1.5', 'frobnicate=1']) {
+      for (const q of [
+        'limit=1&limit=2',
+        'cursor=a&cursor=b',
+        'limit=0',
+        'limit=501',
+        'limit=abc',
+        'limit=',
+        'limit=1.5',
+        'frobnicate=1',
+      ]) {
         const body = problem(await h.http.get(`/v1/users?${q}`).set(bearer(h.admin.token)), 400);
         expect(body.type).toBe('urn:baton:problem:validation-error');
         expect((body.errors as unknown[]).length).toBeGreaterThan(0);
@@ -152,29 +173,47 @@ describe.each(DIALECTS)('HTTP platform on %s', (dialect) => {
     });
 
     it('answers a cursor that was never issued with 400, not 500', async () => {
-      for (const url of ['/v1/users?cursor=garbage', '/v1/users?cursor=%00%01', '/v1/audit?cursor=not-a-cursor', '/v1/teams?cursor=zzz']) {
+      for (const url of [
+        '/v1/users?cursor=garbage',
+        '/v1/users?cursor=%00%01',
+        '/v1/audit?cursor=not-a-cursor',
+        '/v1/teams?cursor=zzz',
+      ]) {
         const res = await h.http.get(url).set(bearer(h.admin.token));
         problem(res, 400);
       }
     });
 
     it('answers a NUL character anywhere in the input with 400 naming where, not a database error', async () => {
-      const login = problem(await h.http.post('/v1/auth/login').send({ username: 'a\u0000b', password: 'whatever-password' }), 400);
+      const login = problem(
+        await h.http.post('/v1/auth/login').send({ username: 'a\u0000b', password: 'whatever-password' }),
+        400,
+      );
       expect(login.errors).toEqual([{ path: 'body.username', message: 'must not contain NUL characters' }]);
       const filter = problem(await h.http.get('/v1/audit?actor=%00').set(bearer(h.admin.token)), 400);
       expect(filter.errors).toEqual([{ path: 'query.actor', message: 'must not contain NUL characters' }]);
-      const team = problem(await h.http.post('/v1/teams').set(bearer(h.admin.token)).send({ name: 'ok\u0000team' }), 400);
+      const team = problem(
+        await h.http.post('/v1/teams').set(bearer(h.admin.token)).send({ name: 'ok\u0000team' }),
+        400,
+      );
       expect(team.errors).toEqual([{ path: 'body.name', message: 'must not contain NUL characters' }]);
       problem(await h.http.delete('/v1/users/usr_%00').set(bearer(h.admin.token)), 400);
     });
 
     it('answers a pathologically nested body with 400, not a stack overflow', async () => {
       const deep = `${'['.repeat(20000)}${']'.repeat(20000)}`;
-      const res = await h.http.post('/v1/teams').set(bearer(h.admin.token)).set('Content-Type', 'application/json').send(deep);
+      const res = await h.http
+        .post('/v1/teams')
+        .set(bearer(h.admin.token))
+        .set('Content-Type', 'application/json')
+        .send(deep);
       problem(res, 400);
       let tooDeep: unknown = 'z';
       for (let i = 0; i < 40; i++) tooDeep = [tooDeep];
-      const nested = problem(await h.http.post('/v1/teams').set(bearer(h.admin.token)).send({ name: 'x', a: tooDeep }), 400);
+      const nested = problem(
+        await h.http.post('/v1/teams').set(bearer(h.admin.token)).send({ name: 'x', a: tooDeep }),
+        400,
+      );
       expect(JSON.stringify(nested.errors)).toContain('nested more than');
     });
 
@@ -204,7 +243,13 @@ describe.each(DIALECTS)('HTTP platform on %s', (dialect) => {
     });
 
     it('replaces a garbage client id', async () => {
-      for (const garbage of ['<script>alert(1)</script>', 'has spaces in it', 'x'.repeat(129), 'semi;colon', '"quoted"']) {
+      for (const garbage of [
+        '<script>alert(1)</script>',
+        'has spaces in it',
+        'x'.repeat(129),
+        'semi;colon',
+        '"quoted"',
+      ]) {
         const res = await h.http.get('/healthz').set('X-Request-Id', garbage);
         expect(res.headers['x-request-id']).toMatch(UUID);
       }
@@ -213,10 +258,16 @@ describe.each(DIALECTS)('HTTP platform on %s', (dialect) => {
 
   describe('client address', () => {
     const fail = (x: Harness, xff: string) =>
-      x.http.post('/v1/auth/login').set('X-Forwarded-For', xff).send({ username: `nobody-${Math.random()}`, password: 'wrong password' });
+      x.http
+        .post('/v1/auth/login')
+        .set('X-Forwarded-For', xff)
+        .send({ username: `nobody-${Math.random()}`, password: 'wrong password' });
 
     it('behind a proxy, rate limits by the address the proxy saw, not by what the client wrote in X-Forwarded-For', async () => {
-      const proxied = await createHarness(dialect, { trustProxy: true, throttle: { perUsername: 100, perAddress: 2, windowSeconds: 60 } });
+      const proxied = await createHarness(dialect, {
+        trustProxy: true,
+        throttle: { perUsername: 100, perAddress: 2, windowSeconds: 60 },
+      });
       try {
         expect((await fail(proxied, 'spoof-1, 203.0.113.7')).status).toBe(401);
         expect((await fail(proxied, 'spoof-2, 203.0.113.7')).status).toBe(401);
@@ -278,13 +329,19 @@ describe.each(DIALECTS)('HTTP platform on %s', (dialect) => {
       expect(lines).toContain('baton_users{role="admin"} 1');
       expect(lines.some((l) => /^baton_users\{role="operator"\} \d+$/.test(l))).toBe(true);
       expect(res.text).toContain('# TYPE baton_http_requests_total counter');
-      expect(lines.some((l) => /^baton_http_requests_total\{method="GET",route="\/healthz",status="200"\} [1-9]\d*$/.test(l))).toBe(true);
+      expect(
+        lines.some((l) =>
+          /^baton_http_requests_total\{method="GET",route="\/healthz",status="200"\} [1-9]\d*$/.test(l),
+        ),
+      ).toBe(true);
       expect(lines.some((l) => /^baton_audit_entries \d+$/.test(l))).toBe(true);
       // The runs gauge counts what is stored: one more pending run shows as one more.
       const pendingBefore = (await h.tdb.db.repos.runs.countByStatus()).pending ?? 0;
       expect(lines).toContain(`baton_runs{status="pending"} ${pendingBefore}`);
       await h.tdb.db.repos.runs.insert(testRunRow(newId('run'), { submitted_by: h.admin.id }));
-      expect((await h.http.get('/metrics')).text.split('\n')).toContain(`baton_runs{status="pending"} ${pendingBefore + 1}`);
+      expect((await h.http.get('/metrics')).text.split('\n')).toContain(
+        `baton_runs{status="pending"} ${pendingBefore + 1}`,
+      );
       expect(lines.some((l) => /^baton_runs\{status="finished"\} \d+$/.test(l))).toBe(true);
       // Metrics never carry raw unmatched paths (unbounded label values).
       await h.http.get('/v1/some-unknown-path-xyz');
@@ -299,7 +356,10 @@ describe.each(DIALECTS)('HTTP platform on %s', (dialect) => {
     let noUi: Harness;
     beforeAll(async () => {
       uiDir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-ui-'));
-      fs.writeFileSync(path.join(uiDir, 'index.html'), '<!doctype html><title>Baton</title><div id="root">INDEX-MARKER</div>');
+      fs.writeFileSync(
+        path.join(uiDir, 'index.html'),
+        '<!doctype html><title>Baton</title><div id="root">INDEX-MARKER</div>',
+      );
       fs.mkdirSync(path.join(uiDir, 'assets'));
       fs.writeFileSync(path.join(uiDir, 'assets', 'app.js'), 'console.log("ASSET-MARKER");');
       emptyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-ui-empty-'));
@@ -350,14 +410,18 @@ describe.each(DIALECTS)('HTTP platform on %s', (dialect) => {
     });
 
     it('never serves files outside the UI directory', async () => {
-      for (const url of ['/ui/..%2f..%2fpackage.json', '/ui/%2e%2e/%2e%2e/package.json', '/ui/..%5c..%5cpackage.json']) {
+      for (const url of [
+        '/ui/..%2f..%2fpackage.json',
+        '/ui/%2e%2e/%2e%2e/package.json',
+        '/ui/..%5c..%5cpackage.json',
+      ]) {
         const res = await ui.http.get(url);
         expect(res.status).toBeLessThan(500);
         expect(res.text).not.toContain('"name"');
       }
     });
 
-    it('answers /favicon.ico with the UI\'s icon when it has one, else 204 (never a 404 in the browser console)', async () => {
+    it("answers /favicon.ico with the UI's icon when it has one, else 204 (never a 404 in the browser console)", async () => {
       const none = await noUi.http.get('/favicon.ico');
       expect(none.status).toBe(204);
       fs.writeFileSync(path.join(uiDir, 'favicon.ico'), Buffer.from([0, 0, 1, 0]));
@@ -403,7 +467,8 @@ describe.each(DIALECTS)('HTTP platform on %s', (dialect) => {
         }
       }
       let described = 0;
-      for (const item of Object.values(doc.paths)) described += Object.keys(item).filter((k) => METHODS.includes(k)).length;
+      for (const item of Object.values(doc.paths))
+        described += Object.keys(item).filter((k) => METHODS.includes(k)).length;
       expect(described).toBe(expected);
     });
 
@@ -415,9 +480,14 @@ describe.each(DIALECTS)('HTTP platform on %s', (dialect) => {
           ids.add(op.operationId);
           const names = [...p.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
           const declared = op.parameters.filter((x) => x.in === 'path');
-          expect({ at: `${method} ${p}`, params: declared.map((x) => x.name).sort() }).toEqual({ at: `${method} ${p}`, params: [...names].sort() });
+          expect({ at: `${method} ${p}`, params: declared.map((x) => x.name).sort() }).toEqual({
+            at: `${method} ${p}`,
+            params: [...names].sort(),
+          });
           for (const d of declared) expect(d.required).toBe(true);
-          expect(op.responses.default?.content?.['application/problem+json']?.schema).toEqual({ $ref: '#/components/schemas/Problem' });
+          expect(op.responses.default?.content?.['application/problem+json']?.schema).toEqual({
+            $ref: '#/components/schemas/Problem',
+          });
         }
       }
       for (const op of h.operations) {

@@ -2,8 +2,16 @@
 // wherever it is thrown, with no route catching it by hand.
 import { describe, expect, it } from '@jest/globals';
 import {
-  ConflictError, ForbiddenError, InventoryRefreshError, NotFoundError, RateLimitedError, RunInputMissingError, UnauthenticatedError, UnavailableError,
-  UnprocessableError, ValidationError,
+  ConflictError,
+  ForbiddenError,
+  InventoryRefreshError,
+  NotFoundError,
+  RateLimitedError,
+  RunInputMissingError,
+  UnauthenticatedError,
+  UnavailableError,
+  UnprocessableError,
+  ValidationError,
 } from '@baton/core';
 import type { InventorySourceRow } from '@baton/db';
 import { RedisUnavailableError } from '@baton/queue';
@@ -33,11 +41,23 @@ describe('the error → status map', () => {
     ['ConflictError', new ConflictError('in use'), 409, 'conflict', 'in use'],
     ['UnprocessableError', new UnprocessableError('git said no'), 422, 'unprocessable', 'git said no'],
     ['RunInputMissingError', new RunInputMissingError('inventory gone'), 422, 'unprocessable', 'inventory gone'],
-    ['InventoryRefreshError', new InventoryRefreshError('example.test answered HTTP 503', source), 422, 'inventory-refresh-failed', 'example.test answered HTTP 503'],
+    [
+      'InventoryRefreshError',
+      new InventoryRefreshError('example.test answered HTTP 503', source),
+      422,
+      'inventory-refresh-failed',
+      'example.test answered HTTP 503',
+    ],
     ['RateLimitedError', new RateLimitedError('slow down', 7), 429, 'rate-limited', 'slow down'],
     ['UnavailableError', new UnavailableError('database away'), 503, 'unavailable', 'database away'],
     // Its message names internal addresses: the client gets a fixed one.
-    ['RedisUnavailableError', new RedisUnavailableError('connect ECONNREFUSED 10.0.0.5:6379'), 503, 'unavailable', 'the run queue (Redis) is unreachable; try again'],
+    [
+      'RedisUnavailableError',
+      new RedisUnavailableError('connect ECONNREFUSED 10.0.0.5:6379'),
+      503,
+      'unavailable',
+      'the run queue (Redis) is unreachable; try again',
+    ],
   ])('answers a %s thrown anywhere with its status and problem type', async (_name, err, status, slug, detail) => {
     const res = await request(throwing(err)).get('/boom');
     expect(res.status).toBe(status);

@@ -1,5 +1,13 @@
 import {
-  type BatonError, ConflictError, UnprocessableError, ForbiddenError, InventoryRefreshError, NotFoundError, RateLimitedError, UnauthenticatedError, UnavailableError,
+  type BatonError,
+  ConflictError,
+  UnprocessableError,
+  ForbiddenError,
+  InventoryRefreshError,
+  NotFoundError,
+  RateLimitedError,
+  UnauthenticatedError,
+  UnavailableError,
   ValidationError,
 } from '@baton/core';
 import type { ProblemDetails } from '@baton/contracts';
@@ -9,7 +17,12 @@ import type { Logger } from 'winston';
 
 /** Failures that only exist at the HTTP layer. */
 export class HttpError extends Error {
-  constructor(readonly status: number, readonly slug: string, message: string, readonly headers: Record<string, string> = {}) {
+  constructor(
+    readonly status: number,
+    readonly slug: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
     super(message);
   }
 }
@@ -29,8 +42,18 @@ const DOMAIN_STATUS: Array<[abstract new (...a: never[]) => BatonError, number, 
 ];
 
 const TITLES: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 422: 'Unprocessable Content',
-  413: 'Content Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  422: 'Unprocessable Content',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
 };
 
 // body-parser marks its errors with a `type`; these are the client's fault, never a 500.
@@ -45,7 +68,13 @@ const BODY_PARSER: Record<string, [number, string, string]> = {
   'stream.encoding.set': [500, 'internal', 'internal error'],
 };
 
-export function sendProblem(res: Response, status: number, slug: string, detail: string, extra: Partial<ProblemDetails> = {}): void {
+export function sendProblem(
+  res: Response,
+  status: number,
+  slug: string,
+  detail: string,
+  extra: Partial<ProblemDetails> = {},
+): void {
   const body: ProblemDetails = {
     type: `urn:baton:problem:${slug}`,
     title: TITLES[status] ?? 'Error',
@@ -74,7 +103,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       if (err instanceof cls) {
         if (err instanceof RateLimitedError) res.setHeader('Retry-After', String(err.retryAfterSeconds));
         if (err instanceof UnauthenticatedError) res.setHeader('WWW-Authenticate', 'Bearer');
-        const extra = (err instanceof ValidationError || err instanceof UnprocessableError) && err.errors.length ? { errors: err.errors } : {};
+        const extra =
+          (err instanceof ValidationError || err instanceof UnprocessableError) && err.errors.length
+            ? { errors: err.errors }
+            : {};
         sendProblem(res, status, slug, err.message, extra);
         return;
       }
@@ -100,14 +132,19 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     // http-errors from static files…) carry a 4xx status: the client's fault, never a 500.
     const clientStatus = clientErrorStatus(err);
     if (clientStatus !== undefined) {
-      if (err instanceof URIError) sendProblem(res, clientStatus, 'malformed-path', 'the request path is not valid percent-encoding');
+      if (err instanceof URIError)
+        sendProblem(res, clientStatus, 'malformed-path', 'the request path is not valid percent-encoding');
       else {
         const expose = (err as { expose?: boolean }).expose === true && err instanceof Error && err.message;
         sendProblem(res, clientStatus, 'bad-request', expose ? err.message : (TITLES[clientStatus] ?? 'bad request'));
       }
       return;
     }
-    logger.error('unhandled error', { request_id: res.locals.requestId, path: req.path, error: err instanceof Error ? err.stack : String(err) });
+    logger.error('unhandled error', {
+      request_id: res.locals.requestId,
+      path: req.path,
+      error: err instanceof Error ? err.stack : String(err),
+    });
     sendProblem(res, 500, 'internal', 'internal error; the request id is in the server log');
   };
 }

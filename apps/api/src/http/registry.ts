@@ -29,7 +29,11 @@ export interface Ctx<P, Q, B> {
   res: Response;
 }
 
-export interface Operation<PS extends z.ZodType = z.ZodType, QS extends z.ZodType = z.ZodType, BS extends z.ZodType = z.ZodType> {
+export interface Operation<
+  PS extends z.ZodType = z.ZodType,
+  QS extends z.ZodType = z.ZodType,
+  BS extends z.ZodType = z.ZodType,
+> {
   operationId: string;
   method: Method;
   /** OpenAPI-style path; under /v1 unless `unversioned` */
@@ -50,9 +54,11 @@ export interface Operation<PS extends z.ZodType = z.ZodType, QS extends z.ZodTyp
 }
 
 /** Identity function that makes TypeScript infer the handler's types from the schemas. */
-export function defineOperation<PS extends z.ZodType = z.ZodType<Record<string, string>>, QS extends z.ZodType = z.ZodType<unknown>, BS extends z.ZodType = z.ZodType<unknown>>(
-  op: Operation<PS, QS, BS>,
-): Operation {
+export function defineOperation<
+  PS extends z.ZodType = z.ZodType<Record<string, string>>,
+  QS extends z.ZodType = z.ZodType<unknown>,
+  BS extends z.ZodType = z.ZodType<unknown>,
+>(op: Operation<PS, QS, BS>): Operation {
   return op as unknown as Operation;
 }
 
@@ -104,7 +110,10 @@ function rejectBadInput(value: unknown, where: string): void {
       const message = badText(v);
       if (message) bad.push({ path: at, message });
     } else if (v && typeof v === 'object') {
-      if (depth >= MAX_INPUT_DEPTH) throw new ValidationError(`invalid ${where}`, [{ path: at, message: `nested more than ${MAX_INPUT_DEPTH} levels deep` }]);
+      if (depth >= MAX_INPUT_DEPTH)
+        throw new ValidationError(`invalid ${where}`, [
+          { path: at, message: `nested more than ${MAX_INPUT_DEPTH} levels deep` },
+        ]);
       for (const [k, item] of Object.entries(v)) {
         // A bad key is reported at its object: the key itself cannot be echoed in a path.
         const keyMessage = badText(k);
@@ -113,7 +122,11 @@ function rejectBadInput(value: unknown, where: string): void {
       }
     }
   }
-  if (bad.length) throw new ValidationError(`invalid ${where}`, bad.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)));
+  if (bad.length)
+    throw new ValidationError(
+      `invalid ${where}`,
+      bad.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+    );
 }
 
 /**
@@ -127,7 +140,10 @@ function rejectNonUtf8Query(originalUrl: string): void {
   for (const pair of originalUrl.slice(q + 1).split('&')) {
     if (decodesAsUtf8(pair)) continue;
     const name = pair.split('=')[0]!;
-    bad.push({ path: decodesAsUtf8(name) ? `query.${decodeQueryPart(name)}` : 'query', message: 'must be percent-encoded UTF-8' });
+    bad.push({
+      path: decodesAsUtf8(name) ? `query.${decodeQueryPart(name)}` : 'query',
+      message: 'must be percent-encoded UTF-8',
+    });
   }
   if (bad.length) throw new ValidationError('invalid query', bad);
 }
@@ -171,7 +187,10 @@ function handlerFor(op: Operation, deps: MountDeps): RequestHandler {
       if (op.auth === 'user') {
         const header = req.headers.authorization ?? '';
         const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(header);
-        if (!match) throw new UnauthenticatedError(header ? 'malformed Authorization header; use "Bearer <token>"' : 'sign in first: no bearer token');
+        if (!match)
+          throw new UnauthenticatedError(
+            header ? 'malformed Authorization header; use "Bearer <token>"' : 'sign in first: no bearer token',
+          );
         principal = (await deps.authenticate(match[1]!)).principal;
         res.locals.userId = principal.id;
       }
@@ -228,6 +247,12 @@ export function mountOperations(app: Express, ops: Operation[], deps: MountDeps)
   for (const [p, methods] of methodsByPath) {
     if (methods.has('GET')) methods.add('HEAD');
     const allow = [...methods].sort().join(', ');
-    app.all(p, (req, _res, next) => next(new HttpError(405, 'method-not-allowed', `${req.method} is not allowed here; allowed: ${allow}`, { Allow: allow })));
+    app.all(p, (req, _res, next) =>
+      next(
+        new HttpError(405, 'method-not-allowed', `${req.method} is not allowed here; allowed: ${allow}`, {
+          Allow: allow,
+        }),
+      ),
+    );
   }
 }

@@ -1,4 +1,11 @@
-import { Inventory, InventoryBody, InventoryHost, InventoryIdParams, InventorySummary, ListQuery } from '@baton/contracts';
+import {
+  Inventory,
+  InventoryBody,
+  InventoryHost,
+  InventoryIdParams,
+  InventorySummary,
+  ListQuery,
+} from '@baton/contracts';
 import { z } from 'zod';
 import { pageReply } from '../http/paging.js';
 import { defineOperation, type Operation } from '../http/registry.js';
@@ -7,17 +14,35 @@ import type { Services } from '../wiring.js';
 export function inventoryRoutes(s: Pick<Services, 'inventories'>): Operation[] {
   return [
     defineOperation({
-      operationId: 'createInventory', method: 'post', path: '/inventories', tag: 'inventories', auth: 'user', legacy: true,
-      summary: 'Store an inventory (INI, YAML or JSON), checked with ansible-inventory --list; the creator gets manage on it.',
+      operationId: 'createInventory',
+      method: 'post',
+      path: '/inventories',
+      tag: 'inventories',
+      auth: 'user',
+      legacy: true,
+      summary:
+        'Store an inventory (INI, YAML or JSON), checked with ansible-inventory --list; the creator gets manage on it.',
       body: InventoryBody,
-      responses: { 201: { description: 'Created', schema: Inventory }, 400: { description: 'Invalid body, or ansible-inventory refused the content (its message is the detail)' } },
+      responses: {
+        201: { description: 'Created', schema: Inventory },
+        400: { description: 'Invalid body, or ansible-inventory refused the content (its message is the detail)' },
+      },
       async handle({ principal, body }) {
         const inv = await s.inventories.create(principal, body);
-        return { status: 201, body: { ...inv, content: body.content }, headers: { Location: `/v1/inventories/${inv.id}` } };
+        return {
+          status: 201,
+          body: { ...inv, content: body.content },
+          headers: { Location: `/v1/inventories/${inv.id}` },
+        };
       },
     }),
     defineOperation({
-      operationId: 'listInventories', method: 'get', path: '/inventories', tag: 'inventories', auth: 'user', legacy: true,
+      operationId: 'listInventories',
+      method: 'get',
+      path: '/inventories',
+      tag: 'inventories',
+      auth: 'user',
+      legacy: true,
       summary: 'Inventories the caller may use, newest first, without their content.',
       query: ListQuery,
       responses: { 200: { description: 'Inventories', schema: z.array(InventorySummary) } },
@@ -26,7 +51,12 @@ export function inventoryRoutes(s: Pick<Services, 'inventories'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'getInventory', method: 'get', path: '/inventories/{id}', tag: 'inventories', auth: 'user', legacy: true,
+      operationId: 'getInventory',
+      method: 'get',
+      path: '/inventories/{id}',
+      tag: 'inventories',
+      auth: 'user',
+      legacy: true,
       summary: 'One inventory with its content.',
       params: InventoryIdParams,
       responses: { 200: { description: 'The inventory', schema: Inventory } },
@@ -35,7 +65,11 @@ export function inventoryRoutes(s: Pick<Services, 'inventories'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'listInventoryHosts', method: 'get', path: '/inventories/{id}/hosts', tag: 'inventories', auth: 'user',
+      operationId: 'listInventoryHosts',
+      method: 'get',
+      path: '/inventories/{id}/hosts',
+      tag: 'inventories',
+      auth: 'user',
       summary: "An inventory's hosts in name order with their groups, from the list stored at save time.",
       params: InventoryIdParams,
       query: ListQuery,
@@ -45,7 +79,12 @@ export function inventoryRoutes(s: Pick<Services, 'inventories'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'updateInventory', method: 'put', path: '/inventories/{id}', tag: 'inventories', auth: 'user', legacy: true,
+      operationId: 'updateInventory',
+      method: 'put',
+      path: '/inventories/{id}',
+      tag: 'inventories',
+      auth: 'user',
+      legacy: true,
       summary: 'Replace an inventory’s name and content (needs manage).',
       params: InventoryIdParams,
       body: InventoryBody,
@@ -55,7 +94,12 @@ export function inventoryRoutes(s: Pick<Services, 'inventories'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'deleteInventory', method: 'delete', path: '/inventories/{id}', tag: 'inventories', auth: 'user', legacy: true,
+      operationId: 'deleteInventory',
+      method: 'delete',
+      path: '/inventories/{id}',
+      tag: 'inventories',
+      auth: 'user',
+      legacy: true,
       summary: 'Delete an inventory (needs manage); 409 while an inventory source targets it.',
       params: InventoryIdParams,
       responses: { 204: { description: 'Deleted' } },

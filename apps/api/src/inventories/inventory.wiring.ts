@@ -1,5 +1,12 @@
 // Composes the inventory and inventory-source services with the executor's real ansible-inventory runners.
-import { type Authorizer, type Clock, type CredentialGate, createInventoryService, createInventorySourceService, type InventorySourceRunners } from '@baton/core';
+import {
+  type Authorizer,
+  type Clock,
+  type CredentialGate,
+  createInventoryService,
+  createInventorySourceService,
+  type InventorySourceRunners,
+} from '@baton/core';
 import type { Database } from '@baton/db';
 import { loadUrlInventory, parseInventory, runInventorySource, type Sandbox } from '@baton/executor';
 
@@ -22,17 +29,39 @@ export function createInventoryServices(db: Database, opts: InventoryWiringOptio
   const { repos, transaction } = db;
   const runners: InventorySourceRunners = {
     runSource: (o) => runInventorySource({ ...o, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),
-    loadUrl: (o) => loadUrlInventory({ ...o, ca: opts.urlCa, timeoutMs: INVENTORY_LIMITS.timeoutMs, maxBytes: INVENTORY_LIMITS.maxOutputBytes }),
+    loadUrl: (o) =>
+      loadUrlInventory({
+        ...o,
+        ca: opts.urlCa,
+        timeoutMs: INVENTORY_LIMITS.timeoutMs,
+        maxBytes: INVENTORY_LIMITS.maxOutputBytes,
+      }),
     checkout: opts.checkout,
   };
   return {
     inventories: createInventoryService({
-      inventories: repos.inventories, inventorySources: repos.inventorySources, transaction, authz: opts.authz, clock: opts.clock,
-      parse: (content) => parseInventory({ content, timeoutMs: INVENTORY_LIMITS.timeoutMs, maxOutputBytes: INVENTORY_LIMITS.maxOutputBytes, sandbox: opts.sandbox }),
+      inventories: repos.inventories,
+      inventorySources: repos.inventorySources,
+      transaction,
+      authz: opts.authz,
+      clock: opts.clock,
+      parse: (content) =>
+        parseInventory({
+          content,
+          timeoutMs: INVENTORY_LIMITS.timeoutMs,
+          maxOutputBytes: INVENTORY_LIMITS.maxOutputBytes,
+          sandbox: opts.sandbox,
+        }),
     }),
     inventorySources: createInventorySourceService({
-      inventorySources: repos.inventorySources, inventories: repos.inventories, projects: repos.projects, transaction, authz: opts.authz, clock: opts.clock,
-      credentials: opts.credentials, runners,
+      inventorySources: repos.inventorySources,
+      inventories: repos.inventories,
+      projects: repos.projects,
+      transaction,
+      authz: opts.authz,
+      clock: opts.clock,
+      credentials: opts.credentials,
+      runners,
     }),
   };
 }

@@ -7,9 +7,16 @@ import type { Services } from '../wiring.js';
 export function inventorySourceRoutes(s: Pick<Services, 'inventorySources'>): Operation[] {
   return [
     defineOperation({
-      operationId: 'createInventorySource', method: 'post', path: '/inventory-sources', tag: 'inventory-sources', auth: 'user', legacy: true,
-      summary: 'Define a dynamic inventory source (script, plugin or url) writing into a target inventory; the creator gets manage on it.',
-      description: 'refresh_interval_s is stored for the scheduler, which arrives later; until then refresh with POST …/refresh.',
+      operationId: 'createInventorySource',
+      method: 'post',
+      path: '/inventory-sources',
+      tag: 'inventory-sources',
+      auth: 'user',
+      legacy: true,
+      summary:
+        'Define a dynamic inventory source (script, plugin or url) writing into a target inventory; the creator gets manage on it.',
+      description:
+        'refresh_interval_s is stored for the scheduler, which arrives later; until then refresh with POST …/refresh.',
       body: InventorySourceBody,
       responses: { 201: { description: 'Created', schema: InventorySource } },
       async handle({ principal, body }) {
@@ -18,7 +25,12 @@ export function inventorySourceRoutes(s: Pick<Services, 'inventorySources'>): Op
       },
     }),
     defineOperation({
-      operationId: 'listInventorySources', method: 'get', path: '/inventory-sources', tag: 'inventory-sources', auth: 'user', legacy: true,
+      operationId: 'listInventorySources',
+      method: 'get',
+      path: '/inventory-sources',
+      tag: 'inventory-sources',
+      auth: 'user',
+      legacy: true,
       summary: 'Inventory sources the caller may use, newest first.',
       query: ListQuery,
       responses: { 200: { description: 'Sources', schema: z.array(InventorySource) } },
@@ -27,7 +39,12 @@ export function inventorySourceRoutes(s: Pick<Services, 'inventorySources'>): Op
       },
     }),
     defineOperation({
-      operationId: 'getInventorySource', method: 'get', path: '/inventory-sources/{id}', tag: 'inventory-sources', auth: 'user', legacy: true,
+      operationId: 'getInventorySource',
+      method: 'get',
+      path: '/inventory-sources/{id}',
+      tag: 'inventory-sources',
+      auth: 'user',
+      legacy: true,
       summary: 'One inventory source with its last refresh state.',
       params: InventorySourceIdParams,
       responses: { 200: { description: 'The source', schema: InventorySource } },
@@ -36,7 +53,12 @@ export function inventorySourceRoutes(s: Pick<Services, 'inventorySources'>): Op
       },
     }),
     defineOperation({
-      operationId: 'updateInventorySource', method: 'put', path: '/inventory-sources/{id}', tag: 'inventory-sources', auth: 'user', legacy: true,
+      operationId: 'updateInventorySource',
+      method: 'put',
+      path: '/inventory-sources/{id}',
+      tag: 'inventory-sources',
+      auth: 'user',
+      legacy: true,
       summary: 'Replace a source’s definition (needs manage); its refresh state stays.',
       params: InventorySourceIdParams,
       body: InventorySourceBody,
@@ -46,7 +68,12 @@ export function inventorySourceRoutes(s: Pick<Services, 'inventorySources'>): Op
       },
     }),
     defineOperation({
-      operationId: 'deleteInventorySource', method: 'delete', path: '/inventory-sources/{id}', tag: 'inventory-sources', auth: 'user', legacy: true,
+      operationId: 'deleteInventorySource',
+      method: 'delete',
+      path: '/inventory-sources/{id}',
+      tag: 'inventory-sources',
+      auth: 'user',
+      legacy: true,
       summary: 'Delete an inventory source (needs manage); its target inventory stays.',
       params: InventorySourceIdParams,
       responses: { 204: { description: 'Deleted' } },
@@ -56,12 +83,20 @@ export function inventorySourceRoutes(s: Pick<Services, 'inventorySources'>): Op
       },
     }),
     defineOperation({
-      operationId: 'refreshInventorySource', method: 'post', path: '/inventory-sources/{id}/refresh', tag: 'inventory-sources', auth: 'user', legacy: true,
+      operationId: 'refreshInventorySource',
+      method: 'post',
+      path: '/inventory-sources/{id}/refresh',
+      tag: 'inventory-sources',
+      auth: 'user',
+      legacy: true,
       summary: 'Run the source now and write its result into the target inventory (needs use); waits for completion.',
       params: InventorySourceIdParams,
       responses: {
         200: { description: 'Refreshed: the source with refreshed_at and host_count', schema: InventorySource },
-        422: { description: 'The source failed; the error is recorded as last_error and the inventory keeps its last good content' },
+        422: {
+          description:
+            'The source failed; the error is recorded as last_error and the inventory keeps its last good content',
+        },
       },
       async handle({ principal, params }) {
         return { status: 200, body: await s.inventorySources.refresh(principal, params.id) };

@@ -29,12 +29,18 @@ describe.each(DIALECTS)('projects on %s', (dialect) => {
 
   const createProject = async (token: string, body: Record<string, unknown> = {}) => {
     const name = projectName();
-    const res = await h.http.post('/v1/projects').set(bearer(token)).send({ name, git_url: repo.url, ...body });
+    const res = await h.http
+      .post('/v1/projects')
+      .set(bearer(token))
+      .send({ name, git_url: repo.url, ...body });
     expect(res.status).toBe(201);
     return { id: res.body.id as string, name, res };
   };
   const createCredential = async (token: string, type: string, inputs: Record<string, unknown>) => {
-    const res = await h.http.post('/v1/credentials').set(bearer(token)).send({ name: projectName(type), type, inputs });
+    const res = await h.http
+      .post('/v1/credentials')
+      .set(bearer(token))
+      .send({ name: projectName(type), type, inputs });
     expect(res.status).toBe(201);
     return res.body.id as string;
   };
@@ -48,8 +54,16 @@ describe.each(DIALECTS)('projects on %s', (dialect) => {
     expect(p.res.headers.location).toBe(`/v1/projects/${p.id}`);
     expect(p.id).toMatch(/^prj_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(p.res.body).toEqual({
-      id: p.id, name: p.name, git_url: repo.url, branch: 'main', credential_id: null, last_commit: repo.head('main'),
-      synced_at: expect.any(String), created_by: op.id, created_at: expect.any(String), updated_at: expect.any(String),
+      id: p.id,
+      name: p.name,
+      git_url: repo.url,
+      branch: 'main',
+      credential_id: null,
+      last_commit: repo.head('main'),
+      synced_at: expect.any(String),
+      created_by: op.id,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
     });
     const grants = await h.http.get(`/v1/grants?object=${p.id}`).set(bearer(op.token));
     expect(grants.body).toEqual([expect.objectContaining({ subject: op.id, object: p.id, level: 'manage' })]);
@@ -81,7 +95,10 @@ describe.each(DIALECTS)('projects on %s', (dialect) => {
 
   it("answers 422 with git's reason for a repository git cannot reach, and creates nothing", async () => {
     const name = projectName('unreachable');
-    const res = await h.http.post('/v1/projects').set(bearer(h.admin.token)).send({ name, git_url: `file://${root}/no-such-repo` });
+    const res = await h.http
+      .post('/v1/projects')
+      .set(bearer(h.admin.token))
+      .send({ name, git_url: `file://${root}/no-such-repo` });
     expectProblem(res, 422, 'body.git_url');
     expect(res.body.detail).toMatch(/does not appear to be a git repository|not a git repository/);
     const all = await h.http.get('/v1/projects?limit=500').set(bearer(h.admin.token));
@@ -89,7 +106,10 @@ describe.each(DIALECTS)('projects on %s', (dialect) => {
   });
 
   it('answers 422 naming body.branch for a branch the repository does not have', async () => {
-    const res = await h.http.post('/v1/projects').set(bearer(h.admin.token)).send({ name: projectName(), git_url: repo.url, branch: 'no-such-branch' });
+    const res = await h.http
+      .post('/v1/projects')
+      .set(bearer(h.admin.token))
+      .send({ name: projectName(), git_url: repo.url, branch: 'no-such-branch' });
     expectProblem(res, 422, 'body.branch');
     expect(res.body.detail).toContain('no-such-branch');
   });
@@ -119,9 +139,18 @@ describe.each(DIALECTS)('projects on %s', (dialect) => {
   });
 
   it('answers 404 for an unknown credential and 400 naming body.credential_id for one of the wrong type', async () => {
-    expectProblem(await h.http.post('/v1/projects').set(bearer(h.admin.token)).send({ name: projectName(), git_url: repo.url, credential_id: UNKNOWN_CREDENTIAL }), 404);
+    expectProblem(
+      await h.http
+        .post('/v1/projects')
+        .set(bearer(h.admin.token))
+        .send({ name: projectName(), git_url: repo.url, credential_id: UNKNOWN_CREDENTIAL }),
+      404,
+    );
     const vault = await createCredential(h.admin.token, 'vault_password', { password: 'vault secret' });
-    const res = await h.http.post('/v1/projects').set(bearer(h.admin.token)).send({ name: projectName(), git_url: repo.url, credential_id: vault });
+    const res = await h.http
+      .post('/v1/projects')
+      .set(bearer(h.admin.token))
+      .send({ name: projectName(), git_url: repo.url, credential_id: vault });
     expectProblem(res, 400, 'body.credential_id');
   });
 
@@ -129,9 +158,18 @@ describe.each(DIALECTS)('projects on %s', (dialect) => {
     const owner = await h.user('operator');
     const cred = await createCredential(owner.token, 'token', { token: TOKEN_SECRET });
     const other = await h.user('operator');
-    expectProblem(await h.http.post('/v1/projects').set(bearer(other.token)).send({ name: projectName(), git_url: repo.url, credential_id: cred }), 404);
+    expectProblem(
+      await h.http
+        .post('/v1/projects')
+        .set(bearer(other.token))
+        .send({ name: projectName(), git_url: repo.url, credential_id: cred }),
+      404,
+    );
     await grant(owner.token, other.id, cred, 'use');
-    const ok = await h.http.post('/v1/projects').set(bearer(other.token)).send({ name: projectName(), git_url: repo.url, credential_id: cred });
+    const ok = await h.http
+      .post('/v1/projects')
+      .set(bearer(other.token))
+      .send({ name: projectName(), git_url: repo.url, credential_id: cred });
     expect(ok.status).toBe(201);
     expect(ok.body.credential_id).toBe(cred);
   });
@@ -144,9 +182,15 @@ describe.each(DIALECTS)('projects on %s', (dialect) => {
       await h.http.get(`/v1/projects/${p.id}`).set(bearer(h.admin.token)),
       await h.http.get('/v1/projects').set(bearer(h.admin.token)),
       await h.http.post(`/v1/projects/${p.id}/sync`).set(bearer(h.admin.token)),
-      await h.http.put(`/v1/projects/${p.id}`).set(bearer(h.admin.token)).send({ name: projectName('renamed') }),
+      await h.http
+        .put(`/v1/projects/${p.id}`)
+        .set(bearer(h.admin.token))
+        .send({ name: projectName('renamed') }),
       // git echoes the URL it could not reach; the token inside it must come back scrubbed.
-      await h.http.put(`/v1/projects/${p.id}`).set(bearer(h.admin.token)).send({ git_url: `file://${root}/${TOKEN_SECRET}` }),
+      await h.http
+        .put(`/v1/projects/${p.id}`)
+        .set(bearer(h.admin.token))
+        .send({ git_url: `file://${root}/${TOKEN_SECRET}` }),
       await h.http.get('/v1/audit?limit=500').set(bearer(h.admin.token)),
     ];
     expect(responses[5]!.status).toBe(422);
@@ -157,7 +201,10 @@ describe.each(DIALECTS)('projects on %s', (dialect) => {
 
   it('answers 403 to a viewer creating and 401 without a token', async () => {
     const viewer = await h.user('viewer');
-    expectProblem(await h.http.post('/v1/projects').set(bearer(viewer.token)).send({ name: projectName(), git_url: repo.url }), 403);
+    expectProblem(
+      await h.http.post('/v1/projects').set(bearer(viewer.token)).send({ name: projectName(), git_url: repo.url }),
+      403,
+    );
     expectProblem(await h.http.post('/v1/projects').send({ name: projectName(), git_url: repo.url }), 401);
     expectProblem(await h.http.get('/v1/projects'), 401);
   });
@@ -188,7 +235,10 @@ describe.each(DIALECTS)('projects on %s', (dialect) => {
     expectProblem(await h.http.delete(`/v1/projects/${p.id}`).set(bearer(user.token)), 403);
     expect(ids(await h.http.get('/v1/projects?limit=500').set(bearer(viewer.token)))).toEqual([p.id]);
     expectProblem(await h.http.post(`/v1/projects/${p.id}/sync`).set(bearer(viewer.token)), 403);
-    expectProblem(await h.http.put(`/v1/projects/${p.id}`).set(bearer(viewer.token)).send({ name: projectName() }), 403);
+    expectProblem(
+      await h.http.put(`/v1/projects/${p.id}`).set(bearer(viewer.token)).send({ name: projectName() }),
+      403,
+    );
   });
 
   it('lists newest first and pages with the Link header; also served without /v1, deprecated', async () => {
@@ -215,14 +265,26 @@ describe.each(DIALECTS)('projects on %s', (dialect) => {
     const renamed = projectName('renamed');
     const r1 = await h.http.put(`/v1/projects/${p.id}`).set(bearer(op.token)).send({ name: renamed });
     expect(r1.status).toBe(200);
-    expect(r1.body).toMatchObject({ name: renamed, last_commit: p.res.body.last_commit, synced_at: p.res.body.synced_at });
+    expect(r1.body).toMatchObject({
+      name: renamed,
+      last_commit: p.res.body.last_commit,
+      synced_at: p.res.body.synced_at,
+    });
     const releaseHead = repo.commit('release');
     repo.git('checkout', '-q', 'main');
     const r2 = await h.http.put(`/v1/projects/${p.id}`).set(bearer(op.token)).send({ branch: 'release' });
     expect(r2.status).toBe(200);
     expect(r2.body).toMatchObject({ name: renamed, branch: 'release', last_commit: releaseHead });
-    expectProblem(await h.http.put(`/v1/projects/${p.id}`).set(bearer(op.token)).send({ branch: 'gone' }), 422, 'body.branch');
-    expectProblem(await h.http.put(`/v1/projects/${p.id}`).set(bearer(op.token)).send({ git_url: 'ext::sh' }), 400, 'body.git_url');
+    expectProblem(
+      await h.http.put(`/v1/projects/${p.id}`).set(bearer(op.token)).send({ branch: 'gone' }),
+      422,
+      'body.branch',
+    );
+    expectProblem(
+      await h.http.put(`/v1/projects/${p.id}`).set(bearer(op.token)).send({ git_url: 'ext::sh' }),
+      400,
+      'body.git_url',
+    );
     expect((await h.http.get(`/v1/projects/${p.id}`).set(bearer(op.token))).body).toEqual(r2.body);
   });
 
@@ -230,8 +292,15 @@ describe.each(DIALECTS)('projects on %s', (dialect) => {
     const p = await createProject(h.admin.token);
     const token = await createCredential(h.admin.token, 'token', { token: TOKEN_SECRET });
     const vault = await createCredential(h.admin.token, 'vault_password', { password: 'x' });
-    expectProblem(await h.http.put(`/v1/projects/${p.id}`).set(bearer(h.admin.token)).send({ credential_id: vault }), 400, 'body.credential_id');
-    expectProblem(await h.http.put(`/v1/projects/${p.id}`).set(bearer(h.admin.token)).send({ credential_id: UNKNOWN_CREDENTIAL }), 404);
+    expectProblem(
+      await h.http.put(`/v1/projects/${p.id}`).set(bearer(h.admin.token)).send({ credential_id: vault }),
+      400,
+      'body.credential_id',
+    );
+    expectProblem(
+      await h.http.put(`/v1/projects/${p.id}`).set(bearer(h.admin.token)).send({ credential_id: UNKNOWN_CREDENTIAL }),
+      404,
+    );
     const on = await h.http.put(`/v1/projects/${p.id}`).set(bearer(h.admin.token)).send({ credential_id: token });
     expect(on.body.credential_id).toBe(token);
     const off = await h.http.put(`/v1/projects/${p.id}`).set(bearer(h.admin.token)).send({ credential_id: null });
@@ -246,13 +315,23 @@ describe.each(DIALECTS)('projects on %s', (dialect) => {
     ['a null name', { name: null }, 'body.name'],
   ])('rejects an update with %s: 400', async (_what, body, path) => {
     const p = await createProject(h.admin.token);
-    expectProblem(await h.http.put(`/v1/projects/${p.id}`).set(bearer(h.admin.token)).send(body as object), 400, path);
+    expectProblem(
+      await h.http
+        .put(`/v1/projects/${p.id}`)
+        .set(bearer(h.admin.token))
+        .send(body as object),
+      400,
+      path,
+    );
   });
 
   it('answers 409 for a duplicate name, on create and on rename', async () => {
     const a = await createProject(h.admin.token);
     const b = await createProject(h.admin.token);
-    expectProblem(await h.http.post('/v1/projects').set(bearer(h.admin.token)).send({ name: a.name, git_url: repo.url }), 409);
+    expectProblem(
+      await h.http.post('/v1/projects').set(bearer(h.admin.token)).send({ name: a.name, git_url: repo.url }),
+      409,
+    );
     expectProblem(await h.http.put(`/v1/projects/${b.id}`).set(bearer(h.admin.token)).send({ name: a.name }), 409);
   });
 
@@ -269,11 +348,40 @@ describe.each(DIALECTS)('projects on %s', (dialect) => {
     const p = await createProject(h.admin.token);
     const at = new Date().toISOString();
     const k = h.tdb.db.kysely;
-    await k.insertInto('inventories').values({ id: 'inv_01ARZ3NDEKTSV4RRFFQ69G5FAV', name: projectName('inv'), format: 'ini', content: '', groups: '[]', host_count: 0, created_by: h.admin.id, created_at: at, updated_at: at }).execute();
-    await k.insertInto('inventory_sources').values({
-      id: 'src_01ARZ3NDEKTSV4RRFFQ69G5FAV', name: projectName('src'), kind: 'script', inventory_id: 'inv_01ARZ3NDEKTSV4RRFFQ69G5FAV', project_id: p.id, path: 'inv.py',
-      url: null, credential_id: null, refresh_interval_s: null, refreshed_at: null, host_count: null, last_error: null, created_by: h.admin.id, created_at: at, updated_at: at,
-    }).execute();
+    await k
+      .insertInto('inventories')
+      .values({
+        id: 'inv_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+        name: projectName('inv'),
+        format: 'ini',
+        content: '',
+        groups: '[]',
+        host_count: 0,
+        created_by: h.admin.id,
+        created_at: at,
+        updated_at: at,
+      })
+      .execute();
+    await k
+      .insertInto('inventory_sources')
+      .values({
+        id: 'src_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+        name: projectName('src'),
+        kind: 'script',
+        inventory_id: 'inv_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+        project_id: p.id,
+        path: 'inv.py',
+        url: null,
+        credential_id: null,
+        refresh_interval_s: null,
+        refreshed_at: null,
+        host_count: null,
+        last_error: null,
+        created_by: h.admin.id,
+        created_at: at,
+        updated_at: at,
+      })
+      .execute();
     expectProblem(await h.http.delete(`/v1/projects/${p.id}`).set(bearer(h.admin.token)), 409);
     expect((await h.http.get(`/v1/projects/${p.id}`).set(bearer(h.admin.token))).status).toBe(200);
     expect((await h.http.get(`/v1/grants?object=${p.id}`).set(bearer(h.admin.token))).body).toHaveLength(1);
@@ -281,7 +389,11 @@ describe.each(DIALECTS)('projects on %s', (dialect) => {
 
   it('answers 404 for an unknown project and 400 naming path.id for a malformed one, on every route', async () => {
     const t = bearer(h.admin.token);
-    for (const [id, status, path] of [[UNKNOWN_PROJECT, 404, undefined], ['not-an-id', 400, 'path.id'], [UNKNOWN_CREDENTIAL, 400, 'path.id']] as const) {
+    for (const [id, status, path] of [
+      [UNKNOWN_PROJECT, 404, undefined],
+      ['not-an-id', 400, 'path.id'],
+      [UNKNOWN_CREDENTIAL, 400, 'path.id'],
+    ] as const) {
       expectProblem(await h.http.get(`/v1/projects/${id}`).set(t), status, path);
       expectProblem(await h.http.put(`/v1/projects/${id}`).set(t).send({ name: projectName() }), status, path);
       expectProblem(await h.http.delete(`/v1/projects/${id}`).set(t), status, path);
@@ -293,10 +405,17 @@ describe.each(DIALECTS)('projects on %s', (dialect) => {
     const op = await h.user('operator');
     const p = await createProject(op.token);
     expect((await h.http.post(`/v1/projects/${p.id}/sync`).set(bearer(op.token))).status).toBe(200);
-    expect((await h.http.put(`/v1/projects/${p.id}`).set(bearer(op.token)).send({ name: projectName() })).status).toBe(200);
+    expect((await h.http.put(`/v1/projects/${p.id}`).set(bearer(op.token)).send({ name: projectName() })).status).toBe(
+      200,
+    );
     expect((await h.http.delete(`/v1/projects/${p.id}`).set(bearer(op.token))).status).toBe(204);
     const res = await h.http.get(`/v1/audit?object=${p.id}`).set(bearer(h.admin.token));
-    expect(res.body.map((e: { action: string }) => e.action)).toEqual(['project.delete', 'project.update', 'project.sync', 'project.create']);
+    expect(res.body.map((e: { action: string }) => e.action)).toEqual([
+      'project.delete',
+      'project.update',
+      'project.sync',
+      'project.create',
+    ]);
     for (const e of res.body) expect(e.actor).toBe(op.id);
   });
 
@@ -317,7 +436,10 @@ describe.each(DIALECTS)('projects on %s', (dialect) => {
     });
 
     it('records the head, syncs a new commit, and never returns the key', async () => {
-      const cred = await createCredential(h.admin.token, 'ssh_key', { private_key: key.privateKey, passphrase: 'deploy pass' });
+      const cred = await createCredential(h.admin.token, 'ssh_key', {
+        private_key: key.privateKey,
+        passphrase: 'deploy pass',
+      });
       const p = await createProject(h.admin.token, { git_url: url, credential_id: cred });
       expect(p.res.body.last_commit).toBe(sshRepo.head());
       const newer = sshRepo.commit();
@@ -330,10 +452,16 @@ describe.each(DIALECTS)('projects on %s', (dialect) => {
 
     it("answers 422 with ssh's reason for a key the server does not accept, and for none", async () => {
       const cred = await createCredential(h.admin.token, 'ssh_key', { private_key: stranger.privateKey });
-      const res = await h.http.post('/v1/projects').set(bearer(h.admin.token)).send({ name: projectName(), git_url: url, credential_id: cred });
+      const res = await h.http
+        .post('/v1/projects')
+        .set(bearer(h.admin.token))
+        .send({ name: projectName(), git_url: url, credential_id: cred });
       expectProblem(res, 422, 'body.git_url');
       expect(res.body.detail).toContain('Permission denied');
-      expectProblem(await h.http.post('/v1/projects').set(bearer(h.admin.token)).send({ name: projectName(), git_url: url }), 422);
+      expectProblem(
+        await h.http.post('/v1/projects').set(bearer(h.admin.token)).send({ name: projectName(), git_url: url }),
+        422,
+      );
     });
   });
 });

@@ -4,13 +4,22 @@ import { pageReply } from '../http/paging.js';
 import { defineOperation, type Operation } from '../http/registry.js';
 import type { Services } from '../wiring.js';
 
-const GIT_REFUSED = { description: 'git could not resolve the branch (unreachable repository, unknown branch, rejected credential); `detail` carries git’s reason' };
+const GIT_REFUSED = {
+  description:
+    'git could not resolve the branch (unreachable repository, unknown branch, rejected credential); `detail` carries git’s reason',
+};
 
 export function projectRoutes(s: Pick<Services, 'projects'>): Operation[] {
   return [
     defineOperation({
-      operationId: 'createProject', method: 'post', path: '/projects', tag: 'projects', auth: 'user', legacy: true,
-      summary: 'Register a git project (operators and admins); resolves the branch head with git and records it as last_commit.',
+      operationId: 'createProject',
+      method: 'post',
+      path: '/projects',
+      tag: 'projects',
+      auth: 'user',
+      legacy: true,
+      summary:
+        'Register a git project (operators and admins); resolves the branch head with git and records it as last_commit.',
       body: ProjectCreateBody,
       responses: { 201: { description: 'Created', schema: Project }, 422: GIT_REFUSED },
       async handle({ principal, body }) {
@@ -19,7 +28,12 @@ export function projectRoutes(s: Pick<Services, 'projects'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'listProjects', method: 'get', path: '/projects', tag: 'projects', auth: 'user', legacy: true,
+      operationId: 'listProjects',
+      method: 'get',
+      path: '/projects',
+      tag: 'projects',
+      auth: 'user',
+      legacy: true,
       summary: 'List the projects the caller may see.',
       query: ListQuery,
       responses: { 200: { description: 'Projects, newest first', schema: z.array(Project) } },
@@ -28,7 +42,12 @@ export function projectRoutes(s: Pick<Services, 'projects'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'getProject', method: 'get', path: '/projects/{id}', tag: 'projects', auth: 'user', legacy: true,
+      operationId: 'getProject',
+      method: 'get',
+      path: '/projects/{id}',
+      tag: 'projects',
+      auth: 'user',
+      legacy: true,
       summary: 'One project.',
       params: ProjectIdParams,
       responses: { 200: { description: 'The project', schema: Project } },
@@ -37,7 +56,12 @@ export function projectRoutes(s: Pick<Services, 'projects'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'updateProject', method: 'put', path: '/projects/{id}', tag: 'projects', auth: 'user', legacy: true,
+      operationId: 'updateProject',
+      method: 'put',
+      path: '/projects/{id}',
+      tag: 'projects',
+      auth: 'user',
+      legacy: true,
       summary: 'Update a project (needs manage); a new URL, branch or credential is resolved again with git.',
       params: ProjectIdParams,
       body: ProjectUpdateBody,
@@ -47,8 +71,14 @@ export function projectRoutes(s: Pick<Services, 'projects'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'deleteProject', method: 'delete', path: '/projects/{id}', tag: 'projects', auth: 'user', legacy: true,
-      summary: 'Delete a project and the grants on it (needs manage); 409 while a template or an inventory source uses it.',
+      operationId: 'deleteProject',
+      method: 'delete',
+      path: '/projects/{id}',
+      tag: 'projects',
+      auth: 'user',
+      legacy: true,
+      summary:
+        'Delete a project and the grants on it (needs manage); 409 while a template or an inventory source uses it.',
       params: ProjectIdParams,
       responses: { 204: { description: 'Deleted' } },
       async handle({ principal, params }) {
@@ -57,7 +87,12 @@ export function projectRoutes(s: Pick<Services, 'projects'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'syncProject', method: 'post', path: '/projects/{id}/sync', tag: 'projects', auth: 'user', legacy: true,
+      operationId: 'syncProject',
+      method: 'post',
+      path: '/projects/{id}/sync',
+      tag: 'projects',
+      auth: 'user',
+      legacy: true,
       summary: 'Resolve the branch head again and record it as last_commit (needs use on the project).',
       params: ProjectIdParams,
       responses: { 200: { description: 'The synced project', schema: Project }, 422: GIT_REFUSED },

@@ -27,7 +27,9 @@ describe.each(DIALECTS)('embedded executors meeting a bundle that cannot be buil
   beforeAll(async () => {
     h = await createHarness(dialect);
     executors = createEmbeddedExecutors({
-      queue: h.services.runQueue, ingest: h.services.runIngest, workers: h.services.workers,
+      queue: h.services.runQueue,
+      ingest: h.services.runIngest,
+      workers: h.services.workers,
       bundles: { build: async () => Promise.reject(failure) },
       runPlaybook: async () => {
         playbooks += 1;
@@ -35,7 +37,9 @@ describe.each(DIALECTS)('embedded executors meeting a bundle that cannot be buil
       },
       // The name `baton serve` gives them: the sweep in this process knows they are its own.
       name: embeddedWorkerName(os.hostname(), process.pid),
-      capacity: 1, logger: createLogger('error', { silent: true }), leaseMs: 30_000,
+      capacity: 1,
+      logger: createLogger('error', { silent: true }),
+      leaseMs: 30_000,
     });
     await executors.start();
   });
@@ -51,24 +55,39 @@ describe.each(DIALECTS)('embedded executors meeting a bundle that cannot be buil
     await h.tdb.db.repos.runs.insert(testRunRow(id, { submitted_by: h.admin.id }));
     await h.services.runQueue.enqueue({ runId: id });
     // Its claim made it running; its lease goes once the executor's handler has returned.
-    await until(async () => (await h.tdb.db.repos.runs.findById(id))?.status !== 'pending' && (await h.services.runQueue.leasedIds()).length === 0, `run ${id} to be let go`);
+    await until(
+      async () =>
+        (await h.tdb.db.repos.runs.findById(id))?.status !== 'pending' &&
+        (await h.services.runQueue.leasedIds()).length === 0,
+      `run ${id} to be let go`,
+    );
     return id;
   };
 
   it.each<[string, Error, string]>([
     ['a referenced object gone', new RunInputMissingError('inventory inv_1 no longer exists'), 'missing_input'],
-    ['a run our rules refuse', new ConflictError('credential cred_1 is a token credential, which a run cannot use'), 'executor_error'],
+    [
+      'a run our rules refuse',
+      new ConflictError('credential cred_1 is a token credential, which a run cannot use'),
+      'executor_error',
+    ],
   ])('ends the run error at once for %s', async (_what, err, reason) => {
     const id = await dispatch(err);
     expect(await h.tdb.db.repos.runs.findById(id)).toMatchObject({ status: 'finished', conclusion: 'error', reason });
   });
 
   it('never finishes a run on a database error: it stays claimed until the recovery sweep finds it without an executor', async () => {
-    const id = await dispatch(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+    const id = await dispatch(
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+    );
     expect(await h.tdb.db.repos.runs.findById(id)).toMatchObject({ status: 'running', conclusion: null });
     const swept = await h.services.runRecovery.reconcile();
     expect(swept.lost).toEqual([id]);
-    expect(await h.tdb.db.repos.runs.findById(id)).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
+    expect(await h.tdb.db.repos.runs.findById(id)).toMatchObject({
+      status: 'finished',
+      conclusion: 'error',
+      reason: 'worker_lost',
+    });
     expect(playbooks).toBe(0);
   });
 });

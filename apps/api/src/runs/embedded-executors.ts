@@ -13,11 +13,21 @@ export interface EmbeddedExecutorDeps {
     push(event: RunEvent): void;
     flush(): Promise<void>;
     claim(runId: string, worker: string): Promise<boolean>;
-    finish(runId: string, outcome: { conclusion: RunConclusion; reason?: string }, from: readonly RunStatus[]): Promise<boolean>;
+    finish(
+      runId: string,
+      outcome: { conclusion: RunConclusion; reason?: string },
+      from: readonly RunStatus[],
+    ): Promise<boolean>;
   };
   bundles: { build(runId: string): Promise<RunBundle> };
   workers: {
-    register(w: { name: string; host: string; mode: 'embedded' | 'daemon'; labels: string[]; capacity: number }): Promise<void>;
+    register(w: {
+      name: string;
+      host: string;
+      mode: 'embedded' | 'daemon';
+      labels: string[];
+      capacity: number;
+    }): Promise<void>;
     heartbeat(name: string, running: string[], leaseExpiresAt: Date): Promise<void>;
   };
   runPlaybook: (bundle: RunBundle, opts: RunPlaybookOptions) => Promise<RunOutcome>;
@@ -67,13 +77,21 @@ export function createEmbeddedExecutors(deps: EmbeddedExecutorDeps): EmbeddedExe
     let bundle: RunBundle;
     try {
       bundle = await deps.bundles.build(runId);
-      timings = { leased_at: new Date(leasedAt).toISOString(), claim_ms: claimedAt - leasedAt, bundle_ms: Date.now() - claimedAt };
+      timings = {
+        leased_at: new Date(leasedAt).toISOString(),
+        claim_ms: claimedAt - leasedAt,
+        bundle_ms: Date.now() - claimedAt,
+      };
     } catch (err) {
       // The one dispatch decision (core's run-dispatch), as queue mode makes it at enqueue. Left to the sweep (the
       // database away…): the run stays claimed by nobody, and the recovery sweep finds it without an executor.
       const verdict = classifyBundleFailure(err);
       if ('finish' in verdict) await failBeforeStart(runId, verdict.finish, err);
-      else deps.logger.warn('run could not start; left to the recovery sweep', { run_id: runId, error: (err as Error)?.message ?? String(err) });
+      else
+        deps.logger.warn('run could not start; left to the recovery sweep', {
+          run_id: runId,
+          error: (err as Error)?.message ?? String(err),
+        });
       return;
     }
     // Our own controller, so shutdown can cancel a run as well as the queue can.
@@ -92,10 +110,15 @@ export function createEmbeddedExecutors(deps: EmbeddedExecutorDeps): EmbeddedExe
         onEvent: (event) => {
           lastSeq = event.seq;
           if (event.kind === 'status' && event.data.status === 'finished') finished = true;
-          deps.ingest.push(event.kind === 'status' && event.data.status === 'running' ? { ...event, data: { ...event.data, worker: name } } : event);
+          deps.ingest.push(
+            event.kind === 'status' && event.data.status === 'running'
+              ? { ...event, data: { ...event.data, worker: name } }
+              : event,
+          );
         },
         // The dispatch benchmark reads this line: lease, claim and bundle timings, then the moment of spawn.
-        onSpawn: (pid, at) => deps.logger.info('ansible-playbook started', { run_id: runId, pid, at: at.toISOString(), ...timings }),
+        onSpawn: (pid, at) =>
+          deps.logger.info('ansible-playbook started', { run_id: runId, pid, at: at.toISOString(), ...timings }),
       });
       await deps.ingest.flush();
     } catch (err) {
@@ -118,7 +141,10 @@ export function createEmbeddedExecutors(deps: EmbeddedExecutorDeps): EmbeddedExe
     async start() {
       await deps.workers.register({ name, host: os.hostname(), mode: 'embedded', labels: [], capacity: deps.capacity });
       subscription = deps.queue.lease({ name, labels: [], capacity: deps.capacity }, execute);
-      heartbeat = setInterval(() => void beat().catch((err: Error) => deps.logger.warn('worker heartbeat failed', { error: err.message })), deps.heartbeatMs ?? HEARTBEAT_INTERVAL_MS);
+      heartbeat = setInterval(
+        () => void beat().catch((err: Error) => deps.logger.warn('worker heartbeat failed', { error: err.message })),
+        deps.heartbeatMs ?? HEARTBEAT_INTERVAL_MS,
+      );
       heartbeat.unref();
       await beat();
     },

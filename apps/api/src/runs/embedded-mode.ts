@@ -38,7 +38,8 @@ export async function sweepOnce(services: Pick<Services, 'runRecovery'>, logger:
   try {
     const r = await services.runRecovery.reconcile();
     if (r.lost.length || r.requeued.length) logger.warn('recovery sweep', { lost: r.lost, requeued: r.requeued });
-    if (r.failed.length) logger.error('recovery sweep could not enqueue runs (tried again next sweep)', { failed: r.failed });
+    if (r.failed.length)
+      logger.error('recovery sweep could not enqueue runs (tried again next sweep)', { failed: r.failed });
   } catch (err) {
     logger.error('recovery sweep failed', { error: (err as Error).message });
   }
@@ -65,26 +66,39 @@ export async function startEmbeddedMode(services: RunServices, opts: EmbeddedMod
   // Nothing holds a lease in a process that just started: every `running` run is lost, every pending one requeued.
   if (recovery) {
     const recovered = await services.runRecovery.reconcile();
-    if (recovered.lost.length || recovered.requeued.length) logger.info('runs recovered at start', { lost: recovered.lost, requeued: recovered.requeued });
+    if (recovered.lost.length || recovered.requeued.length)
+      logger.info('runs recovered at start', { lost: recovered.lost, requeued: recovered.requeued });
   }
 
   const executor =
     opts.executorProcess && opts.executors > 0
-      ? startExecutorProcess({ workDir: opts.workDir, onLost: (message, cleaned) => logger.error(message, { removed_run_dirs: cleaned }) })
+      ? startExecutorProcess({
+          workDir: opts.workDir,
+          onLost: (message, cleaned) => logger.error(message, { removed_run_dirs: cleaned }),
+        })
       : undefined;
   const executors = createEmbeddedExecutors({
-    queue: services.runQueue, ingest: services.runIngest, bundles: services.runBundles, workers: services.workers,
+    queue: services.runQueue,
+    ingest: services.runIngest,
+    bundles: services.runBundles,
+    workers: services.workers,
     runPlaybook: executor ? executor.runPlaybook : runPlaybook,
     playbookOptions: {
-      workRoot: opts.workDir, sandbox: opts.sandbox,
+      workRoot: opts.workDir,
+      sandbox: opts.sandbox,
       ...(opts.interruptGraceMs !== undefined ? { interruptGraceMs: opts.interruptGraceMs } : {}),
       ...(opts.terminateGraceMs !== undefined ? { terminateGraceMs: opts.terminateGraceMs } : {}),
     },
-    capacity: opts.executors, name: opts.name, logger, leaseMs: opts.leaseMs,
+    capacity: opts.executors,
+    name: opts.name,
+    logger,
+    leaseMs: opts.leaseMs,
   });
   if (opts.executors > 0) await executors.start();
 
-  const sweep = recovery ? setInterval(() => void sweepOnce(services, logger), opts.sweepIntervalMs ?? SWEEP_INTERVAL_MS) : undefined;
+  const sweep = recovery
+    ? setInterval(() => void sweepOnce(services, logger), opts.sweepIntervalMs ?? SWEEP_INTERVAL_MS)
+    : undefined;
   sweep?.unref();
 
   return {

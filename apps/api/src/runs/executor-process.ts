@@ -115,7 +115,11 @@ export function startExecutorProcess(opts: ExecutorProcessOptions = {}): Executo
           run.opts.onEvent(message.event);
         } catch (err) {
           // As in runPlaybook: a consumer that cannot take the run's events ends the run.
-          send({ type: 'cancel', runId: message.runId, reason: { name: 'ConsumerFailed', message: (err as Error).message } });
+          send({
+            type: 'cancel',
+            runId: message.runId,
+            reason: { name: 'ConsumerFailed', message: (err as Error).message },
+          });
         }
         break;
       case 'spawn':
@@ -133,7 +137,11 @@ export function startExecutorProcess(opts: ExecutorProcessOptions = {}): Executo
 
   const ensureChild = (): ChildProcess => {
     if (child && child.exitCode === null && child.signalCode === null && child.connected) return child;
-    const started = fork(fileURLToPath(import.meta.url), [], { env: executorEnvironment(), serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const started = fork(fileURLToPath(import.meta.url), [], {
+      env: executorEnvironment(),
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     started.on('message', onMessage);
     started.on('exit', (code, signal) => {
       if (child === started) child = undefined;
@@ -142,7 +150,11 @@ export function startExecutorProcess(opts: ExecutorProcessOptions = {}): Executo
       failAll(new Error(message));
       // Its runs' launchers and agents died with it (parent-death signal); their directories (inventories, extra
       // vars) are removed now, since the process that owned them is gone.
-      if (opts.workDir) void cleanupLeftoverRuns(opts.workDir).then((cleaned) => opts.onLost?.(message, cleaned), () => opts.onLost?.(message, []));
+      if (opts.workDir)
+        void cleanupLeftoverRuns(opts.workDir).then(
+          (cleaned) => opts.onLost?.(message, cleaned),
+          () => opts.onLost?.(message, []),
+        );
       else opts.onLost?.(message, []);
     });
     started.on('error', (err) => failAll(err));
@@ -165,7 +177,11 @@ export function startExecutorProcess(opts: ExecutorProcessOptions = {}): Executo
       return new Promise<RunOutcome>((resolve, reject) => {
         const onAbort = () => {
           const reason = opts.signal?.reason as Error | undefined;
-          send({ type: 'cancel', runId, reason: { name: reason?.name ?? 'AbortError', message: reason?.message ?? 'canceled' } });
+          send({
+            type: 'cancel',
+            runId,
+            reason: { name: reason?.name ?? 'AbortError', message: reason?.message ?? 'canceled' },
+          });
         };
         runs.set(runId, { opts, resolve, reject, onAbort });
         const { onEvent: _e, signal, onSpawn: _s, now: _n, ...options } = opts;

@@ -29,14 +29,23 @@ describe.each(DIALECTS)('runs in queue mode on %s', (dialect) => {
   });
 
   const inventory = async () => {
-    const res = await h.http.post('/v1/inventories').set(bearer(h.admin.token)).send({ name: `inv-${crypto.randomUUID()}`, content: 'localhost ansible_connection=local\n' });
+    const res = await h.http
+      .post('/v1/inventories')
+      .set(bearer(h.admin.token))
+      .send({ name: `inv-${crypto.randomUUID()}`, content: 'localhost ansible_connection=local\n' });
     return res.body.id as string;
   };
 
   it('enqueues a sealed bundle that only the worker key opens, with no secret in Redis in clear text', async () => {
-    const cred = await h.http.post('/v1/credentials').set(bearer(h.admin.token)).send({ name: `env-${crypto.randomUUID()}`, type: 'env', inputs: { variables: { API_TOKEN: SECRET } } });
+    const cred = await h.http
+      .post('/v1/credentials')
+      .set(bearer(h.admin.token))
+      .send({ name: `env-${crypto.randomUUID()}`, type: 'env', inputs: { variables: { API_TOKEN: SECRET } } });
     expect(cred.status).toBe(201);
-    const res = await h.http.post('/v1/runs').set(bearer(h.admin.token)).send({ playbook: PLAYBOOK, inventory_id: await inventory(), credential_ids: [cred.body.id], labels: ['gpu'] });
+    const res = await h.http
+      .post('/v1/runs')
+      .set(bearer(h.admin.token))
+      .send({ playbook: PLAYBOOK, inventory_id: await inventory(), credential_ids: [cred.body.id], labels: ['gpu'] });
     expect(res.status).toBe(201);
     const runId = res.body.id as string;
 
@@ -55,7 +64,9 @@ describe.each(DIALECTS)('runs in queue mode on %s', (dialect) => {
 
     // A worker with the key (and the label) gets the job and opens it.
     const worker = createRedisRunQueue({ redisUrl: REDIS_URL, prefix });
-    const job = await new Promise<RunJob>((resolve) => worker.lease({ name: 'test-worker', labels: ['gpu'], capacity: 1 }, async (j) => resolve(j)));
+    const job = await new Promise<RunJob>((resolve) =>
+      worker.lease({ name: 'test-worker', labels: ['gpu'], capacity: 1 }, async (j) => resolve(j)),
+    );
     await worker.close();
     expect(job).toMatchObject({ runId, labels: ['gpu'] });
     const bundle = openBundle(job.bundle!, runId, workerKey);
@@ -65,29 +76,58 @@ describe.each(DIALECTS)('runs in queue mode on %s', (dialect) => {
 
   it('ends a pending run whose inventory is gone error/missing_input when the sweep enqueues it, and goes on with the others', async () => {
     const gone = testRunRow(newId('run'), {
-      submitted_by: h.admin.id, inventory_id: 'inv_01ARZ3NDEKTSV4RRFFQ69G5FAV', inventory_content: null, created_at: new Date().toISOString(),
+      submitted_by: h.admin.id,
+      inventory_id: 'inv_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+      inventory_content: null,
+      created_at: new Date().toISOString(),
     });
     await h.tdb.db.repos.runs.insert(gone);
     const result = await h.services.runRecovery.reconcile();
     expect(result.failed).toEqual([]);
-    expect(await h.tdb.db.repos.runs.findById(gone.id)).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'missing_input' });
+    expect(await h.tdb.db.repos.runs.findById(gone.id)).toMatchObject({
+      status: 'finished',
+      conclusion: 'error',
+      reason: 'missing_input',
+    });
   });
 
   it('ends a pending run our rules refuse (a token credential) error/executor_error when the sweep enqueues it', async () => {
-    const token = await h.http.post('/v1/credentials').set(bearer(h.admin.token)).send({ name: `tok-${crypto.randomUUID()}`, type: 'token', inputs: { token: SECRET } });
+    const token = await h.http
+      .post('/v1/credentials')
+      .set(bearer(h.admin.token))
+      .send({ name: `tok-${crypto.randomUUID()}`, type: 'token', inputs: { token: SECRET } });
     expect(token.status).toBe(201);
-    const refused = testRunRow(newId('run'), { submitted_by: h.admin.id, credential_ids: [token.body.id as string], created_at: new Date().toISOString() });
+    const refused = testRunRow(newId('run'), {
+      submitted_by: h.admin.id,
+      credential_ids: [token.body.id as string],
+      created_at: new Date().toISOString(),
+    });
     await h.tdb.db.repos.runs.insert(refused);
     expect((await h.services.runRecovery.reconcile()).failed).toEqual([]);
-    expect(await h.tdb.db.repos.runs.findById(refused.id)).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'executor_error' });
+    expect(await h.tdb.db.repos.runs.findById(refused.id)).toMatchObject({
+      status: 'finished',
+      conclusion: 'error',
+      reason: 'executor_error',
+    });
   });
 
   // Last in this suite: the run it leaves pending fails every later sweep on purpose.
   it('never finishes a run whose bundle fails for a reason not ours (a secret this server cannot open): it stays pending for every next sweep', async () => {
-    const env = await h.http.post('/v1/credentials').set(bearer(h.admin.token)).send({ name: `env-${crypto.randomUUID()}`, type: 'env', inputs: { variables: { API_TOKEN: SECRET } } });
+    const env = await h.http
+      .post('/v1/credentials')
+      .set(bearer(h.admin.token))
+      .send({ name: `env-${crypto.randomUUID()}`, type: 'env', inputs: { variables: { API_TOKEN: SECRET } } });
     expect(env.status).toBe(201);
-    expect(await h.tdb.db.repos.credentials.update(env.body.id as string, { secret_inputs_enc: 'sealed under a key long gone' })).toBe(true);
-    const stuck = testRunRow(newId('run'), { submitted_by: h.admin.id, credential_ids: [env.body.id as string], created_at: new Date().toISOString() });
+    expect(
+      await h.tdb.db.repos.credentials.update(env.body.id as string, {
+        secret_inputs_enc: 'sealed under a key long gone',
+      }),
+    ).toBe(true);
+    const stuck = testRunRow(newId('run'), {
+      submitted_by: h.admin.id,
+      credential_ids: [env.body.id as string],
+      created_at: new Date().toISOString(),
+    });
     await h.tdb.db.repos.runs.insert(stuck);
     for (let sweep = 0; sweep < 2; sweep += 1) {
       const result = await h.services.runRecovery.reconcile();
@@ -101,13 +141,25 @@ describe('runs in queue mode with Redis away', () => {
   let h: Harness;
   beforeAll(async () => {
     // Nothing listens on port 1: every Redis command fails.
-    h = await createHarness('sqlite', { queueMode: { redisUrl: 'redis://127.0.0.1:1', prefix: `baton_t_away_${Date.now()}`, workerKey: crypto.randomBytes(32) } });
+    h = await createHarness('sqlite', {
+      queueMode: {
+        redisUrl: 'redis://127.0.0.1:1',
+        prefix: `baton_t_away_${Date.now()}`,
+        workerKey: crypto.randomBytes(32),
+      },
+    });
   });
   afterAll(() => h.close());
 
   it('still answers a submit (the run is committed; the sweep enqueues it later) and answers a cancel 503, changing nothing', async () => {
-    const inv = await h.http.post('/v1/inventories').set(bearer(h.admin.token)).send({ name: 'here', content: 'localhost\n' });
-    const res = await h.http.post('/v1/runs').set(bearer(h.admin.token)).send({ playbook: PLAYBOOK, inventory_id: inv.body.id });
+    const inv = await h.http
+      .post('/v1/inventories')
+      .set(bearer(h.admin.token))
+      .send({ name: 'here', content: 'localhost\n' });
+    const res = await h.http
+      .post('/v1/runs')
+      .set(bearer(h.admin.token))
+      .send({ playbook: PLAYBOOK, inventory_id: inv.body.id });
     expect(res.status).toBe(201);
     expect(res.body.status).toBe('pending');
     const cancel = await h.http.post(`/v1/runs/${res.body.id}/cancel`).set(bearer(h.admin.token));

@@ -4,11 +4,24 @@
 // sweep. Executors of its own are optional (BATON_EXECUTORS).
 import os from 'node:os';
 import {
-  closeRedis, createLeaderLease, createReplicaRegistry, createRunEventConsumer, createWorkerRegistry, openRedis, ReplicaConflictError, withTimeout,
+  closeRedis,
+  createLeaderLease,
+  createReplicaRegistry,
+  createRunEventConsumer,
+  createWorkerRegistry,
+  openRedis,
+  ReplicaConflictError,
+  withTimeout,
 } from '@baton/queue';
 import { ConfigError } from '../config/config.js';
 import type { Services } from '../wiring.js';
-import { type EmbeddedMode, type EmbeddedModeOptions, startEmbeddedMode, SWEEP_INTERVAL_MS, sweepOnce } from './embedded-mode.js';
+import {
+  type EmbeddedMode,
+  type EmbeddedModeOptions,
+  startEmbeddedMode,
+  SWEEP_INTERVAL_MS,
+  sweepOnce,
+} from './embedded-mode.js';
 import { processAlive } from './process-alive.js';
 
 /** How often a replica beats, renews its leadership and mirrors the daemons' heartbeats. */
@@ -34,7 +47,8 @@ type QueueServices = Pick<Services, 'runQueue' | 'runIngest' | 'runBundles' | 'r
 export async function startQueueMode(services: QueueServices, opts: QueueModeOptions): Promise<EmbeddedMode> {
   const { logger } = opts;
   const name = opts.replicaName ?? `${os.hostname()}/${process.pid}`;
-  const reportError = (what: string) => (err: unknown) => logger.warn(what, { error: (err as Error)?.message ?? String(err) });
+  const reportError = (what: string) => (err: unknown) =>
+    logger.warn(what, { error: (err as Error)?.message ?? String(err) });
   const redis = openRedis(opts.redisUrl, `baton-serve:${name}`, { onError: reportError('redis connection') });
   // A replica of this host whose process is gone (killed, then restarted at once) is no rival, however fresh its last beat.
   const isGone = ({ name: other }: { name: string }) => {
@@ -43,7 +57,11 @@ export async function startQueueMode(services: QueueServices, opts: QueueModeOpt
   };
   const replicas = createReplicaRegistry({ redis, prefix: opts.prefix, name, database: opts.database, isGone });
   try {
-    await withTimeout(replicas.join(), CONNECT_TIMEOUT_MS, () => new ConfigError(`BATON_REDIS_URL: Redis did not answer within ${CONNECT_TIMEOUT_MS / 1000} s`));
+    await withTimeout(
+      replicas.join(),
+      CONNECT_TIMEOUT_MS,
+      () => new ConfigError(`BATON_REDIS_URL: Redis did not answer within ${CONNECT_TIMEOUT_MS / 1000} s`),
+    );
   } catch (err) {
     await closeRedis(redis);
     if (err instanceof ReplicaConflictError) throw new ConfigError(err.message);
@@ -51,16 +69,31 @@ export async function startQueueMode(services: QueueServices, opts: QueueModeOpt
   }
 
   const consumer = createRunEventConsumer({
-    redisUrl: opts.redisUrl, prefix: opts.prefix, consumer: name, persist: (events, options) => services.runIngest.ingestBatch(events, options),
-    onError: reportError('event stream'), ...(opts.claimIdleMs !== undefined ? { claimIdleMs: opts.claimIdleMs } : {}),
+    redisUrl: opts.redisUrl,
+    prefix: opts.prefix,
+    consumer: name,
+    persist: (events, options) => services.runIngest.ingestBatch(events, options),
+    onError: reportError('event stream'),
+    ...(opts.claimIdleMs !== undefined ? { claimIdleMs: opts.claimIdleMs } : {}),
   });
-  const daemons = createWorkerRegistry({ redisUrl: opts.redisUrl, prefix: opts.prefix, onError: reportError('worker registry') });
-  const leader = createLeaderLease({ redis, prefix: opts.prefix, holder: name, ttlMs: LEADER_TTL_MS, onError: reportError('leader lease') });
+  const daemons = createWorkerRegistry({
+    redisUrl: opts.redisUrl,
+    prefix: opts.prefix,
+    onError: reportError('worker registry'),
+  });
+  const leader = createLeaderLease({
+    redis,
+    prefix: opts.prefix,
+    holder: name,
+    ttlMs: LEADER_TTL_MS,
+    onError: reportError('leader lease'),
+  });
   let executors: EmbeddedMode | undefined;
   let beat: NodeJS.Timeout | undefined;
   try {
     await consumer.start();
-    const mirror = async () => services.workers.mirror(await daemons.list()).catch(reportError('mirroring worker heartbeats'));
+    const mirror = async () =>
+      services.workers.mirror(await daemons.list()).catch(reportError('mirroring worker heartbeats'));
     await mirror();
     // The first leader reconciles at once: pending runs a dead Redis forgot are queued again, lost runs finished.
     if (await leader.tryLead()) await sweepOnce(services, logger);

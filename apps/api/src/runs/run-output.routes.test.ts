@@ -18,7 +18,9 @@ import { runOutputRoutes } from './run-output.routes.js';
 const CHUNKS = ['PLAY [all] ****\n', 'TASK [ping] ✓\nok: [web1]\n', 'ünïcode 日本語 🎉\n', 'a\nb\nc\n', 'PLAY RECAP\n'];
 const LOG = CHUNKS.join('');
 const LOG_BYTES = Buffer.from(LOG, 'utf8');
-const LOG_LINES = LOG.split('\n').slice(0, -1).map((l) => `${l}\n`);
+const LOG_LINES = LOG.split('\n')
+  .slice(0, -1)
+  .map((l) => `${l}\n`);
 
 const runRow = (id: string, submittedBy: string, status: string): RunRow =>
   testRunRow(id, { status, submitted_by: submittedBy, worker: status === 'running' ? 'test' : null });
@@ -27,7 +29,13 @@ const runRow = (id: string, submittedBy: string, status: string): RunRow =>
 function eventsOf(runId: string) {
   let seq = 0;
   let line = 1;
-  const ev = (kind: string, data: Record<string, unknown>): RunEvent => ({ run_id: runId, seq: ++seq, ts: new Date().toISOString(), kind, data });
+  const ev = (kind: string, data: Record<string, unknown>): RunEvent => ({
+    run_id: runId,
+    seq: ++seq,
+    ts: new Date().toISOString(),
+    kind,
+    data,
+  });
   return {
     status: (status: string) => ev('status', { status }),
     log(text: string) {
@@ -69,10 +77,15 @@ describe.each(DIALECTS)('run output routes on %s', (dialect) => {
   };
   const stream = (id: string, headers: Record<string, string> = {}, query = '', token = op.token) =>
     openSse(`${base}/v1/runs/${id}/stream${query}`, { ...bearer(token), ...headers });
-  const events = (frames: SseStream['frames']) => frames.filter((f) => f.id !== undefined).map((f) => JSON.parse(f.data!) as RunEvent);
+  const events = (frames: SseStream['frames']) =>
+    frames.filter((f) => f.id !== undefined).map((f) => JSON.parse(f.data!) as RunEvent);
   const endFrames = (s: SseStream) => s.frames.filter((f) => f.event === 'end');
   const getLog = (id: string, query = '', headers: Record<string, string> = {}) =>
-    h.http.get(`/v1/runs/${id}/logs${query}`).set({ ...bearer(op.token), ...headers }).buffer(true).parse(binary) as unknown as Promise<SuperResponse & { body: Buffer }>;
+    h.http
+      .get(`/v1/runs/${id}/logs${query}`)
+      .set({ ...bearer(op.token), ...headers })
+      .buffer(true)
+      .parse(binary) as unknown as Promise<SuperResponse & { body: Buffer }>;
 
   beforeAll(async () => {
     h = await createHarness(dialect);
@@ -106,15 +119,33 @@ describe.each(DIALECTS)('run output routes on %s', (dialect) => {
       expect(res.headers['accept-ranges']).toBe('bytes');
       expect(res.headers['content-length']).toBe(String(LOG_BYTES.length));
       expect(res.body.equals(LOG_BYTES)).toBe(true);
-      expect((await h.tdb.db.repos.runs.findById(done.id))).toMatchObject({ log_lines: LOG_LINES.length, log_bytes: LOG_BYTES.length });
+      expect(await h.tdb.db.repos.runs.findById(done.id)).toMatchObject({
+        log_lines: LOG_LINES.length,
+        log_bytes: LOG_BYTES.length,
+      });
     });
 
     it('pages by lines at chunk boundaries and inside chunks, and answers nothing past the end', async () => {
       expect(LOG_LINES).toHaveLength(8);
-      for (const [offset, limit] of [[0, 1], [1, 2], [1, 1], [2, 2], [3, 3], [4, 3], [6, 2], [7, 5], [0, 8], [5, 1000]]) {
+      for (const [offset, limit] of [
+        [0, 1],
+        [1, 2],
+        [1, 1],
+        [2, 2],
+        [3, 3],
+        [4, 3],
+        [6, 2],
+        [7, 5],
+        [0, 8],
+        [5, 1000],
+      ]) {
         const res = await getLog(done.id, `?offset=${offset}&limit=${limit}`);
         expect(res.status).toBe(200);
-        expect({ offset, limit, text: res.body.toString('utf8') }).toEqual({ offset, limit, text: LOG_LINES.slice(offset!, offset! + limit!).join('') });
+        expect({ offset, limit, text: res.body.toString('utf8') }).toEqual({
+          offset,
+          limit,
+          text: LOG_LINES.slice(offset!, offset! + limit!).join(''),
+        });
         expect(res.headers['x-total-lines']).toBe('8');
         expect(res.headers['accept-ranges']).toBe('bytes');
       }
@@ -151,7 +182,14 @@ describe.each(DIALECTS)('run output routes on %s', (dialect) => {
 
     it('answers 416 with Content-Range: bytes */total for a range outside the log or an invalid one, and 200 for several ranges', async () => {
       const total = LOG_BYTES.length;
-      for (const header of [`bytes=${total}-`, `bytes=${total + 10}-${total + 20}`, 'bytes=-0', 'bytes=9-3', 'bytes=abc', 'bytes=']) {
+      for (const header of [
+        `bytes=${total}-`,
+        `bytes=${total + 10}-${total + 20}`,
+        'bytes=-0',
+        'bytes=9-3',
+        'bytes=abc',
+        'bytes=',
+      ]) {
         const res = await h.http.get(`/v1/runs/${done.id}/logs`).set(bearer(op.token)).set('Range', header);
         expectProblem(res, 416);
         expect(res.headers['content-range']).toBe(`bytes */${total}`);
@@ -174,14 +212,25 @@ describe.each(DIALECTS)('run output routes on %s', (dialect) => {
     });
 
     it('refuses Range together with offset/limit (400), bad line queries (400), and hides invisible or unknown runs (404)', async () => {
-      expectProblem(await h.http.get(`/v1/runs/${done.id}/logs?offset=1`).set(bearer(op.token)).set('Range', 'bytes=0-1'), 400, 'header.range');
+      expectProblem(
+        await h.http.get(`/v1/runs/${done.id}/logs?offset=1`).set(bearer(op.token)).set('Range', 'bytes=0-1'),
+        400,
+        'header.range',
+      );
       expectProblem(await h.http.get(`/v1/runs/${done.id}/logs?limit=0`).set(bearer(op.token)), 400, 'query.limit');
       expectProblem(await h.http.get(`/v1/runs/${done.id}/logs?offset=-1`).set(bearer(op.token)), 400, 'query.offset');
       expectProblem(await h.http.get(`/v1/runs/${done.id}/logs?offset=x`).set(bearer(op.token)), 400, 'query.offset');
       expectProblem(await h.http.get(`/v1/runs/${done.id}/logs?lines=3`).set(bearer(op.token)), 400);
-      expectProblem(await h.http.get('/v1/runs/inv_01ARZ3NDEKTSV4RRFFQ69G5FAV/logs').set(bearer(op.token)), 400, 'path.id');
+      expectProblem(
+        await h.http.get('/v1/runs/inv_01ARZ3NDEKTSV4RRFFQ69G5FAV/logs').set(bearer(op.token)),
+        400,
+        'path.id',
+      );
       expectProblem(await h.http.get(`/v1/runs/${done.id}/logs`).set(bearer(other.token)), 404);
-      expectProblem(await h.http.get(`/v1/runs/${done.id}/logs`).set(bearer(other.token)).set('Range', 'bytes=0-1'), 404);
+      expectProblem(
+        await h.http.get(`/v1/runs/${done.id}/logs`).set(bearer(other.token)).set('Range', 'bytes=0-1'),
+        404,
+      );
       expectProblem(await h.http.get(`/v1/runs/${newId('run')}/logs`).set(bearer(h.admin.token)), 404);
       expectProblem(await h.http.get(`/v1/runs/${done.id}/logs`), 401);
       expect((await h.http.get(`/v1/runs/${done.id}/logs`).set(bearer(h.admin.token))).status).toBe(200);
@@ -205,8 +254,13 @@ describe.each(DIALECTS)('run output routes on %s', (dialect) => {
       expect(Object.keys(logs.responses)).toEqual(expect.arrayContaining(['200', '206', '416']));
       expect(Object.keys(logs.responses['200'].content)).toEqual(['text/plain; charset=utf-8']);
       expect(logs.parameters.map((x: { name: string }) => x.name)).toEqual(['id', 'offset', 'limit']);
-      expect(doc.paths['/v1/runs/{id}/events'].get.responses['200'].content['application/json'].schema).toEqual({ type: 'array', items: { $ref: '#/components/schemas/RunEvent' } });
-      expect(Object.keys(doc.paths['/v1/runs/{id}/stream'].get.responses['200'].content)).toEqual(['text/event-stream']);
+      expect(doc.paths['/v1/runs/{id}/events'].get.responses['200'].content['application/json'].schema).toEqual({
+        type: 'array',
+        items: { $ref: '#/components/schemas/RunEvent' },
+      });
+      expect(Object.keys(doc.paths['/v1/runs/{id}/stream'].get.responses['200'].content)).toEqual([
+        'text/event-stream',
+      ]);
       expect(doc.paths['/runs/{id}/stream'].get.deprecated).toBe(true);
     });
 
@@ -232,10 +286,16 @@ describe.each(DIALECTS)('run output routes on %s', (dialect) => {
       const logs = await h.http.get(`/v1/runs/${done.id}/events?kind=log`).set(bearer(op.token));
       expect(logs.body.map((e: RunEvent) => e.data.text)).toEqual(CHUNKS);
       const web2 = await h.http.get(`/v1/runs/${done.id}/events?host=web2`).set(bearer(op.token));
-      expect(web2.body.map((e: RunEvent) => e.seq)).toEqual(done.events.filter((e) => e.data.host === 'web2').map((e) => e.seq));
+      expect(web2.body.map((e: RunEvent) => e.seq)).toEqual(
+        done.events.filter((e) => e.data.host === 'web2').map((e) => e.seq),
+      );
       expect(web2.body.length).toBe(2);
-      const both = await h.http.get(`/v1/runs/${done.id}/events?kind=runner_on_ok&host=web1&after_seq=5`).set(bearer(op.token));
-      expect(both.body.map((e: RunEvent) => e.seq)).toEqual(done.events.filter((e) => e.kind === 'runner_on_ok' && e.data.host === 'web1' && e.seq > 5).map((e) => e.seq));
+      const both = await h.http
+        .get(`/v1/runs/${done.id}/events?kind=runner_on_ok&host=web1&after_seq=5`)
+        .set(bearer(op.token));
+      expect(both.body.map((e: RunEvent) => e.seq)).toEqual(
+        done.events.filter((e) => e.kind === 'runner_on_ok' && e.data.host === 'web1' && e.seq > 5).map((e) => e.seq),
+      );
       // Paging with after_seq reads every event exactly once.
       const seen: number[] = [];
       for (let after = 0; ;) {
@@ -246,11 +306,20 @@ describe.each(DIALECTS)('run output routes on %s', (dialect) => {
         after = page.body.at(-1).seq;
       }
       expect(seen).toEqual(done.events.map((e) => e.seq));
-      expect((await h.http.get(`/v1/runs/${done.id}/events?after_seq=99999999999`).set(bearer(op.token))).body).toEqual([]);
+      expect((await h.http.get(`/v1/runs/${done.id}/events?after_seq=99999999999`).set(bearer(op.token))).body).toEqual(
+        [],
+      );
     });
 
     it('refuses bad queries (400) and hides invisible runs (404)', async () => {
-      for (const [q, path] of [['limit=0', 'query.limit'], ['limit=10001', 'query.limit'], ['after_seq=-1', 'query.after_seq'], ['after_seq=x', 'query.after_seq'], ['kind=', 'query.kind'], ['bogus=1', 'query']]) {
+      for (const [q, path] of [
+        ['limit=0', 'query.limit'],
+        ['limit=10001', 'query.limit'],
+        ['after_seq=-1', 'query.after_seq'],
+        ['after_seq=x', 'query.after_seq'],
+        ['kind=', 'query.kind'],
+        ['bogus=1', 'query'],
+      ]) {
         expectProblem(await h.http.get(`/v1/runs/${done.id}/events?${q}`).set(bearer(op.token)), 400, path);
       }
       expectProblem(await h.http.get(`/v1/runs/${done.id}/events`).set(bearer(other.token)), 404);
@@ -339,11 +408,19 @@ describe.each(DIALECTS)('run output routes on %s', (dialect) => {
       await y.until((z) => z.seqs().length === 3, 'the next live event');
       expect(h.services.eventBus.subscriptionCount()).toBe(before + 1);
       y.close();
-      await waitFor(() => h.services.eventBus.subscriptionCount() === before, 'the subscription to end after both clients left');
+      await waitFor(
+        () => h.services.eventBus.subscriptionCount() === before,
+        'the subscription to end after both clients left',
+      );
     });
 
     it('answers 404 for an invisible or unknown run and 400 for a bad resume point, as problem+json before streaming', async () => {
-      for (const [headers, query, path] of [[{ 'Last-Event-ID': 'abc' }, '', 'header.last-event-id'], [{ 'Last-Event-ID': '-3' }, '', 'header.last-event-id'], [{}, '?after_seq=x', 'query.after_seq'], [{}, '?other=1', 'query']] as const) {
+      for (const [headers, query, path] of [
+        [{ 'Last-Event-ID': 'abc' }, '', 'header.last-event-id'],
+        [{ 'Last-Event-ID': '-3' }, '', 'header.last-event-id'],
+        [{}, '?after_seq=x', 'query.after_seq'],
+        [{}, '?other=1', 'query'],
+      ] as const) {
         const res = await h.http.get(`/v1/runs/${done.id}/stream${query}`).set(bearer(op.token)).set(headers);
         expectProblem(res, 400, path);
       }
@@ -401,7 +478,11 @@ describe.each(DIALECTS)('run output routes on %s', (dialect) => {
         const s = await openSse(`${own.base}/v1/runs/${id}/stream`, bearer(op.token));
         await s.until((x) => x.seqs().length === 3, 'the stored events and the one published meanwhile');
         expect(raced).toBe(true);
-        expect(events(s.frames).map((e) => e.data.text)).toEqual([undefined, 'stored\n', 'published during the catch-up read\n']);
+        expect(events(s.frames).map((e) => e.data.text)).toEqual([
+          undefined,
+          'stored\n',
+          'published during the catch-up read\n',
+        ]);
         await s.until((x) => x.frames.filter((f) => f.comment === 'keepalive').length >= 2, 'two heartbeats');
         s.close();
       } finally {
@@ -414,7 +495,11 @@ describe.each(DIALECTS)('run output routes on %s', (dialect) => {
       const b = eventsOf(id);
       await ingest([b.status('running')]);
       // An ingester whose publish goes nowhere: stored, never live.
-      const silent = createRunIngester({ transaction: h.tdb.db.transaction, publish: async () => {}, clock: () => new Date() });
+      const silent = createRunIngester({
+        transaction: h.tdb.db.transaction,
+        publish: async () => {},
+        clock: () => new Date(),
+      });
       const own = await ownServer({ heartbeatMs: 20 });
       try {
         const s = await openSse(`${own.base}/v1/runs/${id}/stream`, bearer(op.token));
@@ -490,9 +575,13 @@ describe.each(DIALECTS)('run output routes on %s', (dialect) => {
   /** The run output routes alone on their own server, with options the app does not set (and, if given, another output service). */
   async function ownServer(opts: Parameters<typeof runOutputRoutes>[1], output = h.services.runOutput) {
     const app = express();
-    mountOperations(app, runOutputRoutes({ runOutput: output, runAccess: h.services.runAccess, eventBus: h.services.eventBus }, opts), {
-      authenticate: (t) => h.services.auth.authenticate(t),
-    });
+    mountOperations(
+      app,
+      runOutputRoutes({ runOutput: output, runAccess: h.services.runAccess, eventBus: h.services.eventBus }, opts),
+      {
+        authenticate: (t) => h.services.auth.authenticate(t),
+      },
+    );
     app.use(errorHandler(createLogger('error', { silent: true })));
     const own = app.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => own.once('listening', () => resolve()));
@@ -510,7 +599,16 @@ describe.each(DIALECTS)('run output routes on %s', (dialect) => {
     const run = (await h.tdb.db.repos.runs.findById(runId))!;
     let [lines, bytes] = [run.log_lines, run.log_bytes];
     const rows = list.map((e) => {
-      const row = { run_id: runId, seq: e.seq, ts: e.ts, kind: e.kind, host: (e.data.host as string | undefined) ?? null, log_line: null as number | null, log_byte: null as number | null, data: e.data };
+      const row = {
+        run_id: runId,
+        seq: e.seq,
+        ts: e.ts,
+        kind: e.kind,
+        host: (e.data.host as string | undefined) ?? null,
+        log_line: null as number | null,
+        log_byte: null as number | null,
+        data: e.data,
+      };
       if (e.kind === 'log') {
         row.log_line = e.data.start_line as number;
         row.log_byte = bytes;
@@ -521,7 +619,8 @@ describe.each(DIALECTS)('run output routes on %s', (dialect) => {
     });
     await h.tdb.db.repos.runEvents.insertBatch(rows);
     await h.tdb.db.repos.runs.advanceProgress(runId, { lastSeq: list.at(-1)!.seq, logLines: lines, logBytes: bytes });
-    if (list.some((e) => e.kind === 'status' && e.data.status === 'finished')) await h.tdb.db.repos.runs.update(runId, { status: 'finished', conclusion: 'succeeded' });
+    if (list.some((e) => e.kind === 'status' && e.data.status === 'finished'))
+      await h.tdb.db.repos.runs.update(runId, { status: 'finished', conclusion: 'succeeded' });
   }
 });
 
@@ -540,9 +639,15 @@ describe.each(DIALECTS)('output of a real run on %s', (dialect) => {
   });
 
   it('streams, lists and serves by line and byte what ansible-playbook printed, multibyte text included', async () => {
-    const playbook = '- hosts: all\n  gather_facts: false\n  tasks:\n' +
-      ['ünïcode ✓', '日本語のログ', 'emoji 🎉 done'].map((msg, i) => `    - name: say ${i}\n      ansible.builtin.debug: { msg: "${msg}" }\n`).join('');
-    const submitted = await h.http.post('/v1/runs').set(bearer(h.admin.token)).send({ playbook, inventory: 'localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n' });
+    const playbook =
+      '- hosts: all\n  gather_facts: false\n  tasks:\n' +
+      ['ünïcode ✓', '日本語のログ', 'emoji 🎉 done']
+        .map((msg, i) => `    - name: say ${i}\n      ansible.builtin.debug: { msg: "${msg}" }\n`)
+        .join('');
+    const submitted = await h.http.post('/v1/runs').set(bearer(h.admin.token)).send({
+      playbook,
+      inventory: 'localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n',
+    });
     expect(submitted.status).toBe(201);
     const id = submitted.body.id as string;
     const port = (server.address() as AddressInfo).port;
@@ -555,13 +660,22 @@ describe.each(DIALECTS)('output of a real run on %s', (dialect) => {
     const listed = await h.http.get(`/v1/runs/${id}/events?limit=10000`).set(bearer(h.admin.token));
     expect(listed.body).toEqual(streamed);
 
-    const log = streamed.filter((e) => e.kind === 'log').map((e) => e.data.text as string).join('');
+    const log = streamed
+      .filter((e) => e.kind === 'log')
+      .map((e) => e.data.text as string)
+      .join('');
     expect(log).toContain('日本語のログ');
     const bytes = Buffer.from(log, 'utf8');
     const whole = await h.http.get(`/v1/runs/${id}/logs`).set(bearer(h.admin.token));
     expect(whole.text).toBe(log);
-    const lines = log.split('\n').slice(0, -1).map((l) => `${l}\n`);
-    const run = (await h.http.get(`/v1/runs/${id}`).set(bearer(h.admin.token))).body as { log_lines: number; last_seq: number };
+    const lines = log
+      .split('\n')
+      .slice(0, -1)
+      .map((l) => `${l}\n`);
+    const run = (await h.http.get(`/v1/runs/${id}`).set(bearer(h.admin.token))).body as {
+      log_lines: number;
+      last_seq: number;
+    };
     expect(run).toMatchObject({ log_lines: lines.length, last_seq: streamed.length });
     for (let offset = 0; offset < lines.length; offset += 3) {
       const page = await h.http.get(`/v1/runs/${id}/logs?offset=${offset}&limit=3`).set(bearer(h.admin.token));

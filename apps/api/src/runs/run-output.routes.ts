@@ -24,7 +24,9 @@ const LOG_PAGE_BYTES = 1024 * 1024;
 const TEXT = 'text/plain; charset=utf-8';
 
 const RunStreamQuery = z.strictObject({
-  after_seq: decimalInteger(0, Number.MAX_SAFE_INTEGER).optional().meta({ description: 'resume after this seq, for clients that cannot send Last-Event-ID (the header wins)' }),
+  after_seq: decimalInteger(0, Number.MAX_SAFE_INTEGER)
+    .optional()
+    .meta({ description: 'resume after this seq, for clients that cannot send Last-Event-ID (the header wins)' }),
 });
 
 type Svc = Pick<Services, 'runOutput' | 'runAccess' | 'eventBus'>;
@@ -34,13 +36,22 @@ function lastEventId(req: Request): number | undefined {
   const raw = req.header('last-event-id')?.trim();
   if (!raw) return undefined;
   if (!/^\d{1,15}$/.test(raw)) {
-    throw new ValidationError('invalid header Last-Event-ID', [{ path: 'header.last-event-id', message: 'must be the seq of an event (a non-negative integer)' }]);
+    throw new ValidationError('invalid header Last-Event-ID', [
+      { path: 'header.last-event-id', message: 'must be the seq of an event (a non-negative integer)' },
+    ]);
   }
   return Number(raw);
 }
 
 /** 200 with the whole log, read and written piece by piece; Content-Length is the size when the read began. */
-async function sendWholeLog(s: Svc, p: Principal, id: string, pageBytes: number, req: Request, res: Response): Promise<void> {
+async function sendWholeLog(
+  s: Svc,
+  p: Principal,
+  id: string,
+  pageBytes: number,
+  req: Request,
+  res: Response,
+): Promise<void> {
   const first = await s.runOutput.logBytes(p, id, { start: 0, end: pageBytes - 1 });
   const total = first.totalBytes;
   res.status(200).setHeader('Content-Type', TEXT);
@@ -59,14 +70,21 @@ async function sendWholeLog(s: Svc, p: Principal, id: string, pageBytes: number,
   res.end();
 }
 
-async function sendLogRange(s: Svc, p: Principal, id: string, range: ReturnType<typeof parseRange>, res: Response): Promise<void> {
+async function sendLogRange(
+  s: Svc,
+  p: Principal,
+  id: string,
+  range: ReturnType<typeof parseRange>,
+  res: Response,
+): Promise<void> {
   // An invalid specifier still checks visibility first and reports the size, like an unsatisfiable one.
   const read = await s.runOutput.logBytes(p, id, range.kind === 'single' ? range.range : { suffix: 0 });
   if (!read.range) {
     res.setHeader('Content-Range', `bytes */${read.totalBytes}`);
-    const detail = range.kind === 'single'
-      ? `the range lies outside the log, which has ${read.totalBytes} bytes so far`
-      : 'the Range header is not a valid bytes range: use bytes=first-last, bytes=first- or bytes=-suffix';
+    const detail =
+      range.kind === 'single'
+        ? `the range lies outside the log, which has ${read.totalBytes} bytes so far`
+        : 'the Range header is not a valid bytes range: use bytes=first-last, bytes=first- or bytes=-suffix';
     return sendProblem(res, 416, 'range-not-satisfiable', detail, { title: 'Range Not Satisfiable' });
   }
   res.status(206).setHeader('Content-Type', TEXT);
@@ -80,7 +98,12 @@ export function runOutputRoutes(s: Svc, opts: RunOutputRouteOptions = {}): Opera
   const logPageBytes = opts.logPageBytes ?? LOG_PAGE_BYTES;
   return [
     defineOperation({
-      operationId: 'getRunLog', method: 'get', path: '/runs/{id}/logs', tag: 'runs', auth: 'user', legacy: true,
+      operationId: 'getRunLog',
+      method: 'get',
+      path: '/runs/{id}/logs',
+      tag: 'runs',
+      auth: 'user',
+      legacy: true,
       summary: "A run's output as plain text: whole, by lines (?offset=&limit=) or by bytes (HTTP Range).",
       description:
         'A running run answers what has been stored so far. `offset`/`limit` count lines (the total is in `X-Total-Lines`). ' +
@@ -91,14 +114,20 @@ export function runOutputRoutes(s: Svc, opts: RunOutputRouteOptions = {}): Opera
       query: RunLogQuery,
       responses: {
         200: { description: 'The log, or the lines asked for', schema: z.string(), contentType: TEXT },
-        206: { description: 'The bytes asked for (Content-Range: bytes a-b/total)', schema: z.string(), contentType: TEXT },
+        206: {
+          description: 'The bytes asked for (Content-Range: bytes a-b/total)',
+          schema: z.string(),
+          contentType: TEXT,
+        },
         416: { description: 'The range lies outside the log (Content-Range: bytes */total)' },
       },
       async handle({ principal, params, query, req, res }) {
         res.setHeader('Accept-Ranges', 'bytes');
         const byLines = query.offset !== undefined || query.limit !== undefined;
         if (byLines && req.headers.range !== undefined) {
-          throw new ValidationError('ask by lines (offset/limit) or by bytes (Range), not both', [{ path: 'header.range', message: 'not allowed together with offset or limit' }]);
+          throw new ValidationError('ask by lines (offset/limit) or by bytes (Range), not both', [
+            { path: 'header.range', message: 'not allowed together with offset or limit' },
+          ]);
         }
         if (byLines) {
           const { text, totalLines } = await s.runOutput.logLines(principal, params.id, query);
@@ -110,13 +139,19 @@ export function runOutputRoutes(s: Svc, opts: RunOutputRouteOptions = {}): Opera
           return undefined;
         }
         const range = parseRange(req.headers.range);
-        if (range.kind === 'single' || range.kind === 'invalid') await sendLogRange(s, principal, params.id, range, res);
+        if (range.kind === 'single' || range.kind === 'invalid')
+          await sendLogRange(s, principal, params.id, range, res);
         else await sendWholeLog(s, principal, params.id, logPageBytes, req, res);
         return undefined;
       },
     }),
     defineOperation({
-      operationId: 'listRunEvents', method: 'get', path: '/runs/{id}/events', tag: 'runs', auth: 'user', legacy: true,
+      operationId: 'listRunEvents',
+      method: 'get',
+      path: '/runs/{id}/events',
+      tag: 'runs',
+      auth: 'user',
+      legacy: true,
       summary: "A run's structured events in seq order; page on with after_seq.",
       params: RunIdParams,
       query: RunEventsQuery,
@@ -126,7 +161,12 @@ export function runOutputRoutes(s: Svc, opts: RunOutputRouteOptions = {}): Opera
       },
     }),
     defineOperation({
-      operationId: 'streamRunEvents', method: 'get', path: '/runs/{id}/stream', tag: 'runs', auth: 'user', legacy: true,
+      operationId: 'streamRunEvents',
+      method: 'get',
+      path: '/runs/{id}/stream',
+      tag: 'runs',
+      auth: 'user',
+      legacy: true,
       summary: "A run's events live over Server-Sent Events, resumable, ending with `event: end`.",
       description:
         'Each event is framed `id: <seq>`, `event: <kind>`, `data: <the RunEvent as JSON>`. Stored events after the resume point ' +
@@ -145,7 +185,18 @@ export function runOutputRoutes(s: Svc, opts: RunOutputRouteOptions = {}): Opera
           return undefined;
         }
         // A subscription that fails (queue mode: Redis away) rejects before anything is written: a 503 problem.
-        await streamRunEvents({ output: s.runOutput, eventBus: s.eventBus, heartbeatMs, maxBehind: opts.maxBehind, onError: opts.onStreamError }, params.id, resumeAfter, res);
+        await streamRunEvents(
+          {
+            output: s.runOutput,
+            eventBus: s.eventBus,
+            heartbeatMs,
+            maxBehind: opts.maxBehind,
+            onError: opts.onStreamError,
+          },
+          params.id,
+          resumeAfter,
+          res,
+        );
         return undefined;
       },
     }),

@@ -6,7 +6,6 @@ import type { RunRow } from '@baton/db';
 import { DIALECTS, type TestDatabase, testRunRow } from '@baton/db/testing';
 import { createHarness, type Harness } from '../testing/harness.js';
 
-
 describe.each(DIALECTS)('run recovery wiring on %s', (dialect) => {
   let h: Harness;
   let tdb: TestDatabase;
@@ -47,7 +46,13 @@ describe.each(DIALECTS)('run recovery wiring on %s', (dialect) => {
     });
     await runs.runQueue.enqueue({ runId: id });
     expect((await finished).data).toEqual({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
-    expect(await tdb.db.repos.runs.findById(id)).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost', worker: 'executor-fails', last_seq: 1 });
+    expect(await tdb.db.repos.runs.findById(id)).toMatchObject({
+      status: 'finished',
+      conclusion: 'error',
+      reason: 'worker_lost',
+      worker: 'executor-fails',
+      last_seq: 1,
+    });
     await sub.close();
   });
 
@@ -64,19 +69,33 @@ describe.each(DIALECTS)('run recovery wiring on %s', (dialect) => {
       started();
       // Holds its lease (30 s by default: no renewal needed) until the test is done with the sweep.
       await held;
-      runs.runIngest.push({ run_id: job.runId, seq: 1, ts: new Date().toISOString(), kind: 'status', data: { status: 'finished', conclusion: 'succeeded', exit_code: 0, stats: {} } });
+      runs.runIngest.push({
+        run_id: job.runId,
+        seq: 1,
+        ts: new Date().toISOString(),
+        kind: 'status',
+        data: { status: 'finished', conclusion: 'succeeded', exit_code: 0, stats: {} },
+      });
       await runs.runIngest.flush();
     });
 
     expect(await runs.runRecovery.reconcile()).toEqual({ lost: [orphan], requeued: [pending], failed: [] });
     await leased;
     expect(claimed).toEqual([pending]);
-    expect(await tdb.db.repos.runs.findById(orphan)).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
+    expect(await tdb.db.repos.runs.findById(orphan)).toMatchObject({
+      status: 'finished',
+      conclusion: 'error',
+      reason: 'worker_lost',
+    });
     // The dispatched run is leased and running now: a second sweep leaves it alone.
     expect(await runs.runRecovery.reconcile()).toEqual({ lost: [], requeued: [], failed: [] });
     release();
     await sub.close();
     expect(claimed).toEqual([pending]);
-    expect(await tdb.db.repos.runs.findById(pending)).toMatchObject({ status: 'finished', conclusion: 'succeeded', worker: 'executor-1' });
+    expect(await tdb.db.repos.runs.findById(pending)).toMatchObject({
+      status: 'finished',
+      conclusion: 'succeeded',
+      worker: 'executor-1',
+    });
   });
 });

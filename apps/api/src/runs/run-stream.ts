@@ -38,7 +38,6 @@ export function drained(res: Response): Promise<void> {
   });
 }
 
-
 /** A kind is one line of the frame whatever it contains. */
 const frame = (e: RunEvent) => `id: ${e.seq}\nevent: ${e.kind.replace(/[\r\n]/g, ' ')}\ndata: ${JSON.stringify(e)}\n\n`;
 
@@ -48,7 +47,12 @@ const frame = (e: RunEvent) => `id: ${e.seq}\nevent: ${e.kind.replace(/[\r\n]/g,
  * then sends the stored events after the resume point, then the live ones, skipping any already sent and
  * filling a jump in seq from the database first. Rejects (before anything is written) if subscribing fails.
  */
-export async function streamRunEvents(deps: RunStreamDeps, runId: string, afterSeq: number, res: Response): Promise<void> {
+export async function streamRunEvents(
+  deps: RunStreamDeps,
+  runId: string,
+  afterSeq: number,
+  res: Response,
+): Promise<void> {
   let lastSent = afterSeq;
   let closed = false;
   let heartbeat: NodeJS.Timeout | undefined = undefined;

@@ -9,16 +9,28 @@ const location = (id: string) => ({ Location: `/v1/runs/${id}` });
 export function runRoutes(s: Pick<Services, 'runs'>): Operation[] {
   return [
     defineOperation({
-      operationId: 'submitRun', method: 'post', path: '/runs', tag: 'runs', auth: 'user', legacy: true,
-      summary: 'Submit a run: an inline playbook or a path in a project (resolved to the branch head now), against a stored or inline inventory. shards ≥ 2 splits it.',
-      description: 'Needs the operator or admin role and use on every referenced object. With shards: N, answers with the split; its N shard runs get hosts [k::N] of the inventory sorted by name, after limit.',
+      operationId: 'submitRun',
+      method: 'post',
+      path: '/runs',
+      tag: 'runs',
+      auth: 'user',
+      legacy: true,
+      summary:
+        'Submit a run: an inline playbook or a path in a project (resolved to the branch head now), against a stored or inline inventory. shards ≥ 2 splits it.',
+      description:
+        'Needs the operator or admin role and use on every referenced object. With shards: N, answers with the split; its N shard runs get hosts [k::N] of the inventory sorted by name, after limit.',
       body: SubmitRunBody,
       responses: {
         201: { description: 'Submitted: the run, or the split', schema: Run },
-        400: { description: 'Invalid body: both or neither inventory, a `..` path, unparseable inline inventory, more shards than hosts…' },
+        400: {
+          description:
+            'Invalid body: both or neither inventory, a `..` path, unparseable inline inventory, more shards than hosts…',
+        },
         403: { description: 'Viewer role, or no use grant on a referenced object' },
         404: { description: 'A referenced project, inventory or credential is unknown or not visible' },
-        422: { description: 'git cannot fetch the project, or the playbook is missing or a directory at the branch head' },
+        422: {
+          description: 'git cannot fetch the project, or the playbook is missing or a directory at the branch head',
+        },
       },
       async handle({ principal, body }) {
         const run = await s.runs.submit(principal, body);
@@ -26,7 +38,12 @@ export function runRoutes(s: Pick<Services, 'runs'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'listRuns', method: 'get', path: '/runs', tag: 'runs', auth: 'user', legacy: true,
+      operationId: 'listRuns',
+      method: 'get',
+      path: '/runs',
+      tag: 'runs',
+      auth: 'user',
+      legacy: true,
       summary: 'Run history the caller may see, newest first; shards only with include_shards=true.',
       query: RunListQuery,
       responses: { 200: { description: 'Runs', schema: z.array(Run) } },
@@ -35,7 +52,12 @@ export function runRoutes(s: Pick<Services, 'runs'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'getRun', method: 'get', path: '/runs/{id}', tag: 'runs', auth: 'user', legacy: true,
+      operationId: 'getRun',
+      method: 'get',
+      path: '/runs/{id}',
+      tag: 'runs',
+      auth: 'user',
+      legacy: true,
       summary: 'One run with its per-host counts.',
       params: RunIdParams,
       responses: { 200: { description: 'The run', schema: Run } },
@@ -44,7 +66,12 @@ export function runRoutes(s: Pick<Services, 'runs'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'listRunShards', method: 'get', path: '/runs/{id}/shards', tag: 'runs', auth: 'user', legacy: true,
+      operationId: 'listRunShards',
+      method: 'get',
+      path: '/runs/{id}/shards',
+      tag: 'runs',
+      auth: 'user',
+      legacy: true,
       summary: 'The shard runs of a split, in shard order (empty for any other run).',
       params: RunIdParams,
       responses: { 200: { description: 'Shards', schema: z.array(Run) } },
@@ -53,7 +80,12 @@ export function runRoutes(s: Pick<Services, 'runs'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'listRunSteps', method: 'get', path: '/runs/{id}/steps', tag: 'runs', auth: 'user', legacy: true,
+      operationId: 'listRunSteps',
+      method: 'get',
+      path: '/runs/{id}/steps',
+      tag: 'runs',
+      auth: 'user',
+      legacy: true,
       summary: 'The step runs of a pipeline run (empty until pipelines exist).',
       params: RunIdParams,
       responses: { 200: { description: 'Steps', schema: z.array(Run) } },
@@ -62,12 +94,21 @@ export function runRoutes(s: Pick<Services, 'runs'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'cancelRun', method: 'post', path: '/runs/{id}/cancel', tag: 'runs', auth: 'user', legacy: true,
-      summary: 'Cancel a run: pending or held → finished/canceled at once (200); running → the executor stops ansible-playbook (202). A split cancels its shards.',
+      operationId: 'cancelRun',
+      method: 'post',
+      path: '/runs/{id}/cancel',
+      tag: 'runs',
+      auth: 'user',
+      legacy: true,
+      summary:
+        'Cancel a run: pending or held → finished/canceled at once (200); running → the executor stops ansible-playbook (202). A split cancels its shards.',
       params: RunIdParams,
       responses: {
         200: { description: 'Canceled: the finished run', schema: Run },
-        202: { description: 'Stopping: the run finishes `canceled` once its executor has stopped ansible-playbook', schema: Run },
+        202: {
+          description: 'Stopping: the run finishes `canceled` once its executor has stopped ansible-playbook',
+          schema: Run,
+        },
         409: { description: 'The run is already finished' },
       },
       async handle({ principal, params }) {
@@ -76,8 +117,14 @@ export function runRoutes(s: Pick<Services, 'runs'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'retryRun', method: 'post', path: '/runs/{id}/retry', tag: 'runs', auth: 'user', legacy: true,
-      summary: 'Retry a finished run: a split → a new split of only its failed shards; an ordinary run → again, on its failed and unreachable hosts.',
+      operationId: 'retryRun',
+      method: 'post',
+      path: '/runs/{id}/retry',
+      tag: 'runs',
+      auth: 'user',
+      legacy: true,
+      summary:
+        'Retry a finished run: a split → a new split of only its failed shards; an ordinary run → again, on its failed and unreachable hosts.',
       params: RunIdParams,
       responses: {
         201: { description: 'The new run or split, with retry_of set', schema: Run },

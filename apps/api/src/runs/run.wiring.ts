@@ -2,13 +2,40 @@
 // persists executor events before publishing them, the runs service, and the recovery sweep.
 import os from 'node:os';
 import {
-  type Authorizer, type Clock, classifyBundleFailure, createRunAccess, createRunBundleBuilder, createRunIngester, createRunRecovery, createRunService, createWorkerService,
-  createRunOutputService, type CredentialService, type InventoryService, type ProjectService, UnavailableError,
+  type Authorizer,
+  type Clock,
+  classifyBundleFailure,
+  createRunAccess,
+  createRunBundleBuilder,
+  createRunIngester,
+  createRunRecovery,
+  createRunService,
+  createWorkerService,
+  createRunOutputService,
+  type CredentialService,
+  type InventoryService,
+  type ProjectService,
+  UnavailableError,
 } from '@baton/core';
 import type { Database } from '@baton/db';
-import { inventoryForHosts, inventoryHosts, parseInventory, resolvePlaybookAtBranch, type Sandbox, sealBundle } from '@baton/executor';
 import {
-  createInProcessEventBus, createInProcessRunQueue, createRedisEventBus, createRedisRunQueue, type EventBus, type OnLeaseLost, type RunJob, type RunQueue, withTimeout,
+  inventoryForHosts,
+  inventoryHosts,
+  parseInventory,
+  resolvePlaybookAtBranch,
+  type Sandbox,
+  sealBundle,
+} from '@baton/executor';
+import {
+  createInProcessEventBus,
+  createInProcessRunQueue,
+  createRedisEventBus,
+  createRedisRunQueue,
+  type EventBus,
+  type OnLeaseLost,
+  type RunJob,
+  type RunQueue,
+  withTimeout,
 } from '@baton/queue';
 import { INVENTORY_LIMITS } from '../inventories/inventory.wiring.js';
 import { processAlive } from './process-alive.js';
@@ -40,7 +67,14 @@ export interface QueueModeSettings {
 const QUEUE_TIMEOUT_MS = 5_000;
 
 const withinQueueTimeout = <T>(work: Promise<T>, what: string): Promise<T> =>
-  withTimeout(work, QUEUE_TIMEOUT_MS, () => new UnavailableError(`the run queue (Redis) did not answer within ${QUEUE_TIMEOUT_MS / 1000} s while ${what}; try again`));
+  withTimeout(
+    work,
+    QUEUE_TIMEOUT_MS,
+    () =>
+      new UnavailableError(
+        `the run queue (Redis) did not answer within ${QUEUE_TIMEOUT_MS / 1000} s while ${what}; try again`,
+      ),
+  );
 
 export function createRunServices(db: Database, opts: RunWiringOptions) {
   const { repos } = db;
@@ -48,18 +82,40 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
   let onLost: OnLeaseLost = () => {};
   // The single writer of run events and, after submit, of run status; its errors have no caller to go to.
   const reportRunError = (err: unknown) => (opts.reportError ?? ((e) => console.error('baton: runs:', e)))(err);
-  const lease = { onLost: (...args: Parameters<OnLeaseLost>) => onLost(...args), ...(opts.leaseMs ? { leaseMs: opts.leaseMs } : {}) };
+  const lease = {
+    onLost: (...args: Parameters<OnLeaseLost>) => onLost(...args),
+    ...(opts.leaseMs ? { leaseMs: opts.leaseMs } : {}),
+  };
   const q = opts.queueMode;
   const runQueue: RunQueue = q
-    ? createRedisRunQueue({ redisUrl: q.redisUrl, prefix: q.prefix, ...lease, watchLeases: true, onError: reportRunError })
+    ? createRedisRunQueue({
+        redisUrl: q.redisUrl,
+        prefix: q.prefix,
+        ...lease,
+        watchLeases: true,
+        onError: reportRunError,
+      })
     : createInProcessRunQueue(lease);
-  const eventBus: EventBus = q ? createRedisEventBus({ redisUrl: q.redisUrl, prefix: q.prefix, onError: reportRunError }) : createInProcessEventBus();
+  const eventBus: EventBus = q
+    ? createRedisEventBus({ redisUrl: q.redisUrl, prefix: q.prefix, onError: reportRunError })
+    : createInProcessEventBus();
   const runAccess = createRunAccess({ runs: repos.runs, authz: opts.authz });
   const ingester = createRunIngester({
-    transaction: db.transaction, publish: (e) => eventBus.publish(e), clock: opts.clock, onError: reportRunError,
+    transaction: db.transaction,
+    publish: (e) => eventBus.publish(e),
+    clock: opts.clock,
+    onError: reportRunError,
   });
-  onLost = (runId) => void ingester.finish(runId, { conclusion: 'error', reason: 'worker_lost' }, ['running', 'pending']).catch(reportRunError);
-  const runBundles = createRunBundleBuilder({ runs: repos.runs, projects: repos.projects, inventories: repos.inventories, credentials: opts.credentials });
+  onLost = (runId) =>
+    void ingester
+      .finish(runId, { conclusion: 'error', reason: 'worker_lost' }, ['running', 'pending'])
+      .catch(reportRunError);
+  const runBundles = createRunBundleBuilder({
+    runs: repos.runs,
+    projects: repos.projects,
+    inventories: repos.inventories,
+    credentials: opts.credentials,
+  });
   // Queue mode: workers never open the database, so each job carries its bundle, sealed, built when it is enqueued.
   const dispatchQueue: Pick<RunQueue, 'enqueue' | 'cancel' | 'pendingIds' | 'leasedIds'> = q
     ? {
@@ -86,23 +142,43 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
       }
     : runQueue;
   const runRecovery = createRunRecovery({
-    runs: repos.runs, workers: repos.workers, queue: dispatchQueue, finish: (...args) => ingester.finish(...args), clock: opts.clock,
+    runs: repos.runs,
+    workers: repos.workers,
+    queue: dispatchQueue,
+    finish: (...args) => ingester.finish(...args),
+    clock: opts.clock,
     self: { hostname: os.hostname(), pid: process.pid, processAlive },
   });
   // Submit, cancel and retry; ansible and git are the executor's own functions, bounded like inventory parsing.
   const runs = createRunService({
-    runs: repos.runs, transaction: db.transaction, authz: opts.authz, access: runAccess, clock: opts.clock, projects: opts.projects,
-    resolvePlaybook: resolvePlaybookAtBranch, inventories: opts.inventories, credentials: opts.credentials,
+    runs: repos.runs,
+    transaction: db.transaction,
+    authz: opts.authz,
+    access: runAccess,
+    clock: opts.clock,
+    projects: opts.projects,
+    resolvePlaybook: resolvePlaybookAtBranch,
+    inventories: opts.inventories,
+    credentials: opts.credentials,
     inventoryTool: {
       parse: (content) => parseInventory({ content, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),
       hosts: (o) => inventoryHosts({ ...o, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),
       forHosts: inventoryForHosts,
     },
-    queue: dispatchQueue, finish: (...args) => ingester.finish(...args),
-    onEnqueueError: (runId, err) => reportRunError(new Error(`run ${runId} committed but not enqueued (the recovery sweep will): ${(err as Error).message}`)),
+    queue: dispatchQueue,
+    finish: (...args) => ingester.finish(...args),
+    onEnqueueError: (runId, err) =>
+      reportRunError(
+        new Error(`run ${runId} committed but not enqueued (the recovery sweep will): ${(err as Error).message}`),
+      ),
   });
   const runOutput = createRunOutputService({ runEvents: repos.runEvents, runs: repos.runs, access: runAccess });
-  const workers = createWorkerService({ workers: repos.workers, runs: repos.runs, access: runAccess, clock: opts.clock });
+  const workers = createWorkerService({
+    workers: repos.workers,
+    runs: repos.runs,
+    access: runAccess,
+    clock: opts.clock,
+  });
   return {
     runs,
     runBundles,

@@ -2,12 +2,23 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { DEFAULT_PG_SOCKET_DIR, ENV_FILE_DIR, type HiddenPathsHost, postgresSocketDir, sandboxHiddenPaths } from './sandbox-paths.js';
+import {
+  DEFAULT_PG_SOCKET_DIR,
+  ENV_FILE_DIR,
+  type HiddenPathsHost,
+  postgresSocketDir,
+  sandboxHiddenPaths,
+} from './sandbox-paths.js';
 
 const DATA = '/var/lib/baton';
 
 /** A host where exactly `existing` exist. */
-const hostWith = (existing: string[], over: Partial<HiddenPathsHost> = {}): HiddenPathsHost => ({ exists: (p) => existing.includes(p), uid: 1001, env: {}, ...over });
+const hostWith = (existing: string[], over: Partial<HiddenPathsHost> = {}): HiddenPathsHost => ({
+  exists: (p) => existing.includes(p),
+  uid: 1001,
+  env: {},
+  ...over,
+});
 
 describe('postgresSocketDir', () => {
   it.each([
@@ -38,22 +49,33 @@ describe('sandboxHiddenPaths', () => {
   });
 
   it('hides the data dir and a SQLite database kept elsewhere, existing or not', () => {
-    expect(sandboxHiddenPaths({ dataDir: DATA, databaseUrl: 'sqlite:/srv/db/baton.db' }, hostWith([]))).toEqual([DATA, '/srv/db']);
+    expect(sandboxHiddenPaths({ dataDir: DATA, databaseUrl: 'sqlite:/srv/db/baton.db' }, hostWith([]))).toEqual([
+      DATA,
+      '/srv/db',
+    ]);
     expect(sandboxHiddenPaths({ dataDir: DATA, databaseUrl: `sqlite:${DATA}/baton.db` }, hostWith([]))).toEqual([DATA]);
     expect(sandboxHiddenPaths({ dataDir: DATA, databaseUrl: 'sqlite::memory:' }, hostWith([]))).toEqual([DATA]);
   });
 
   it('hides the audit signing key, the env file dir, the PostgreSQL socket dir and the runtime dir when they exist', () => {
     const existing = ['/etc/baton-keys/audit.pem', ENV_FILE_DIR, '/run/pg', '/run/user/1001'];
-    const config = { dataDir: DATA, databaseUrl: 'postgres://baton@/baton?host=/run/pg', auditSigningKeyFile: '/etc/baton-keys/audit.pem' };
+    const config = {
+      dataDir: DATA,
+      databaseUrl: 'postgres://baton@/baton?host=/run/pg',
+      auditSigningKeyFile: '/etc/baton-keys/audit.pem',
+    };
     expect(sandboxHiddenPaths(config, hostWith(existing))).toEqual([DATA, ...existing]);
     expect(sandboxHiddenPaths(config, hostWith([]))).toEqual([DATA]);
-    expect(sandboxHiddenPaths({ ...config, databaseUrl: 'postgresql:///baton' }, hostWith([DEFAULT_PG_SOCKET_DIR]))).toEqual([DATA, DEFAULT_PG_SOCKET_DIR]);
+    expect(
+      sandboxHiddenPaths({ ...config, databaseUrl: 'postgresql:///baton' }, hostWith([DEFAULT_PG_SOCKET_DIR])),
+    ).toEqual([DATA, DEFAULT_PG_SOCKET_DIR]);
   });
 
   it('hides no socket dir for a TCP connection, and no runtime dir without a uid', () => {
     const config = { dataDir: DATA, databaseUrl: 'postgres://db.internal/baton' };
-    expect(sandboxHiddenPaths(config, hostWith([DEFAULT_PG_SOCKET_DIR, '/run/user/1001'], { uid: undefined }))).toEqual([DATA]);
+    expect(sandboxHiddenPaths(config, hostWith([DEFAULT_PG_SOCKET_DIR, '/run/user/1001'], { uid: undefined }))).toEqual(
+      [DATA],
+    );
   });
 
   it('resolves a relative signing key path, and checks what exists on this host by default', () => {
@@ -62,7 +84,15 @@ describe('sandboxHiddenPaths', () => {
     const key = path.join(dir, 'audit.pem');
     fs.writeFileSync(key, 'key');
     const relative = path.relative(process.cwd(), key);
-    expect(sandboxHiddenPaths({ dataDir: DATA, databaseUrl: 'postgres://db.internal/baton', auditSigningKeyFile: relative })).toContain(key);
-    expect(sandboxHiddenPaths({ dataDir: DATA, databaseUrl: 'postgres://db.internal/baton', auditSigningKeyFile: path.join(dir, 'missing.pem') })).not.toContain(path.join(dir, 'missing.pem'));
+    expect(
+      sandboxHiddenPaths({ dataDir: DATA, databaseUrl: 'postgres://db.internal/baton', auditSigningKeyFile: relative }),
+    ).toContain(key);
+    expect(
+      sandboxHiddenPaths({
+        dataDir: DATA,
+        databaseUrl: 'postgres://db.internal/baton',
+        auditSigningKeyFile: path.join(dir, 'missing.pem'),
+      }),
+    ).not.toContain(path.join(dir, 'missing.pem'));
   });
 });

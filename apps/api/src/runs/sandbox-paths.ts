@@ -18,7 +18,11 @@ export interface HiddenPathsHost {
   env: NodeJS.ProcessEnv;
 }
 
-const thisHost = (): HiddenPathsHost => ({ exists: (p) => fs.existsSync(p), uid: process.getuid?.(), env: process.env });
+const thisHost = (): HiddenPathsHost => ({
+  exists: (p) => fs.existsSync(p),
+  uid: process.getuid?.(),
+  env: process.env,
+});
 
 /**
  * The directory of PostgreSQL's Unix socket when the URL connects through one: `?host=/dir`, a host that is an
@@ -47,10 +51,14 @@ export function postgresSocketDir(url: string, env: NodeJS.ProcessEnv = {}): str
  * peer-authenticated connection would let a playbook into the database as this user), and the user's runtime
  * directory (/run/user/<uid>: agent and D-Bus sockets).
  */
-export function sandboxHiddenPaths(config: Pick<Config, 'dataDir' | 'databaseUrl' | 'auditSigningKeyFile'>, host: HiddenPathsHost = thisHost()): string[] {
+export function sandboxHiddenPaths(
+  config: Pick<Config, 'dataDir' | 'databaseUrl' | 'auditSigningKeyFile'>,
+  host: HiddenPathsHost = thisHost(),
+): string[] {
   const hidden = [config.dataDir];
   const target = parseDatabaseUrl(config.databaseUrl);
-  if (target.dialect === 'sqlite' && target.location !== ':memory:') hidden.push(path.dirname(path.resolve(target.location)));
+  if (target.dialect === 'sqlite' && target.location !== ':memory:')
+    hidden.push(path.dirname(path.resolve(target.location)));
   const optional = [
     config.auditSigningKeyFile === undefined ? undefined : path.resolve(config.auditSigningKeyFile),
     ENV_FILE_DIR,

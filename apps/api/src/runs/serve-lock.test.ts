@@ -18,7 +18,12 @@ function lockFile(): string {
 }
 
 /** A process on `hostname` with `pid`, where the pids in `alive` live. */
-const proc = (hostname: string, pid: number, alive: number[] = [], now = Date.now): LockSelf => ({ hostname, pid, processAlive: (p) => alive.includes(p), now });
+const proc = (hostname: string, pid: number, alive: number[] = [], now = Date.now): LockSelf => ({
+  hostname,
+  pid,
+  processAlive: (p) => alive.includes(p),
+  now,
+});
 
 /** A ConfigError's message (errors cross Jest realms: checked by name, not class). */
 function refusal(fn: () => unknown): string {
@@ -110,7 +115,9 @@ describe('the serve lock', () => {
     const file = lockFile();
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, '{"pid": ');
-    expect(refusal(() => acquireServeLock(file, proc('box-a', 5)))).toContain('another process is taking the lock file');
+    expect(refusal(() => acquireServeLock(file, proc('box-a', 5)))).toContain(
+      'another process is taking the lock file',
+    );
     age(file, LOCK_STALE_AFTER_MS + 1_000);
     acquireServeLock(file, proc('box-a', 5)).release();
     expect(fs.existsSync(file)).toBe(false);

@@ -49,7 +49,13 @@ export function serveLockFile(databaseUrl: string): string | undefined {
 function parseHolder(text: string): LockHolder | undefined {
   try {
     const v = JSON.parse(text) as Partial<LockHolder>;
-    if (Number.isSafeInteger(v.pid) && typeof v.host === 'string' && typeof v.started_at === 'string' && typeof v.nonce === 'string') return v as LockHolder;
+    if (
+      Number.isSafeInteger(v.pid) &&
+      typeof v.host === 'string' &&
+      typeof v.started_at === 'string' &&
+      typeof v.nonce === 'string'
+    )
+      return v as LockHolder;
   } catch {
     // fall through: unreadable
   }
@@ -123,7 +129,12 @@ function removeStale(file: string, staleText: string): void {
  * is touched every LOCK_REFRESH_MS until released.
  */
 export function acquireServeLock(file: string, self: LockSelf = thisProcess()): ServeLock {
-  const mine: LockHolder = { pid: self.pid, host: self.hostname, started_at: new Date(self.now()).toISOString(), nonce: crypto.randomBytes(12).toString('hex') };
+  const mine: LockHolder = {
+    pid: self.pid,
+    host: self.hostname,
+    started_at: new Date(self.now()).toISOString(),
+    nonce: crypto.randomBytes(12).toString('hex'),
+  };
   const text = `${JSON.stringify(mine)}\n`;
   for (let attempt = 0; attempt < 5; attempt++) {
     let created: boolean;

@@ -32,27 +32,41 @@ export function createMetrics(gauges: Gauges) {
   client.collectDefaultMetrics({ register: registry, prefix: 'baton_process_' });
 
   const requests = new client.Counter({
-    name: 'baton_http_requests_total', help: 'HTTP requests by method, route and status', labelNames: ['method', 'route', 'status'], registers: [registry],
+    name: 'baton_http_requests_total',
+    help: 'HTTP requests by method, route and status',
+    labelNames: ['method', 'route', 'status'],
+    registers: [registry],
   });
   const duration = new client.Histogram({
-    name: 'baton_http_request_duration_seconds', help: 'HTTP request duration', labelNames: ['method', 'route'],
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [registry],
+    name: 'baton_http_request_duration_seconds',
+    help: 'HTTP request duration',
+    labelNames: ['method', 'route'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
   });
   new client.Gauge({
-    name: 'baton_users', help: 'User accounts by role', labelNames: ['role'], registers: [registry],
+    name: 'baton_users',
+    help: 'User accounts by role',
+    labelNames: ['role'],
+    registers: [registry],
     async collect() {
       const counts = await gauges.usersByRole();
       for (const role of ['admin', 'operator', 'viewer']) this.set({ role }, counts[role] ?? 0);
     },
   });
   new client.Gauge({
-    name: 'baton_audit_entries', help: 'Entries in the audit chain', registers: [registry],
+    name: 'baton_audit_entries',
+    help: 'Entries in the audit chain',
+    registers: [registry],
     async collect() {
       this.set(await gauges.auditEntries());
     },
   });
   new client.Gauge({
-    name: 'baton_runs', help: 'Runs (shards and splits included) by status', labelNames: ['status'], registers: [registry],
+    name: 'baton_runs',
+    help: 'Runs (shards and splits included) by status',
+    labelNames: ['status'],
+    registers: [registry],
     async collect() {
       const counts = await gauges.runsByStatus();
       for (const status of RUN_STATUSES) this.set({ status }, counts[status] ?? 0);

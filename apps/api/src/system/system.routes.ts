@@ -4,19 +4,38 @@ import { defineOperation, type Operation } from '../http/registry.js';
 import type { Metrics } from './metrics.js';
 
 /** What /readyz may say is not ready (thrown by the server's ping). */
-export const READINESS_REASONS: ReadonlySet<string> = new Set(['starting', 'database unreachable', 'Redis unreachable']);
+export const READINESS_REASONS: ReadonlySet<string> = new Set([
+  'starting',
+  'database unreachable',
+  'Redis unreachable',
+]);
 
-export function systemRoutes(deps: { ping(): Promise<void>; metrics: Metrics; openapi: () => Record<string, unknown> }): Operation[] {
+export function systemRoutes(deps: {
+  ping(): Promise<void>;
+  metrics: Metrics;
+  openapi: () => Record<string, unknown>;
+}): Operation[] {
   return [
     defineOperation({
-      operationId: 'healthz', method: 'get', path: '/healthz', unversioned: true, tag: 'operations', auth: 'public',
+      operationId: 'healthz',
+      method: 'get',
+      path: '/healthz',
+      unversioned: true,
+      tag: 'operations',
+      auth: 'public',
       summary: 'Liveness: the process is up and serving.',
       responses: { 200: { description: 'Alive', schema: z.object({ status: z.literal('ok') }) } },
       handle: () => ({ status: 200, body: { status: 'ok' } }),
     }),
     defineOperation({
-      operationId: 'readyz', method: 'get', path: '/readyz', unversioned: true, tag: 'operations', auth: 'public',
-      summary: 'Readiness: start-up recovery is done and the database (in queue mode Redis too) answers; 503 naming what is not ready.',
+      operationId: 'readyz',
+      method: 'get',
+      path: '/readyz',
+      unversioned: true,
+      tag: 'operations',
+      auth: 'public',
+      summary:
+        'Readiness: start-up recovery is done and the database (in queue mode Redis too) answers; 503 naming what is not ready.',
       responses: { 200: { description: 'Ready', schema: z.object({ status: z.literal('ready') }) } },
       async handle() {
         try {
@@ -30,7 +49,12 @@ export function systemRoutes(deps: { ping(): Promise<void>; metrics: Metrics; op
       },
     }),
     defineOperation({
-      operationId: 'metrics', method: 'get', path: '/metrics', unversioned: true, tag: 'operations', auth: 'public',
+      operationId: 'metrics',
+      method: 'get',
+      path: '/metrics',
+      unversioned: true,
+      tag: 'operations',
+      auth: 'public',
       summary: 'Prometheus metrics (text exposition format).',
       responses: { 200: { description: 'Metrics', contentType: 'text/plain', schema: z.string() } },
       async handle({ res }) {
@@ -40,7 +64,11 @@ export function systemRoutes(deps: { ping(): Promise<void>; metrics: Metrics; op
       },
     }),
     defineOperation({
-      operationId: 'openapi', method: 'get', path: '/openapi.json', tag: 'operations', auth: 'public',
+      operationId: 'openapi',
+      method: 'get',
+      path: '/openapi.json',
+      tag: 'operations',
+      auth: 'public',
       summary: 'This OpenAPI 3.1 document.',
       responses: { 200: { description: 'The document', schema: z.record(z.string(), z.unknown()) } },
       handle: () => ({ status: 200, body: deps.openapi() }),

@@ -22,8 +22,10 @@ describe.each(DIALECTS)('teams on %s', (dialect) => {
     expect(res.status).toBe(201);
     return { id: res.body.id as string, name, res };
   };
-  const addMember = (token: string, teamId: string, userId: string) => h.http.post(`/v1/teams/${teamId}/members`).set(bearer(token)).send({ user_id: userId });
-  const grantsOn = async (object: string) => (await h.http.get(`/v1/grants?object=${object}`).set(bearer(h.admin.token))).body as Array<Record<string, string>>;
+  const addMember = (token: string, teamId: string, userId: string) =>
+    h.http.post(`/v1/teams/${teamId}/members`).set(bearer(token)).send({ user_id: userId });
+  const grantsOn = async (object: string) =>
+    (await h.http.get(`/v1/grants?object=${object}`).set(bearer(h.admin.token))).body as Array<Record<string, string>>;
 
   it('refuses a viewer creating a team (403) and anyone without a token (401)', async () => {
     const viewer = await h.user('viewer');
@@ -43,7 +45,9 @@ describe.each(DIALECTS)('teams on %s', (dialect) => {
     expect(t.id).toMatch(/^team_[0-9A-HJKMNP-TV-Z]{26}$/);
     const own = await h.http.get(`/v1/grants?object=${t.id}`).set(bearer(op.token));
     expect(own.status).toBe(200);
-    expect(own.body).toEqual([expect.objectContaining({ subject: op.id, object: t.id, level: 'manage', created_by: op.id })]);
+    expect(own.body).toEqual([
+      expect.objectContaining({ subject: op.id, object: t.id, level: 'manage', created_by: op.id }),
+    ]);
     const viewer = await h.user('viewer');
     const fetched = await h.http.get(t.res.headers.location as string).set(bearer(viewer.token));
     expect(fetched.status).toBe(200);
@@ -82,8 +86,16 @@ describe.each(DIALECTS)('teams on %s', (dialect) => {
     const dup = await h.http.post('/v1/teams').set(bearer(h.admin.token)).send({ name: t.name });
     expectProblem(dup, 409);
     expect(dup.body.detail).toContain(t.name);
-    expectProblem(await h.http.post('/v1/teams').set(bearer(op.token)).send({ name: `  ${t.name}  ` }), 409);
-    const same = (await h.http.get('/v1/teams?limit=500').set(bearer(op.token))).body.filter((x: { name: string }) => x.name === t.name);
+    expectProblem(
+      await h.http
+        .post('/v1/teams')
+        .set(bearer(op.token))
+        .send({ name: `  ${t.name}  ` }),
+      409,
+    );
+    const same = (await h.http.get('/v1/teams?limit=500').set(bearer(op.token))).body.filter(
+      (x: { name: string }) => x.name === t.name,
+    );
     expect(same).toEqual([expect.objectContaining({ id: t.id })]);
   });
 
@@ -96,7 +108,14 @@ describe.each(DIALECTS)('teams on %s', (dialect) => {
     ['a numeric name', { name: 7 }, 'body.name'],
     ['an unknown field', { name: 'fine', members: [] }, 'body'],
   ])('rejects creating a team with %s: 400', async (_what, body, path) => {
-    expectProblem(await h.http.post('/v1/teams').set(bearer(h.admin.token)).send(body as object), 400, path);
+    expectProblem(
+      await h.http
+        .post('/v1/teams')
+        .set(bearer(h.admin.token))
+        .send(body as object),
+      400,
+      path,
+    );
   });
 
   it('answers 404 for an unknown team on every team route', async () => {
@@ -118,7 +137,11 @@ describe.each(DIALECTS)('teams on %s', (dialect) => {
     expectProblem(await h.http.get(`/v1/teams/${bad}`).set(admin), 400, 'path.id');
     expectProblem(await h.http.delete(`/v1/teams/${bad}`).set(admin), 400, 'path.id');
     expectProblem(await h.http.get(`/v1/teams/${bad}/members`).set(admin), 400, 'path.id');
-    expectProblem(await h.http.post(`/v1/teams/${bad}/members`).set(admin).send({ user_id: h.admin.id }), 400, 'path.id');
+    expectProblem(
+      await h.http.post(`/v1/teams/${bad}/members`).set(admin).send({ user_id: h.admin.id }),
+      400,
+      'path.id',
+    );
     expectProblem(await h.http.delete(`/v1/teams/${bad}/members/${h.admin.id}`).set(admin), 400, 'path.id');
   });
 
@@ -128,7 +151,11 @@ describe.each(DIALECTS)('teams on %s', (dialect) => {
     ['a NUL byte', '%00'],
   ])('answers 400 naming path.userID when the member id is %s', async (_what, bad) => {
     const t = await createTeam(h.admin.token);
-    expectProblem(await h.http.delete(`/v1/teams/${t.id}/members/${bad}`).set(bearer(h.admin.token)), 400, 'path.userID');
+    expectProblem(
+      await h.http.delete(`/v1/teams/${t.id}/members/${bad}`).set(bearer(h.admin.token)),
+      400,
+      'path.userID',
+    );
   });
 
   it('adds, lists and removes members; duplicates are 409, non-members 404', async () => {
@@ -151,7 +178,9 @@ describe.each(DIALECTS)('teams on %s', (dialect) => {
     expect(page.body.map((m: { user_id: string }) => m.user_id)).toEqual([b.id]);
     const next = /^<([^>]+)>; rel="next"$/.exec(page.headers.link as string);
     expect(next).not.toBeNull();
-    expect((await h.http.get(next![1]!).set(bearer(viewer.token))).body.map((m: { user_id: string }) => m.user_id)).toEqual([a.id]);
+    expect(
+      (await h.http.get(next![1]!).set(bearer(viewer.token))).body.map((m: { user_id: string }) => m.user_id),
+    ).toEqual([a.id]);
 
     expect((await h.http.delete(`/v1/teams/${t.id}/members/${a.id}`).set(bearer(op.token))).status).toBe(204);
     expectProblem(await h.http.delete(`/v1/teams/${t.id}/members/${a.id}`).set(bearer(op.token)), 404);
@@ -171,7 +200,14 @@ describe.each(DIALECTS)('teams on %s', (dialect) => {
     ['an unknown field', { user_id: UNKNOWN_USER, role: 'admin' }, 400, 'body'],
   ])('rejects adding a member with %s', async (_what, body, status, path) => {
     const t = await createTeam(h.admin.token);
-    expectProblem(await h.http.post(`/v1/teams/${t.id}/members`).set(bearer(h.admin.token)).send(body as object), status, path);
+    expectProblem(
+      await h.http
+        .post(`/v1/teams/${t.id}/members`)
+        .set(bearer(h.admin.token))
+        .send(body as object),
+      status,
+      path,
+    );
     expect((await h.http.get(`/v1/teams/${t.id}/members`).set(bearer(h.admin.token))).body).toEqual([]);
   });
 
@@ -182,7 +218,10 @@ describe.each(DIALECTS)('teams on %s', (dialect) => {
     expect((await addMember(owner.token, t.id, member.id)).status).toBe(201);
     const stranger = await h.user('operator');
     const viewer = await h.user('viewer');
-    const grant = await h.http.post('/v1/grants').set(bearer(h.admin.token)).send({ subject: viewer.id, object: t.id, level: 'manage' });
+    const grant = await h.http
+      .post('/v1/grants')
+      .set(bearer(h.admin.token))
+      .send({ subject: viewer.id, object: t.id, level: 'manage' });
     expect(grant.status).toBe(201);
     for (const caller of [stranger, viewer]) {
       expectProblem(await h.http.delete(`/v1/teams/${t.id}`).set(bearer(caller.token)), 403);
@@ -197,11 +236,21 @@ describe.each(DIALECTS)('teams on %s', (dialect) => {
     expect(members.body.map((m: { user_id: string }) => m.user_id)).toEqual([member.id]);
     // A use grant is not enough either.
     const user = await h.user('operator');
-    expect((await h.http.post('/v1/grants').set(bearer(owner.token)).send({ subject: user.id, object: t.id, level: 'use' })).status).toBe(201);
+    expect(
+      (await h.http.post('/v1/grants').set(bearer(owner.token)).send({ subject: user.id, object: t.id, level: 'use' }))
+        .status,
+    ).toBe(201);
     expectProblem(await addMember(user.token, t.id, user.id), 403);
     // A manage grant given by the owner is.
     const helper = await h.user('operator');
-    expect((await h.http.post('/v1/grants').set(bearer(owner.token)).send({ subject: helper.id, object: t.id, level: 'manage' })).status).toBe(201);
+    expect(
+      (
+        await h.http
+          .post('/v1/grants')
+          .set(bearer(owner.token))
+          .send({ subject: helper.id, object: t.id, level: 'manage' })
+      ).status,
+    ).toBe(201);
     expect((await addMember(helper.token, t.id, helper.id)).status).toBe(201);
   });
 
@@ -212,20 +261,29 @@ describe.each(DIALECTS)('teams on %s', (dialect) => {
     const member = await h.user('operator');
     expect((await addMember(op.token, doomed.id, member.id)).status).toBe(201);
     // The doomed team holds manage on the other team; a user holds use on the doomed team.
-    const held = await h.http.post('/v1/grants').set(bearer(op.token)).send({ subject: doomed.id, object: other.id, level: 'manage' });
+    const held = await h.http
+      .post('/v1/grants')
+      .set(bearer(op.token))
+      .send({ subject: doomed.id, object: other.id, level: 'manage' });
     expect(held.status).toBe(201);
-    const on = await h.http.post('/v1/grants').set(bearer(op.token)).send({ subject: member.id, object: doomed.id, level: 'use' });
+    const on = await h.http
+      .post('/v1/grants')
+      .set(bearer(op.token))
+      .send({ subject: member.id, object: doomed.id, level: 'use' });
     expect(on.status).toBe(201);
     // Through the team, the member may manage the other team.
     expect((await addMember(member.token, other.id, member.id)).status).toBe(201);
-    expect((await h.http.delete(`/v1/teams/${other.id}/members/${member.id}`).set(bearer(member.token))).status).toBe(204);
+    expect((await h.http.delete(`/v1/teams/${other.id}/members/${member.id}`).set(bearer(member.token))).status).toBe(
+      204,
+    );
 
     const del = await h.http.delete(`/v1/teams/${doomed.id}`).set(bearer(op.token));
     expect(del.status).toBe(204);
     expectProblem(await h.http.get(`/v1/teams/${doomed.id}`).set(bearer(op.token)), 404);
     expectProblem(await h.http.get(`/v1/teams/${doomed.id}/members`).set(bearer(op.token)), 404);
     expect(await h.tdb.db.repos.teams.teamIdsOf(member.id)).toEqual([]);
-    for (const g of [held.body.id, on.body.id]) expectProblem(await h.http.get(`/v1/grants/${g}`).set(bearer(h.admin.token)), 404);
+    for (const g of [held.body.id, on.body.id])
+      expectProblem(await h.http.get(`/v1/grants/${g}`).set(bearer(h.admin.token)), 404);
     expect(await grantsOn(doomed.id)).toEqual([]);
     expect((await h.http.get(`/v1/grants?subject=${doomed.id}`).set(bearer(h.admin.token))).body).toEqual([]);
     // The member lost what the team gave them; the other team and its owner's grant are untouched.
@@ -243,7 +301,12 @@ describe.each(DIALECTS)('teams on %s', (dialect) => {
     expect((await h.http.delete(`/v1/teams/${t.id}`).set(bearer(op.token))).status).toBe(204);
     const res = await h.http.get(`/v1/audit?object=${t.id}`).set(bearer(h.admin.token));
     expect(res.status).toBe(200);
-    expect(res.body.map((e: { action: string }) => e.action)).toEqual(['team.delete', 'team.member_remove', 'team.member_add', 'team.create']);
+    expect(res.body.map((e: { action: string }) => e.action)).toEqual([
+      'team.delete',
+      'team.member_remove',
+      'team.member_add',
+      'team.create',
+    ]);
     for (const e of res.body) expect(e.actor).toBe(op.id);
   });
 });

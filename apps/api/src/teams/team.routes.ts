@@ -1,4 +1,12 @@
-import { ListQuery, Team, TeamCreateBody, TeamIdParams, TeamMember, TeamMemberAddBody, TeamMemberParams } from '@baton/contracts';
+import {
+  ListQuery,
+  Team,
+  TeamCreateBody,
+  TeamIdParams,
+  TeamMember,
+  TeamMemberAddBody,
+  TeamMemberParams,
+} from '@baton/contracts';
 import { z } from 'zod';
 import { pageReply } from '../http/paging.js';
 import { defineOperation, type Operation } from '../http/registry.js';
@@ -7,7 +15,12 @@ import type { Services } from '../wiring.js';
 export function teamRoutes(s: Pick<Services, 'teams'>): Operation[] {
   return [
     defineOperation({
-      operationId: 'createTeam', method: 'post', path: '/teams', tag: 'teams', auth: 'user', legacy: true,
+      operationId: 'createTeam',
+      method: 'post',
+      path: '/teams',
+      tag: 'teams',
+      auth: 'user',
+      legacy: true,
       summary: 'Create a team (operators and admins; the creator gets manage on it).',
       body: TeamCreateBody,
       responses: { 201: { description: 'Created', schema: Team } },
@@ -17,7 +30,12 @@ export function teamRoutes(s: Pick<Services, 'teams'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'listTeams', method: 'get', path: '/teams', tag: 'teams', auth: 'user', legacy: true,
+      operationId: 'listTeams',
+      method: 'get',
+      path: '/teams',
+      tag: 'teams',
+      auth: 'user',
+      legacy: true,
       summary: 'List teams.',
       query: ListQuery,
       responses: { 200: { description: 'Teams, newest first', schema: z.array(Team) } },
@@ -26,7 +44,12 @@ export function teamRoutes(s: Pick<Services, 'teams'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'getTeam', method: 'get', path: '/teams/{id}', tag: 'teams', auth: 'user', legacy: true,
+      operationId: 'getTeam',
+      method: 'get',
+      path: '/teams/{id}',
+      tag: 'teams',
+      auth: 'user',
+      legacy: true,
       summary: 'One team.',
       params: TeamIdParams,
       responses: { 200: { description: 'The team', schema: Team } },
@@ -35,7 +58,12 @@ export function teamRoutes(s: Pick<Services, 'teams'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'deleteTeam', method: 'delete', path: '/teams/{id}', tag: 'teams', auth: 'user', legacy: true,
+      operationId: 'deleteTeam',
+      method: 'delete',
+      path: '/teams/{id}',
+      tag: 'teams',
+      auth: 'user',
+      legacy: true,
       summary: 'Delete a team, its memberships and the grants it holds (needs manage on the team).',
       params: TeamIdParams,
       responses: { 204: { description: 'Deleted' } },
@@ -45,7 +73,12 @@ export function teamRoutes(s: Pick<Services, 'teams'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'addTeamMember', method: 'post', path: '/teams/{id}/members', tag: 'teams', auth: 'user', legacy: true,
+      operationId: 'addTeamMember',
+      method: 'post',
+      path: '/teams/{id}/members',
+      tag: 'teams',
+      auth: 'user',
+      legacy: true,
       summary: 'Add a user to a team (needs manage on the team).',
       params: TeamIdParams,
       body: TeamMemberAddBody,
@@ -56,7 +89,12 @@ export function teamRoutes(s: Pick<Services, 'teams'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'listTeamMembers', method: 'get', path: '/teams/{id}/members', tag: 'teams', auth: 'user', legacy: true,
+      operationId: 'listTeamMembers',
+      method: 'get',
+      path: '/teams/{id}/members',
+      tag: 'teams',
+      auth: 'user',
+      legacy: true,
       summary: "List a team's members.",
       params: TeamIdParams,
       query: ListQuery,
@@ -66,7 +104,12 @@ export function teamRoutes(s: Pick<Services, 'teams'>): Operation[] {
       },
     }),
     defineOperation({
-      operationId: 'removeTeamMember', method: 'delete', path: '/teams/{id}/members/{userID}', tag: 'teams', auth: 'user', legacy: true,
+      operationId: 'removeTeamMember',
+      method: 'delete',
+      path: '/teams/{id}/members/{userID}',
+      tag: 'teams',
+      auth: 'user',
+      legacy: true,
       summary: 'Remove a user from a team (needs manage on the team).',
       params: TeamMemberParams,
       responses: { 204: { description: 'Removed' } },

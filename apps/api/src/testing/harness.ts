@@ -1,7 +1,14 @@
 // Test harness: the real app on a real database of the given dialect, with helpers to sign in as each role.
 import { expect } from '@jest/globals';
 import type { Role } from '@baton/contracts';
-import { type Clock, DEFAULT_THROTTLE, Keyring, generateMasterKey, systemClock, type ThrottleLimits } from '@baton/core';
+import {
+  type Clock,
+  DEFAULT_THROTTLE,
+  Keyring,
+  generateMasterKey,
+  systemClock,
+  type ThrottleLimits,
+} from '@baton/core';
 import { createTestDatabase, type TestDatabase } from '@baton/db/testing';
 import type { DialectName } from '@baton/db';
 import type { Express } from 'express';
@@ -43,18 +50,38 @@ export interface EmbeddedExecutorsOption {
 let counter = 0;
 export const PASSWORD = 'correct horse battery staple';
 
-export async function createHarness(dialect: DialectName, opts: { throttle?: ThrottleLimits; clock?: Clock; bodyLimitBytes?: number; uiDir?: string; trustProxy?: boolean; logStream?: NodeJS.WritableStream; inventoryUrlCa?: string; executors?: EmbeddedExecutorsOption; queueMode?: QueueModeSettings } = {}): Promise<Harness> {
+export async function createHarness(
+  dialect: DialectName,
+  opts: {
+    throttle?: ThrottleLimits;
+    clock?: Clock;
+    bodyLimitBytes?: number;
+    uiDir?: string;
+    trustProxy?: boolean;
+    logStream?: NodeJS.WritableStream;
+    inventoryUrlCa?: string;
+    executors?: EmbeddedExecutorsOption;
+    queueMode?: QueueModeSettings;
+  } = {},
+): Promise<Harness> {
   const tdb = await createTestDatabase(dialect);
   const keyring = new Keyring(generateMasterKey());
   const services = createServices(tdb.db, {
-    keyring, clock: opts.clock ?? systemClock, tokenTtlSeconds: 3600, inventoryUrlCa: opts.inventoryUrlCa, throttle: opts.throttle ?? { ...DEFAULT_THROTTLE, perAddress: 1000 },
-    leaseMs: opts.executors?.leaseMs, queueMode: opts.queueMode,
+    keyring,
+    clock: opts.clock ?? systemClock,
+    tokenTtlSeconds: 3600,
+    inventoryUrlCa: opts.inventoryUrlCa,
+    throttle: opts.throttle ?? { ...DEFAULT_THROTTLE, perAddress: 1000 },
+    leaseMs: opts.executors?.leaseMs,
+    queueMode: opts.queueMode,
   });
   const { app, operations } = createApp({
     services,
     ping: () => tdb.db.ping(),
     gauges: databaseGauges(tdb.db),
-    logger: opts.logStream ? createLogger('debug', { stream: opts.logStream }) : createLogger('error', { silent: true }),
+    logger: opts.logStream
+      ? createLogger('debug', { stream: opts.logStream })
+      : createLogger('error', { silent: true }),
     bodyLimitBytes: opts.bodyLimitBytes ?? 1024 * 1024,
     trustProxy: opts.trustProxy ?? false,
     uiDir: opts.uiDir,
@@ -72,9 +99,13 @@ export async function createHarness(dialect: DialectName, opts: { throttle?: Thr
   // The executors of embedded mode, when a test asks for them: the same start-up path as `baton serve`.
   const embedded = opts.executors
     ? await startEmbeddedMode(services, {
-        executors: opts.executors.count, sandbox: { mode: 'off', hidden: [] }, logger: createLogger('error', { silent: true }),
-        leaseMs: opts.executors.leaseMs ?? DEFAULT_LEASE_MS, name: `test-${++counter}`,
-        interruptGraceMs: opts.executors.interruptGraceMs, terminateGraceMs: opts.executors.terminateGraceMs,
+        executors: opts.executors.count,
+        sandbox: { mode: 'off', hidden: [] },
+        logger: createLogger('error', { silent: true }),
+        leaseMs: opts.executors.leaseMs ?? DEFAULT_LEASE_MS,
+        name: `test-${++counter}`,
+        interruptGraceMs: opts.executors.interruptGraceMs,
+        terminateGraceMs: opts.executors.terminateGraceMs,
       })
     : undefined;
   const close = async () => {
@@ -89,7 +120,11 @@ export async function createHarness(dialect: DialectName, opts: { throttle?: Thr
 export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 /** Asserts a problem+json answer with this status (and, when given, a field error at this path). */
-export function expectProblem(res: { status: number; headers: Record<string, string>; body: { errors?: unknown } }, status: number, path?: string): void {
+export function expectProblem(
+  res: { status: number; headers: Record<string, string>; body: { errors?: unknown } },
+  status: number,
+  path?: string,
+): void {
   expect(res.status).toBe(status);
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
   expect(res.body).toMatchObject({ status, type: expect.stringMatching(/^urn:baton:problem:/) });

@@ -22,8 +22,20 @@ describe.each(DIALECTS)('GET /v1/workers on %s', (dialect) => {
   });
 
   it('lists registered executors by name to any signed-in user, in the Worker shape', async () => {
-    await h.services.workers.register({ name: 'executor-2', host: 'baton-a', mode: 'embedded', labels: [], capacity: 1 });
-    await h.services.workers.register({ name: 'executor-1', host: 'baton-a', mode: 'embedded', labels: ['linux'], capacity: 2 });
+    await h.services.workers.register({
+      name: 'executor-2',
+      host: 'baton-a',
+      mode: 'embedded',
+      labels: [],
+      capacity: 1,
+    });
+    await h.services.workers.register({
+      name: 'executor-1',
+      host: 'baton-a',
+      mode: 'embedded',
+      labels: ['linux'],
+      capacity: 2,
+    });
     const leaseExpiresAt = new Date(Date.now() + 30_000);
     await h.services.workers.heartbeat('executor-1', ['run_01ARZ3NDEKTSV4RRFFQ69G5FAV'], leaseExpiresAt);
     const viewer = await h.user('viewer');
@@ -34,26 +46,46 @@ describe.each(DIALECTS)('GET /v1/workers on %s', (dialect) => {
     const workers = z.array(Worker).parse(res.body);
     expect(workers.map((w) => w.name)).toEqual(['executor-1', 'executor-2']);
     expect(workers[0]).toMatchObject({
-      host: 'baton-a', mode: 'embedded', labels: ['linux'], capacity: 2, running: [], running_count: 1,
-      lease_expires_at: leaseExpiresAt.toISOString(), freshness: 'fresh',
+      host: 'baton-a',
+      mode: 'embedded',
+      labels: ['linux'],
+      capacity: 2,
+      running: [],
+      running_count: 1,
+      lease_expires_at: leaseExpiresAt.toISOString(),
+      freshness: 'fresh',
     });
     const asAdmin = await h.http.get('/v1/workers').set(bearer(h.admin.token));
-    expect(asAdmin.body[0]).toMatchObject({ name: 'executor-1', running: ['run_01ARZ3NDEKTSV4RRFFQ69G5FAV'], running_count: 1 });
+    expect(asAdmin.body[0]).toMatchObject({
+      name: 'executor-1',
+      running: ['run_01ARZ3NDEKTSV4RRFFQ69G5FAV'],
+      running_count: 1,
+    });
   });
 
   it('shows each caller the ids of only the running runs they may see, and all of them counted', async () => {
     const op = await h.user('operator');
     const other = await h.user('operator');
     const submit = async (token: string) => {
-      const res = await h.http.post('/v1/runs').set(bearer(token)).send({ playbook: '- hosts: all\n  tasks: []\n', inventory: 'web1\n' });
+      const res = await h.http
+        .post('/v1/runs')
+        .set(bearer(token))
+        .send({ playbook: '- hosts: all\n  tasks: []\n', inventory: 'web1\n' });
       expect(res.status).toBe(201);
       return res.body.id as string;
     };
     const mine = await submit(op.token);
     const theirs = await submit(other.token);
-    await h.services.workers.register({ name: 'executor-3', host: 'baton-b', mode: 'embedded', labels: [], capacity: 2 });
+    await h.services.workers.register({
+      name: 'executor-3',
+      host: 'baton-b',
+      mode: 'embedded',
+      labels: [],
+      capacity: 2,
+    });
     await h.services.workers.heartbeat('executor-3', [mine, theirs], new Date(Date.now() + 30_000));
-    const seenBy = async (token: string) => ((await h.http.get('/v1/workers').set(bearer(token))).body as Worker[]).find((w) => w.name === 'executor-3');
+    const seenBy = async (token: string) =>
+      ((await h.http.get('/v1/workers').set(bearer(token))).body as Worker[]).find((w) => w.name === 'executor-3');
 
     expect(await seenBy(op.token)).toMatchObject({ running: [mine], running_count: 2 });
     expect(await seenBy(other.token)).toMatchObject({ running: [theirs], running_count: 2 });

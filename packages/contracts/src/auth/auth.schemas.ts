@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { Timestamp } from '../common/common.schemas.js';
 import { Role, User } from '../users/user.schemas.js';
 
-export const LoginBody = z.strictObject({ username: z.string().min(1).max(256), password: z.string().min(1).max(1024) });
+export const LoginBody = z.strictObject({
+  username: z.string().min(1).max(256),
+  password: z.string().min(1).max(1024),
+});
 export type LoginBody = z.infer<typeof LoginBody>;
 
 export const LoginResponse = z

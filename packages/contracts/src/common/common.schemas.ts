@@ -1,12 +1,19 @@
 import { z } from 'zod';
 
-export const Timestamp = z.string().meta({ description: 'RFC 3339 UTC timestamp', example: '2026-11-21T09:30:00.000Z' });
+export const Timestamp = z
+  .string()
+  .meta({ description: 'RFC 3339 UTC timestamp', example: '2026-11-21T09:30:00.000Z' });
 
 // eslint-disable-next-line no-control-regex -- rejecting control characters is the point
 export const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]+$/;
 
 /** The name of a team, project, inventory or inventory source: 1–100 characters after trimming, no control characters. */
-export const ObjectName = z.string().trim().min(1).max(100).regex(NO_CONTROL_CHARACTERS, 'must not contain control characters');
+export const ObjectName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .regex(NO_CONTROL_CHARACTERS, 'must not contain control characters');
 
 /** A prefixed, time-sortable id such as `usr_01JD…`. */
 export function idOf(prefix: string) {
@@ -25,10 +32,16 @@ export const AnyId = z.string().regex(/^[a-z]+_[0-9A-HJKMNP-TV-Z]{26}$/, 'must b
  */
 export function decimalInteger(min: number, max: number) {
   const message = `must be a decimal integer from ${min} to ${max}`;
-  return z.string().regex(/^[0-9]+$/, message).transform(Number).pipe(z.number({ error: message }).int(message).min(min, message).max(max, message));
+  return z
+    .string()
+    .regex(/^[0-9]+$/, message)
+    .transform(Number)
+    .pipe(z.number({ error: message }).int(message).min(min, message).max(max, message));
 }
 
-export const PageLimit = decimalInteger(1, 500).prefault('50').meta({ description: 'page size: a decimal integer from 1 to 500 (default 50)' });
+export const PageLimit = decimalInteger(1, 500)
+  .prefault('50')
+  .meta({ description: 'page size: a decimal integer from 1 to 500 (default 50)' });
 
 /** base64url as this server issues it; whether it decodes to a key is checked where the key is used (400 if not). */
 export const PageCursor = z
@@ -51,4 +64,3 @@ export const ProblemDetails = z
   })
   .meta({ id: 'Problem', description: 'RFC 9457 problem details' });
 export type ProblemDetails = z.infer<typeof ProblemDetails>;
-

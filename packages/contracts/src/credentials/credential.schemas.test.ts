@@ -6,14 +6,41 @@ const envBody = (variables: Record<string, string>) => ({ name: 'env', type: 'en
 describe('env credential names', () => {
   // Each of these makes the dynamic loader, glibc, a shell or an interpreter load code or files of the caller's choice.
   it.each([
-    'LD_AUDIT', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_DEBUG_OUTPUT', 'GCONV_PATH', 'GLIBC_TUNABLES', 'MALLOC_CHECK_', 'MALLOC_ARENA_MAX', 'LOCPATH',
-    'NLSPATH', 'HOSTALIASES', 'RES_OPTIONS', 'BASH_ENV', 'ENV', 'HOME', 'TMPDIR', 'PYTHONPATH', 'PYTHONSTARTUP', 'PYTHONHOME', 'PERL5LIB',
-    'PERL5OPT', 'RUBYOPT', 'NODE_OPTIONS', 'OPTIND', 'PATH', 'SSH_AUTH_SOCK', 'BATON_X', 'baton_x',
+    'LD_AUDIT',
+    'LD_PRELOAD',
+    'LD_LIBRARY_PATH',
+    'LD_DEBUG_OUTPUT',
+    'GCONV_PATH',
+    'GLIBC_TUNABLES',
+    'MALLOC_CHECK_',
+    'MALLOC_ARENA_MAX',
+    'LOCPATH',
+    'NLSPATH',
+    'HOSTALIASES',
+    'RES_OPTIONS',
+    'BASH_ENV',
+    'ENV',
+    'HOME',
+    'TMPDIR',
+    'PYTHONPATH',
+    'PYTHONSTARTUP',
+    'PYTHONHOME',
+    'PERL5LIB',
+    'PERL5OPT',
+    'RUBYOPT',
+    'NODE_OPTIONS',
+    'OPTIND',
+    'PATH',
+    'SSH_AUTH_SOCK',
+    'BATON_X',
+    'baton_x',
   ])('refuses %s at create, naming the variable', (name) => {
     expect(isReservedEnvName(name)).toBe(true);
     const parsed = CredentialCreateBody.safeParse(envBody({ [name]: './audit.so', FINE: 'x' }));
     expect(parsed.success).toBe(false);
-    expect(parsed.error!.issues).toEqual([expect.objectContaining({ path: ['inputs', 'variables', name], message: expect.stringContaining('reserved') })]);
+    expect(parsed.error!.issues).toEqual([
+      expect.objectContaining({ path: ['inputs', 'variables', name], message: expect.stringContaining('reserved') }),
+    ]);
   });
 
   // Each of these changes which config, callbacks or plugins ansible loads, where it loads code from, a setting
@@ -73,13 +100,32 @@ describe('env credential names', () => {
     const parsed = CredentialCreateBody.safeParse(envBody({ [name]: 'x', FINE: 'x' }));
     expect(parsed.success).toBe(false);
     expect(parsed.error!.issues).toEqual([
-      expect.objectContaining({ path: ['inputs', 'variables', name], message: expect.stringMatching(new RegExp(`^${name} is reserved: .*${why}`)) }),
+      expect.objectContaining({
+        path: ['inputs', 'variables', name],
+        message: expect.stringMatching(new RegExp(`^${name} is reserved: .*${why}`)),
+      }),
     ]);
   });
 
   it.each([
-    'AWS_REGION', 'AWS_SECRET_ACCESS_KEY', 'MY_LD_AUDIT', 'ld_preload_note', 'HOMEPAGE_URL', 'ENVIRONMENT', 'python_note', 'ANSIBLE_FORCE_COLOR', 'ANSIBLE_TIMEOUT',
-    'ANSIBLE_REMOTE_USER', 'ANSIBLE_GATHERING', 'ANSIBLE_SSH_RETRIES', 'ANSIBLE_SSH_EXTRA_ARGS', 'MY_GIT_TOKEN', 'git_note', 'SSH_USER', 'GITHUB_TOKEN', 'LC_TIME',
+    'AWS_REGION',
+    'AWS_SECRET_ACCESS_KEY',
+    'MY_LD_AUDIT',
+    'ld_preload_note',
+    'HOMEPAGE_URL',
+    'ENVIRONMENT',
+    'python_note',
+    'ANSIBLE_FORCE_COLOR',
+    'ANSIBLE_TIMEOUT',
+    'ANSIBLE_REMOTE_USER',
+    'ANSIBLE_GATHERING',
+    'ANSIBLE_SSH_RETRIES',
+    'ANSIBLE_SSH_EXTRA_ARGS',
+    'MY_GIT_TOKEN',
+    'git_note',
+    'SSH_USER',
+    'GITHUB_TOKEN',
+    'LC_TIME',
   ])('accepts %s', (name) => {
     expect(isReservedEnvName(name)).toBe(false);
     expect(CredentialCreateBody.safeParse(envBody({ [name]: 'value' })).success).toBe(true);

@@ -43,7 +43,11 @@ const NO_SPACE_OR_CONTROL = /^[^\s\u0000-\u001f\u007f]+$/;
 
 /** Secrets are taken byte for byte (no trimming: a password may end in a space), only bounded in size. */
 const secret = (max: number) => z.string().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
-const login = z.string().min(1).max(256).regex(NO_SPACE_OR_CONTROL, 'must not contain whitespace or control characters');
+const login = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(NO_SPACE_OR_CONTROL, 'must not contain whitespace or control characters');
 
 const EnvName = z
   .string()
@@ -51,26 +55,43 @@ const EnvName = z
   .regex(ENV_NAME_PATTERN, 'a variable name is letters, digits and _, not starting with a digit')
   .superRefine((name, ctx) => {
     const why = reservedEnvNameReason(name);
-    if (why !== undefined) ctx.addIssue({ code: 'custom', message: `${name.slice(0, CREDENTIAL_LIMITS.envName)} is reserved: ${why}` });
+    if (why !== undefined)
+      ctx.addIssue({ code: 'custom', message: `${name.slice(0, CREDENTIAL_LIMITS.envName)} is reserved: ${why}` });
   });
 
 export const SshKeyInputs = z.strictObject({
-  private_key: secret(CREDENTIAL_LIMITS.privateKey).meta({ description: 'PEM (RSA, EC, PKCS#8; encrypted or not) or OpenSSH private key; secret' }),
-  passphrase: secret(CREDENTIAL_LIMITS.passphrase).optional().meta({ description: 'needed when the key is encrypted; secret' }),
+  private_key: secret(CREDENTIAL_LIMITS.privateKey).meta({
+    description: 'PEM (RSA, EC, PKCS#8; encrypted or not) or OpenSSH private key; secret',
+  }),
+  passphrase: secret(CREDENTIAL_LIMITS.passphrase)
+    .optional()
+    .meta({ description: 'needed when the key is encrypted; secret' }),
   username: login.optional().meta({ description: 'remote user to connect as' }),
 });
 export const VaultPasswordInputs = z.strictObject({
   password: secret(CREDENTIAL_LIMITS.password).meta({ description: 'secret' }),
-  vault_id: z.string().min(1).max(128).regex(/^[A-Za-z0-9_.-]+$/, 'a vault id label is letters, digits, _, . and -').optional(),
+  vault_id: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(/^[A-Za-z0-9_.-]+$/, 'a vault id label is letters, digits, _, . and -')
+    .optional(),
 });
 export const EnvInputs = z.strictObject({
   variables: z
-    .record(EnvName, z.string().max(CREDENTIAL_LIMITS.envValue, `a value is at most ${CREDENTIAL_LIMITS.envValue} characters`), {
-      // The record's own message ("Invalid key in record") would not say what is wrong with the name.
-      error: (iss) => (iss.code === 'invalid_key' ? iss.issues.map((i) => i.message).join('; ') : undefined),
-    })
+    .record(
+      EnvName,
+      z.string().max(CREDENTIAL_LIMITS.envValue, `a value is at most ${CREDENTIAL_LIMITS.envValue} characters`),
+      {
+        // The record's own message ("Invalid key in record") would not say what is wrong with the name.
+        error: (iss) => (iss.code === 'invalid_key' ? iss.issues.map((i) => i.message).join('; ') : undefined),
+      },
+    )
     .refine((v) => Object.keys(v).length >= 1, 'set at least one variable')
-    .refine((v) => Object.keys(v).length <= CREDENTIAL_LIMITS.envVariables, `at most ${CREDENTIAL_LIMITS.envVariables} variables`)
+    .refine(
+      (v) => Object.keys(v).length <= CREDENTIAL_LIMITS.envVariables,
+      `at most ${CREDENTIAL_LIMITS.envVariables} variables`,
+    )
     .meta({ description: 'NAME → value; the values are secret' }),
 });
 export const TokenInputs = z.strictObject({
@@ -93,7 +114,13 @@ export const RegistryInputs = z.strictObject({
     .refine((u) => {
       const url = tryParseUrl(u);
       // Credentials inside the URL would be stored and returned in clear text: they belong in username/password.
-      return url !== undefined && (url.protocol === 'https:' || url.protocol === 'http:') && url.hostname !== '' && url.username === '' && url.password === '';
+      return (
+        url !== undefined &&
+        (url.protocol === 'https:' || url.protocol === 'http:') &&
+        url.hostname !== '' &&
+        url.username === '' &&
+        url.password === ''
+      );
     }, 'must be an http(s) URL without a user or password in it'),
   username: login,
   password: secret(CREDENTIAL_LIMITS.password).meta({ description: 'secret' }),
@@ -110,17 +137,19 @@ export const CREDENTIAL_INPUTS = {
 } as const satisfies Record<CredentialType, z.ZodType>;
 
 /** A credential's type together with its fully decoded inputs, narrowed by `type`. */
-export type CredentialInputs = { [K in CredentialType]: { type: K; inputs: z.output<(typeof CREDENTIAL_INPUTS)[K]> } }[CredentialType];
+export type CredentialInputs = {
+  [K in CredentialType]: { type: K; inputs: z.output<(typeof CREDENTIAL_INPUTS)[K]> };
+}[CredentialType];
 
-const CredentialName = z
-  .string()
-  .trim()
-  .min(1)
-  .max(100)
-  .regex(NO_CONTROL, 'must not contain control characters');
+const CredentialName = z.string().trim().min(1).max(100).regex(NO_CONTROL, 'must not contain control characters');
 const Description = z.string().trim().max(1000);
 const createBody = <T extends CredentialType>(type: T) =>
-  z.strictObject({ name: CredentialName, type: z.literal(type), description: Description.optional(), inputs: CREDENTIAL_INPUTS[type] });
+  z.strictObject({
+    name: CredentialName,
+    type: z.literal(type),
+    description: Description.optional(),
+    inputs: CREDENTIAL_INPUTS[type],
+  });
 
 export const CredentialCreateBody = z
   .discriminatedUnion('type', [
@@ -144,12 +173,19 @@ export const CredentialUpdateBody = z
   .strictObject({
     name: CredentialName.optional(),
     description: Description.nullable().optional(),
-    type: CredentialType.optional().meta({ description: 'must equal the current type: a credential never changes type' }),
+    type: CredentialType.optional().meta({
+      description: 'must equal the current type: a credential never changes type',
+    }),
     // Checked against the credential's type once it is merged with the stored inputs.
-    inputs: z.record(z.string().max(64), z.unknown()).optional().meta({ description: 'inputs to replace (null clears an optional one)' }),
+    inputs: z
+      .record(z.string().max(64), z.unknown())
+      .optional()
+      .meta({ description: 'inputs to replace (null clears an optional one)' }),
   })
   // As every other update: an empty one is a mistake, not a change worth an audit entry.
-  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'give at least one of name, description, type, inputs' })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), {
+    message: 'give at least one of name, description, type, inputs',
+  })
   .meta({ id: 'CredentialUpdate' });
 export type CredentialUpdateBody = z.output<typeof CredentialUpdateBody>;
 
@@ -160,7 +196,9 @@ export const Credential = z
     type: CredentialType,
     description: z.string().nullable(),
     inputs: z.record(z.string(), z.string()).meta({ description: 'the non-secret inputs only' }),
-    secret_fields: z.array(z.string()).meta({ description: 'which secret inputs are set (for env: variables.NAME); never their values' }),
+    secret_fields: z
+      .array(z.string())
+      .meta({ description: 'which secret inputs are set (for env: variables.NAME); never their values' }),
     created_by: z.string(),
     created_at: Timestamp,
     updated_at: Timestamp,

@@ -11,7 +11,14 @@ export const GrantCreateBody = z.strictObject({
   level: GrantLevel,
 });
 export const Grant = z
-  .object({ id: z.string(), subject: z.string(), object: z.string(), level: GrantLevel, created_at: Timestamp, created_by: z.string() })
+  .object({
+    id: z.string(),
+    subject: z.string(),
+    object: z.string(),
+    level: GrantLevel,
+    created_at: Timestamp,
+    created_by: z.string(),
+  })
   .meta({ id: 'Grant' });
 /** Path parameter of /grants/{id}: a well-formed grant id. */
 export const GrantIdParams = z.strictObject({ id: idOf('grant') });

@@ -31,7 +31,10 @@ const Name = ObjectName;
 export const InventoryBody = z
   .strictObject({
     name: Name,
-    content: z.string().max(MAX_INVENTORY_CONTENT_CHARS).meta({ description: 'INI, YAML or JSON (the YAML inventory shape); checked with ansible-inventory --list' }),
+    content: z
+      .string()
+      .max(MAX_INVENTORY_CONTENT_CHARS)
+      .meta({ description: 'INI, YAML or JSON (the YAML inventory shape); checked with ansible-inventory --list' }),
   })
   .meta({ id: 'InventoryBody' });
 

@@ -57,12 +57,20 @@ const sourceFields = {
   path: ProjectRelativePath.nullish(),
   url: InventoryUrl.nullish(),
   credential_id: idOf('cred').nullish(),
-  refresh_interval_s: z.number().int().min(MIN_REFRESH_INTERVAL_S).max(30 * 24 * 3600).nullish()
+  refresh_interval_s: z
+    .number()
+    .int()
+    .min(MIN_REFRESH_INTERVAL_S)
+    .max(30 * 24 * 3600)
+    .nullish()
     .meta({ description: `stored for the scheduler (which arrives later); at least ${MIN_REFRESH_INTERVAL_S}` }),
 };
 
 /** Which fields each kind needs and which it must not carry. */
-const KIND_FIELDS: Record<InventorySourceKind, { required: Array<keyof typeof sourceFields>; forbidden: Array<keyof typeof sourceFields> }> = {
+const KIND_FIELDS: Record<
+  InventorySourceKind,
+  { required: Array<keyof typeof sourceFields>; forbidden: Array<keyof typeof sourceFields> }
+> = {
   script: { required: ['project_id', 'path'], forbidden: ['url', 'credential_id'] },
   plugin: { required: ['project_id', 'path'], forbidden: ['url', 'credential_id'] },
   url: { required: ['url'], forbidden: ['project_id', 'path'] },
@@ -73,10 +81,12 @@ export const InventorySourceBody = z
   .superRefine((body, ctx) => {
     const rule = KIND_FIELDS[body.kind];
     for (const f of rule.required) {
-      if (body[f] === undefined || body[f] === null) ctx.addIssue({ code: 'custom', path: [f], message: `required when kind is ${body.kind}` });
+      if (body[f] === undefined || body[f] === null)
+        ctx.addIssue({ code: 'custom', path: [f], message: `required when kind is ${body.kind}` });
     }
     for (const f of rule.forbidden) {
-      if (body[f] !== undefined && body[f] !== null) ctx.addIssue({ code: 'custom', path: [f], message: `not used when kind is ${body.kind}` });
+      if (body[f] !== undefined && body[f] !== null)
+        ctx.addIssue({ code: 'custom', path: [f], message: `not used when kind is ${body.kind}` });
     }
   })
   .meta({ id: 'InventorySourceBody' });

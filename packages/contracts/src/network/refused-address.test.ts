@@ -43,15 +43,52 @@ describe('refusedAddressReason', () => {
 
   // Loopback and private networks stay allowed: a CMDB beside Baton is the common case.
   it.each([
-    '127.0.0.1', '10.0.0.5', '192.168.1.10', '172.16.0.1', '8.8.8.8', '169.253.255.255', '169.255.0.0', '100.100.100.201', '1.0.0.0',
-    '::1', '2001:db8::1', 'fec0::1', 'fd00:ec2::253', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:a00:1', '64:ff9b::a00:1',
-    '64:ff9b::7f00:1', '64:ff9b:2::a9fe:a9fe', '64:ff9b:1::a00:1', '64:ff9b:1:a00:0:100::', '64:ff9b:1:ab:cd00:0:a00:1', '2002:a00:1::', '2003:a9fe:a9fe::', 'ff02::1',
+    '127.0.0.1',
+    '10.0.0.5',
+    '192.168.1.10',
+    '172.16.0.1',
+    '8.8.8.8',
+    '169.253.255.255',
+    '169.255.0.0',
+    '100.100.100.201',
+    '1.0.0.0',
+    '::1',
+    '2001:db8::1',
+    'fec0::1',
+    'fd00:ec2::253',
+    '::ffff:127.0.0.1',
+    '::ffff:10.0.0.1',
+    '::ffff:a00:1',
+    '64:ff9b::a00:1',
+    '64:ff9b::7f00:1',
+    '64:ff9b:2::a9fe:a9fe',
+    '64:ff9b:1::a00:1',
+    '64:ff9b:1:a00:0:100::',
+    '64:ff9b:1:ab:cd00:0:a00:1',
+    '2002:a00:1::',
+    '2003:a9fe:a9fe::',
+    'ff02::1',
   ])('allows %s', (address) => {
     expect(refusedAddressReason(address)).toBeUndefined();
   });
 
-  it.each(['', 'localhost', 'example.com', '169.254.169.254.1', '169.254.169', '0x7f.0.0.1', '010.0.0.1', '1.2.3.256', ':::', '1::2::3', '1:2:3:4:5:6:7:8:9',
-    '12345::', 'g::1', '::ffff:1.2.3', 'A'.repeat(100_000)])('refuses %j: not an IP address (DNS must answer addresses)', (text) => {
+  it.each([
+    '',
+    'localhost',
+    'example.com',
+    '169.254.169.254.1',
+    '169.254.169',
+    '0x7f.0.0.1',
+    '010.0.0.1',
+    '1.2.3.256',
+    ':::',
+    '1::2::3',
+    '1:2:3:4:5:6:7:8:9',
+    '12345::',
+    'g::1',
+    '::ffff:1.2.3',
+    'A'.repeat(100_000),
+  ])('refuses %j: not an IP address (DNS must answer addresses)', (text) => {
     expect(refusedAddressReason(text)).toContain('not an IP address');
   });
 });
@@ -82,7 +119,10 @@ describe('refusedHostReason (a URL host before DNS)', () => {
     expect(refusedHostReason(host)).toContain(words);
   });
 
-  it.each(['cmdb.example.com', 'localhost', '127.0.0.1', '[::1]', 'metadata.example.com'])('leaves %s to the check after DNS', (host) => {
-    expect(refusedHostReason(host)).toBeUndefined();
-  });
+  it.each(['cmdb.example.com', 'localhost', '127.0.0.1', '[::1]', 'metadata.example.com'])(
+    'leaves %s to the check after DNS',
+    (host) => {
+      expect(refusedHostReason(host)).toBeUndefined();
+    },
+  );
 });

@@ -6,7 +6,12 @@
 type Bytes = readonly number[];
 
 /** Host names of cloud metadata services, refused before any DNS lookup. */
-export const METADATA_HOSTNAMES: ReadonlySet<string> = new Set(['metadata.google.internal', 'metadata', 'instance-data', 'instance-data.ec2.internal']);
+export const METADATA_HOSTNAMES: ReadonlySet<string> = new Set([
+  'metadata.google.internal',
+  'metadata',
+  'instance-data',
+  'instance-data.ec2.internal',
+]);
 
 /** Canonical dotted decimal only (what URL host parsing and getaddrinfo produce); anything else is no IPv4 address. */
 function parseIpv4(text: string): Bytes | undefined {
@@ -112,9 +117,11 @@ const pick = (b: Bytes, ...at: number[]): Bytes => at.map((i) => b[i]!);
  */
 function embeddedIpv4(b: Bytes): Array<{ how: string; v4: Bytes; ambiguous?: boolean }> {
   if (zeros(b, 0, 10) && b[10] === 0xff && b[11] === 0xff) return [{ how: 'an IPv4-mapped address', v4: b.slice(12) }];
-  if (zeros(b, 0, 8) && b[8] === 0xff && b[9] === 0xff && zeros(b, 10, 12)) return [{ how: 'an IPv4-translated address', v4: b.slice(12) }];
+  if (zeros(b, 0, 8) && b[8] === 0xff && b[9] === 0xff && zeros(b, 10, 12))
+    return [{ how: 'an IPv4-translated address', v4: b.slice(12) }];
   // :: and ::1 are the IPv6 unspecified and loopback addresses, not IPv4-compatible ones.
-  if (zeros(b, 0, 12) && !(zeros(b, 12, 15) && b[15]! <= 1)) return [{ how: 'an IPv4-compatible address', v4: b.slice(12) }];
+  if (zeros(b, 0, 12) && !(zeros(b, 12, 15) && b[15]! <= 1))
+    return [{ how: 'an IPv4-compatible address', v4: b.slice(12) }];
   const nat64 = b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b;
   if (nat64 && zeros(b, 4, 12)) return [{ how: 'a NAT64 address', v4: b.slice(12) }];
   if (nat64 && b[4] === 0 && b[5] === 1) return localUseNat64(b);
@@ -134,7 +141,11 @@ function localUseNat64(b: Bytes): Array<{ how: string; v4: Bytes; ambiguous: boo
     { at: [9, 10, 11, 12], suffixFrom: 13 }, // /64
   ];
   const shorter = b[8] === 0 ? layouts.filter((l) => zeros(b, l.suffixFrom, 16)) : [];
-  return [...shorter.map((l) => pick(b, ...l.at)), b.slice(12)].map((v4) => ({ how: 'a local-use NAT64 address', v4, ambiguous: true }));
+  return [...shorter.map((l) => pick(b, ...l.at)), b.slice(12)].map((v4) => ({
+    how: 'a local-use NAT64 address',
+    v4,
+    ambiguous: true,
+  }));
 }
 
 const refusedIpv4 = (v4: Bytes, ambiguous = false): string | undefined =>
@@ -165,7 +176,10 @@ export function refusedAddressReason(address: string): string | undefined {
  * refusedAddressReason refuses. Other names are undefined here; their addresses are checked after DNS.
  */
 export function refusedHostReason(hostname: string): string | undefined {
-  const bare = hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+  const bare = hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
+    .toLowerCase();
   if (METADATA_HOSTNAMES.has(bare)) return `${bare} is a cloud metadata service`;
   return parseIpAddress(bare) ? refusedAddressReason(bare) : undefined;
 }

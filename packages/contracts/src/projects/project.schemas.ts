@@ -13,15 +13,18 @@ export function gitUrlProblem(url: string): string | undefined {
   if (url.startsWith('-')) return 'must not start with "-"';
   // git reads `<transport>::<address>` as a remote helper only when the text before `::` is all scheme
   // characters, so an IPv6 literal such as ssh://git@[2001:db8::1]/repo stays allowed.
-  if (/^[A-Za-z0-9+.-]+::/.test(url)) return 'remote helpers such as ext:: and fd:: are not allowed; use an https, ssh, git or file URL';
+  if (/^[A-Za-z0-9+.-]+::/.test(url))
+    return 'remote helpers such as ext:: and fd:: are not allowed; use an https, ssh, git or file URL';
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url)?.[1];
   if (scheme === undefined) {
     // git reads `[user@]host:path` (a colon before any slash) as ssh.
     const scp = /^(?:([A-Za-z0-9._~-]+)@)?([A-Za-z0-9][A-Za-z0-9.-]*|\[[0-9A-Fa-f:.]+\]):(.+)$/.exec(url);
-    if (!scp) return 'must be an https://, ssh://, git:// or file:/// URL or scp-like user@host:path (local paths need file://)';
+    if (!scp)
+      return 'must be an https://, ssh://, git:// or file:/// URL or scp-like user@host:path (local paths need file://)';
     return undefined;
   }
-  if (!['https', 'ssh', 'git', 'file'].includes(scheme)) return `the ${scheme}:// protocol is not allowed; use https, ssh, git or file`;
+  if (!['https', 'ssh', 'git', 'file'].includes(scheme))
+    return `the ${scheme}:// protocol is not allowed; use https, ssh, git or file`;
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -29,8 +32,10 @@ export function gitUrlProblem(url: string): string | undefined {
     return 'is not a valid URL';
   }
   if (parsed.password) return 'must not carry a password; attach a credential instead';
-  if (scheme === 'file') return parsed.host === '' && parsed.pathname.length > 1 ? undefined : 'a file URL must be file:///absolute/path';
-  if (parsed.hostname === '' || parsed.hostname.startsWith('-') || parsed.username.startsWith('-')) return 'must name a host';
+  if (scheme === 'file')
+    return parsed.host === '' && parsed.pathname.length > 1 ? undefined : 'a file URL must be file:///absolute/path';
+  if (parsed.hostname === '' || parsed.hostname.startsWith('-') || parsed.username.startsWith('-'))
+    return 'must name a host';
   return undefined;
 }
 
@@ -39,9 +44,11 @@ export function branchNameProblem(name: string): string | undefined {
   if (name.length === 0 || name.length > 255) return 'must be 1 to 255 characters';
   if (name.startsWith('-')) return 'must not start with "-"';
   // eslint-disable-next-line no-control-regex -- git refuses control characters, spaces and these in ref names
-  if (/[\s\u0000-\u001f\u007f~^:?*[\\]/.test(name)) return 'must not contain spaces, control characters or any of ~ ^ : ? * [ \\';
+  if (/[\s\u0000-\u001f\u007f~^:?*[\\]/.test(name))
+    return 'must not contain spaces, control characters or any of ~ ^ : ? * [ \\';
   if (name.includes('..') || name.includes('@{') || name === '@') return 'must not contain "..", "@{" or be "@"';
-  if (name.startsWith('/') || name.endsWith('/') || name.includes('//')) return 'must not start or end with "/" or contain "//"';
+  if (name.startsWith('/') || name.endsWith('/') || name.includes('//'))
+    return 'must not start or end with "/" or contain "//"';
   if (name.endsWith('.') || name.split('/').some((part) => part.startsWith('.') || part.endsWith('.lock'))) {
     return 'no part may start with "." or end with ".lock", and the name must not end with "."';
   }
@@ -55,7 +62,10 @@ function checkedBy(problem: (value: string) => string | undefined) {
   };
 }
 
-export const GitUrl = z.string().superRefine(checkedBy(gitUrlProblem)).meta({ example: 'https://git.example.com/ops/playbooks.git' });
+export const GitUrl = z
+  .string()
+  .superRefine(checkedBy(gitUrlProblem))
+  .meta({ example: 'https://git.example.com/ops/playbooks.git' });
 export const GitBranch = z.string().superRefine(checkedBy(branchNameProblem)).meta({ example: 'main' });
 const ProjectName = ObjectName;
 
@@ -63,7 +73,9 @@ export const ProjectCreateBody = z.strictObject({
   name: ProjectName,
   git_url: GitUrl,
   branch: GitBranch.default('main'),
-  credential_id: idOf('cred').optional().meta({ description: 'a token or ssh_key credential the server uses to reach the repository' }),
+  credential_id: idOf('cred')
+    .optional()
+    .meta({ description: 'a token or ssh_key credential the server uses to reach the repository' }),
 });
 export type ProjectCreateBody = z.infer<typeof ProjectCreateBody>;
 
@@ -74,7 +86,9 @@ export const ProjectUpdateBody = z
     branch: GitBranch.optional(),
     credential_id: idOf('cred').nullable().optional().meta({ description: 'null detaches the credential' }),
   })
-  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'give at least one of name, git_url, branch, credential_id' });
+  .refine((b) => Object.values(b).some((v) => v !== undefined), {
+    message: 'give at least one of name, git_url, branch, credential_id',
+  });
 export type ProjectUpdateBody = z.infer<typeof ProjectUpdateBody>;
 
 export const Project = z
@@ -84,7 +98,10 @@ export const Project = z
     git_url: z.string(),
     branch: z.string(),
     credential_id: z.string().nullable(),
-    last_commit: z.string().nullable().meta({ description: 'head of the branch at the last sync; runs from this project use it' }),
+    last_commit: z
+      .string()
+      .nullable()
+      .meta({ description: 'head of the branch at the last sync; runs from this project use it' }),
     synced_at: Timestamp.nullable(),
     created_by: z.string(),
     created_at: Timestamp,
@@ -95,4 +112,6 @@ export const Project = z
 export const ProjectIdParams = z.strictObject({ id: idOf('prj') });
 
 /** How the server authenticates to a git remote: never put in a URL, argv or a file. */
-export type GitAuth = { kind: 'token'; token: string; username?: string | undefined } | { kind: 'ssh_key'; privateKey: string; passphrase?: string | undefined };
+export type GitAuth =
+  | { kind: 'token'; token: string; username?: string | undefined }
+  | { kind: 'ssh_key'; privateKey: string; passphrase?: string | undefined };

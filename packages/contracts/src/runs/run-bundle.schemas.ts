@@ -24,7 +24,11 @@ export const RunBundle = z.object({
   /** inline YAML, or a path inside a project checked out at the commit resolved at submit time */
   playbook: z.discriminatedUnion('source', [
     z.object({ source: z.literal('inline'), content: z.string() }),
-    z.object({ source: z.literal('project'), path: z.string(), git: z.object({ url: z.string(), commit: z.string(), auth: GitAuthSchema.optional() }) }),
+    z.object({
+      source: z.literal('project'),
+      path: z.string(),
+      git: z.object({ url: z.string(), commit: z.string(), auth: GitAuthSchema.optional() }),
+    }),
   ]),
   /** the inventory to run against, already narrowed to the shard's hosts where the run is a shard */
   inventory: z.object({ content: z.string(), format: z.enum(['ini', 'yaml', 'json']) }),

@@ -17,25 +17,47 @@ export const MAX_TIMEOUT_S = 7 * 24 * 3600;
 export const MAX_SHARDS = 500;
 
 /** A worker label, as `baton worker --labels` accepts it. */
-export const WorkerLabel = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/, 'a label is 1–64 letters, digits, `_`, `.`, `:` or `-`, starting with a letter or digit');
+export const WorkerLabel = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/,
+    'a label is 1–64 letters, digits, `_`, `.`, `:` or `-`, starting with a letter or digit',
+  );
 
 export const SubmitRunBody = z
   .strictObject({
     playbook: z.string().min(1).max(MAX_PLAYBOOK_CHARS).meta({
-      description: 'Without project_id: the playbook YAML itself. With project_id: a relative path inside the project at the commit resolved now (no `..`).',
+      description:
+        'Without project_id: the playbook YAML itself. With project_id: a relative path inside the project at the commit resolved now (no `..`).',
     }),
     project_id: idOf('prj').optional(),
     inventory_id: idOf('inv').optional(),
-    inventory: z.string().min(1).max(MAX_INVENTORY_CONTENT_CHARS).optional().meta({ description: 'inline inventory content (INI, YAML or JSON), instead of inventory_id' }),
+    inventory: z
+      .string()
+      .min(1)
+      .max(MAX_INVENTORY_CONTENT_CHARS)
+      .optional()
+      .meta({ description: 'inline inventory content (INI, YAML or JSON), instead of inventory_id' }),
     limit: z.string().trim().min(1).max(4096).optional().meta({ description: 'ansible host pattern (--limit)' }),
     extra_vars: z.record(z.string(), z.unknown()).optional(),
-    credential_ids: z.array(idOf('cred')).max(16).optional().meta({ description: 'ssh_key, become_password, vault_password and env credentials; the caller needs use on each' }),
+    credential_ids: z.array(idOf('cred')).max(16).optional().meta({
+      description: 'ssh_key, become_password, vault_password and env credentials; the caller needs use on each',
+    }),
     check: z.boolean().optional().meta({ description: 'dry run: --check --diff' }),
     forks: z.number().int().min(1).max(500).optional(),
     verbosity: z.number().int().min(0).max(4).optional(),
     timeout_s: z.number().int().min(1).max(MAX_TIMEOUT_S).optional(),
-    shards: z.number().int().min(0).max(MAX_SHARDS).optional().meta({ description: '2 or more splits the run: shard k of N gets hosts [k::N] sorted by name, after limit' }),
-    labels: z.array(WorkerLabel).max(16).optional().meta({ description: 'only a worker holding every one of these labels runs it (queue mode: `baton worker --labels`); embedded executors hold none' }),
+    shards: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_SHARDS)
+      .optional()
+      .meta({ description: '2 or more splits the run: shard k of N gets hosts [k::N] sorted by name, after limit' }),
+    labels: z.array(WorkerLabel).max(16).optional().meta({
+      description:
+        'only a worker holding every one of these labels runs it (queue mode: `baton worker --labels`); embedded executors hold none',
+    }),
   })
   .meta({ id: 'SubmitRunBody' });
 export type SubmitRunBody = z.infer<typeof SubmitRunBody>;
@@ -56,7 +78,13 @@ export type HostCounts = z.infer<typeof HostCounts>;
 
 /** Hosts by final outcome: unreachable beats failed beats changed beats ok. */
 export const HostOutcomeSummary = z
-  .object({ total: z.number().int(), ok: z.number().int(), changed: z.number().int(), failed: z.number().int(), unreachable: z.number().int() })
+  .object({
+    total: z.number().int(),
+    ok: z.number().int(),
+    changed: z.number().int(),
+    failed: z.number().int(),
+    unreachable: z.number().int(),
+  })
   .meta({ id: 'HostOutcomeSummary' });
 export type HostOutcomeSummary = z.infer<typeof HostOutcomeSummary>;
 
@@ -77,19 +105,28 @@ export const Run = z
     template_id: z.string().nullable(),
     inventory_id: z.string().nullable(),
     limit: z.string().nullable(),
-    hosts: z.array(z.string()).nullable().meta({ description: 'the host set of a shard or a retry; null when the whole inventory (after limit) applies' }),
+    hosts: z
+      .array(z.string())
+      .nullable()
+      .meta({ description: 'the host set of a shard or a retry; null when the whole inventory (after limit) applies' }),
     extra_vars: z.record(z.string(), z.unknown()).nullable(),
     credential_ids: z.array(z.string()),
     check: z.boolean(),
     forks: z.number().int().nullable(),
     verbosity: z.number().int().nullable(),
     timeout_s: z.number().int().nullable(),
-    labels: z.array(z.string()).meta({ description: 'worker labels the run asked for; only a worker holding all of them runs it' }),
+    labels: z
+      .array(z.string())
+      .meta({ description: 'worker labels the run asked for; only a worker holding all of them runs it' }),
     submitted_by: z.string(),
     worker: z.string().nullable(),
     exit_code: z.number().int().nullable(),
     host_summary: HostOutcomeSummary.nullable(),
-    host_stats: z.record(z.string(), HostCounts).nullable().meta({ description: 'per-host counts; only in GET /v1/runs/{id}' }).optional(),
+    host_stats: z
+      .record(z.string(), HostCounts)
+      .nullable()
+      .meta({ description: 'per-host counts; only in GET /v1/runs/{id}' })
+      .optional(),
     last_seq: z.number().int(),
     log_lines: z.number().int(),
     created_at: Timestamp,
@@ -104,19 +141,18 @@ export const RunIdParams = z.strictObject({ id: idOf('run') });
 
 const flag = z.enum(['true', 'false']).transform((v) => v === 'true');
 
-export const RunListQuery = z
-  .strictObject({
-    limit: PageLimit,
-    cursor: PageCursor.optional(),
-    status: RunStatus.optional(),
-    conclusion: RunConclusion.optional(),
-    project: idOf('prj').optional(),
-    template: idOf('tpl').optional(),
-    inventory: idOf('inv').optional(),
-    host: z.string().min(1).max(255).optional().meta({ description: 'runs that reported an outcome for this host' }),
-    since: z.iso.datetime({ offset: true }).optional().meta({ description: 'created at or after this time' }),
-    include_shards: flag.optional().meta({ description: 'also list shard runs (by default only top-level runs)' }),
-  });
+export const RunListQuery = z.strictObject({
+  limit: PageLimit,
+  cursor: PageCursor.optional(),
+  status: RunStatus.optional(),
+  conclusion: RunConclusion.optional(),
+  project: idOf('prj').optional(),
+  template: idOf('tpl').optional(),
+  inventory: idOf('inv').optional(),
+  host: z.string().min(1).max(255).optional().meta({ description: 'runs that reported an outcome for this host' }),
+  since: z.iso.datetime({ offset: true }).optional().meta({ description: 'created at or after this time' }),
+  include_shards: flag.optional().meta({ description: 'also list shard runs (by default only top-level runs)' }),
+});
 export type RunListQuery = z.infer<typeof RunListQuery>;
 
 export const RunLogQuery = z.strictObject({
@@ -128,7 +164,9 @@ export const RunEventsQuery = z.strictObject({
   after_seq: decimalInteger(0, Number.MAX_SAFE_INTEGER).optional(),
   kind: z.string().min(1).max(100).optional(),
   host: z.string().min(1).max(255).optional(),
-  limit: decimalInteger(1, 10_000).prefault('1000').meta({ description: 'most events returned (max 10000); page on with after_seq' }),
+  limit: decimalInteger(1, 10_000)
+    .prefault('1000')
+    .meta({ description: 'most events returned (max 10000); page on with after_seq' }),
 });
 
 export const WorkerFreshness = z.enum(['fresh', 'stale', 'dead']);
@@ -140,7 +178,9 @@ export const Worker = z
     mode: z.enum(['embedded', 'daemon']),
     labels: z.array(z.string()),
     capacity: z.number().int(),
-    running: z.array(z.string()).meta({ description: 'ids of the runs it holds that the caller may see (admins: all)' }),
+    running: z
+      .array(z.string())
+      .meta({ description: 'ids of the runs it holds that the caller may see (admins: all)' }),
     running_count: z.number().int().meta({ description: 'how many runs it holds, seen or not' }),
     started_at: Timestamp,
     last_heartbeat: Timestamp,

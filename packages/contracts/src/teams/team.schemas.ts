@@ -5,7 +5,9 @@ import { Role } from '../users/user.schemas.js';
 export const TeamCreateBody = z.strictObject({
   name: ObjectName,
 });
-export const Team = z.object({ id: z.string(), name: z.string(), created_at: Timestamp, created_by: z.string() }).meta({ id: 'Team' });
+export const Team = z
+  .object({ id: z.string(), name: z.string(), created_at: Timestamp, created_by: z.string() })
+  .meta({ id: 'Team' });
 
 export const TeamMemberAddBody = z.strictObject({ user_id: idOf('usr') });
 export const TeamMember = z

@@ -6,7 +6,10 @@ export const Role = z.enum(ROLES);
 export type Role = z.infer<typeof Role>;
 
 export const PASSWORD_MIN_LENGTH = 12;
-export const Password = z.string().min(PASSWORD_MIN_LENGTH, `must be at least ${PASSWORD_MIN_LENGTH} characters`).max(1024);
+export const Password = z
+  .string()
+  .min(PASSWORD_MIN_LENGTH, `must be at least ${PASSWORD_MIN_LENGTH} characters`)
+  .max(1024);
 export const Username = z
   .string()
   .min(1)
@@ -22,7 +25,11 @@ export const UserCreateBody = z.strictObject({
 export type UserCreateBody = z.infer<typeof UserCreateBody>;
 
 export const UserUpdateBody = z
-  .strictObject({ role: Role.optional(), password: Password.optional(), email: z.email().max(254).nullable().optional() })
+  .strictObject({
+    role: Role.optional(),
+    password: Password.optional(),
+    email: z.email().max(254).nullable().optional(),
+  })
   .refine((b) => b.role !== undefined || b.password !== undefined || b.email !== undefined, {
     message: 'give at least one of role, password, email',
   });
@@ -32,6 +39,13 @@ export type UserUpdateBody = z.infer<typeof UserUpdateBody>;
 export const UserIdParams = z.strictObject({ id: idOf('usr') });
 
 export const User = z
-  .object({ id: z.string(), username: z.string(), role: Role, email: z.string().nullable(), created_at: Timestamp, updated_at: Timestamp })
+  .object({
+    id: z.string(),
+    username: z.string(),
+    role: Role,
+    email: z.string().nullable(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
   .meta({ id: 'User' });
 export type User = z.infer<typeof User>;

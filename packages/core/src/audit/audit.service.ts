@@ -11,10 +11,15 @@ import { entryHash } from './audit.chain.js';
 const BATCH = 1000;
 export const EXPORT_FORMAT = 'baton-audit-export/1';
 
-export type VerifyResult = { ok: true; entries: number; head: string } | { ok: false; first_bad_seq: number; entries: number };
+export type VerifyResult =
+  { ok: true; entries: number; head: string } | { ok: false; first_bad_seq: number; entries: number };
 
 /** The exact text the export signs. The head hash commits to every entry before it. */
-export function exportSignedMessage(p: { exported_at: string; entries: number; head: { seq: number; hash: string } }): string {
+export function exportSignedMessage(p: {
+  exported_at: string;
+  entries: number;
+  head: { seq: number; hash: string };
+}): string {
   return `${EXPORT_FORMAT}\nexported_at=${p.exported_at}\nentries=${p.entries}\nhead_seq=${p.head.seq}\nhead_hash=${p.head.hash}\n`;
 }
 
@@ -27,7 +32,8 @@ const LAST_AT_MS = Date.parse('9999-12-31T23:59:59.999Z');
 function ceilMillis(t: string, path: string): number {
   const m = /^([^.]*)(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/i.exec(t);
   const whole = m ? Date.parse(`${m[1]!}${m[3]!}`) : NaN;
-  if (!m || Number.isNaN(whole)) throw new ValidationError(`invalid ${path}`, [{ path, message: 'not an RFC 3339 date-time' }]);
+  if (!m || Number.isNaN(whole))
+    throw new ValidationError(`invalid ${path}`, [{ path, message: 'not an RFC 3339 date-time' }]);
   const fraction = m[2] ?? '';
   const millis = Number(fraction.slice(0, 3).padEnd(3, '0'));
   return whole + millis + (/[1-9]/.test(fraction.slice(3)) ? 1 : 0);
@@ -39,7 +45,10 @@ function ceilMillis(t: string, path: string): number {
  * exactly when they hold against the bound rounded up to the next millisecond. Bounds beyond the years 0000–9999
  * (where ISO text stops sorting like time) either drop out or leave nothing to find.
  */
-export function auditTimeWindow(since: string | undefined, until: string | undefined): { since?: string; until?: string } | 'empty' {
+export function auditTimeWindow(
+  since: string | undefined,
+  until: string | undefined,
+): { since?: string; until?: string } | 'empty' {
   const out: { since?: string; until?: string } = {};
   if (since !== undefined) {
     const ms = ceilMillis(since, 'since');
@@ -79,22 +88,32 @@ export function createAuditService(deps: {
       }
     }
     // Entries cut off the end, or a head that no longer matches the last entry.
-    if (expected <= head.seq || head.hash !== prev) return { ok: false, first_bad_seq: Math.min(expected, head.seq), entries: head.seq };
+    if (expected <= head.seq || head.hash !== prev)
+      return { ok: false, first_bad_seq: Math.min(expected, head.seq), entries: head.seq };
     return { ok: true, entries: head.seq, head: head.hash };
   }
 
   return {
     /** `since` and `until` are RFC 3339 times with any offset and precision; see {@link auditTimeWindow}. */
-    async list(p: Principal, filter: AuditFilter, page: { limit: number; cursor?: string | undefined }): Promise<Page<AuditEntry>> {
+    async list(
+      p: Principal,
+      filter: AuditFilter,
+      page: { limit: number; cursor?: string | undefined },
+    ): Promise<Page<AuditEntry>> {
       deps.authz.requireAdmin(p);
       const before = decodeCursor(page.cursor);
       // seq is an INTEGER column: a larger number is no cursor of ours and would make PostgreSQL fail the query.
       if (before !== undefined && (!/^\d{1,10}$/.test(before) || Number(before) > MAX_SEQ)) {
-        throw new ValidationError('invalid cursor', [{ path: 'query.cursor', message: 'not a cursor this server issued' }]);
+        throw new ValidationError('invalid cursor', [
+          { path: 'query.cursor', message: 'not a cursor this server issued' },
+        ]);
       }
       const window = auditTimeWindow(filter.since, filter.until);
       if (window === 'empty') return { items: [] };
-      const rows = await deps.audit.list({ ...filter, since: window.since, until: window.until }, { limit: page.limit + 1, beforeSeq: before === undefined ? undefined : Number(before) });
+      const rows = await deps.audit.list(
+        { ...filter, since: window.since, until: window.until },
+        { limit: page.limit + 1, beforeSeq: before === undefined ? undefined : Number(before) },
+      );
       return toPage(rows, page.limit, (r) => r.seq);
     },
 
@@ -108,9 +127,14 @@ export function createAuditService(deps: {
       deps.authz.requireAdmin(p);
       const entries: AuditEntry[] = [];
       const result = await walk((e) => entries.push(e));
-      if (!result.ok) throw new ConflictError(`the audit chain is broken at seq ${result.first_bad_seq}; nothing was exported`);
+      if (!result.ok)
+        throw new ConflictError(`the audit chain is broken at seq ${result.first_bad_seq}; nothing was exported`);
       const key = await deps.signingKeys.auditKey();
-      const base = { exported_at: iso(deps.clock()), entries: entries.length, head: { seq: result.entries, hash: result.head } };
+      const base = {
+        exported_at: iso(deps.clock()),
+        entries: entries.length,
+        head: { seq: result.entries, hash: result.head },
+      };
       const signed_message = exportSignedMessage(base);
       const signature = crypto.sign(null, Buffer.from(signed_message, 'utf8'), key.privateKey).toString('base64');
       return {

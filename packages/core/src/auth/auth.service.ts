@@ -19,7 +19,9 @@ export interface Session {
 export function createAuthService(deps: {
   users: Pick<UserRepo, 'findByUsername'>;
   tokens: Pick<TokenRepo, 'findLive'>;
-  transaction: <T>(fn: (r: { tokens: Pick<TokenRepo, 'insert' | 'revoke'>; audit: Pick<AuditRepo, 'append'> }) => Promise<T>) => Promise<T>;
+  transaction: <T>(
+    fn: (r: { tokens: Pick<TokenRepo, 'insert' | 'revoke'>; audit: Pick<AuditRepo, 'append'> }) => Promise<T>,
+  ) => Promise<T>;
   throttle: LoginThrottle;
   clock: Clock;
   tokenTtlSeconds: number;
@@ -32,8 +34,19 @@ export function createAuthService(deps: {
     const now = deps.clock();
     const expires_at = iso(new Date(now.getTime() + deps.tokenTtlSeconds * 1000));
     await deps.transaction(async (r) => {
-      await r.tokens.insert({ id: newId('tok', now.getTime()), user_id: userId, token_hash: sha256Hex(token), created_at: iso(now), expires_at, revoked_at: null });
-      await recordAudit(r.audit, { actor: userId, action: 'auth.login', object: userId, summary: `signed in with ${how} from ${address}` }, deps.clock);
+      await r.tokens.insert({
+        id: newId('tok', now.getTime()),
+        user_id: userId,
+        token_hash: sha256Hex(token),
+        created_at: iso(now),
+        expires_at,
+        revoked_at: null,
+      });
+      await recordAudit(
+        r.audit,
+        { actor: userId, action: 'auth.login', object: userId, summary: `signed in with ${how} from ${address}` },
+        deps.clock,
+      );
     });
     return { token, expires_at };
   }
@@ -52,7 +65,16 @@ export function createAuthService(deps: {
         if (user) {
           // Recorded only for real accounts: a mistyped username may be someone's password.
           await deps.transaction((r) =>
-            recordAudit(r.audit, { actor: 'anonymous', action: 'auth.login_failed', object: user.id, summary: `failed sign-in for ${user.username} from ${address}` }, deps.clock),
+            recordAudit(
+              r.audit,
+              {
+                actor: 'anonymous',
+                action: 'auth.login_failed',
+                object: user.id,
+                summary: `failed sign-in for ${user.username} from ${address}`,
+              },
+              deps.clock,
+            ),
           );
         }
         throw new UnauthenticatedError(BAD_CREDENTIALS);
@@ -67,7 +89,11 @@ export function createAuthService(deps: {
       const found = await deps.tokens.findLive(sha256Hex(token), iso(deps.clock()));
       if (!found) throw new UnauthenticatedError('invalid or expired token');
       const user = toUser(found.user);
-      return { principal: { id: user.id, username: user.username, role: user.role, tokenId: found.token.id }, user, expires_at: found.token.expires_at };
+      return {
+        principal: { id: user.id, username: user.username, role: user.role, tokenId: found.token.id },
+        user,
+        expires_at: found.token.expires_at,
+      };
     },
 
     async logout(p: Principal): Promise<void> {
@@ -75,7 +101,11 @@ export function createAuthService(deps: {
       const tokenId = p.tokenId;
       await deps.transaction(async (r) => {
         await r.tokens.revoke(tokenId, iso(deps.clock()));
-        await recordAudit(r.audit, { actor: p.id, action: 'auth.logout', object: p.id, summary: `signed out ${p.username}` }, deps.clock);
+        await recordAudit(
+          r.audit,
+          { actor: p.id, action: 'auth.logout', object: p.id, summary: `signed out ${p.username}` },
+          deps.clock,
+        );
       });
     },
   };

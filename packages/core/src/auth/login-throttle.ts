@@ -41,7 +41,10 @@ export function createLoginThrottle(limits: ThrottleLimits, clock: Clock) {
     /** Seconds the caller must wait, or 0. */
     retryAfter(username: string, address: string): number {
       const now = clock().getTime();
-      return Math.max(waitFor(userKey(username), limits.perUsername, now), waitFor(addrKey(address), limits.perAddress, now));
+      return Math.max(
+        waitFor(userKey(username), limits.perUsername, now),
+        waitFor(addrKey(address), limits.perAddress, now),
+      );
     },
     recordFailure(username: string, address: string): void {
       const now = clock().getTime();

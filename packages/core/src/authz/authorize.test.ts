@@ -36,7 +36,14 @@ const REQUIRE_CASES: Array<[string, Who, Obj, GrantLevel, { listable?: boolean }
   ['rule 1: an admin passes even for an id nobody holds', 'admin', 'UNKNOWN_PRJ', 'manage', undefined, 'ok'],
   ['rule 2: a viewer with manage may use the object', 'viewerManage', 'PRJ', 'use', undefined, 'ok'],
   ['rule 2: a viewer with manage still may not change it', 'viewerManage', 'PRJ', 'manage', undefined, ForbiddenError],
-  ['rule 2: a viewer whose team holds manage may not change it', 'viewerTeamManage', 'PRJ', 'manage', undefined, ForbiddenError],
+  [
+    'rule 2: a viewer whose team holds manage may not change it',
+    'viewerTeamManage',
+    'PRJ',
+    'manage',
+    undefined,
+    ForbiddenError,
+  ],
   ['rule 2: a viewer with use may use it', 'viewerUse', 'PRJ', 'use', undefined, 'ok'],
   ['rule 4: use is enough to use', 'opUse', 'PRJ', 'use', undefined, 'ok'],
   ['rule 4: use is not enough to manage', 'opUse', 'PRJ', 'manage', undefined, ForbiddenError],
@@ -49,22 +56,51 @@ const REQUIRE_CASES: Array<[string, Who, Obj, GrantLevel, { listable?: boolean }
   ["rule 4: a team's manage lets a member manage", 'opTeamManage', 'PRJ', 'manage', undefined, 'ok'],
   ['rule 4: the strongest of several teams wins', 'opBothTeams', 'PRJ', 'manage', undefined, 'ok'],
   ['rule 5: no grant hides the object from an operator (use)', 'operator', 'PRJ', 'use', undefined, NotFoundError],
-  ['rule 5: no grant hides the object from an operator (manage)', 'operator', 'PRJ', 'manage', undefined, NotFoundError],
+  [
+    'rule 5: no grant hides the object from an operator (manage)',
+    'operator',
+    'PRJ',
+    'manage',
+    undefined,
+    NotFoundError,
+  ],
   ['rule 5: no grant hides the object from a viewer', 'viewer', 'PRJ', 'use', undefined, NotFoundError],
-  ['rule 5: an unknown object looks the same as a hidden one', 'operator', 'UNKNOWN_PRJ', 'use', undefined, NotFoundError],
+  [
+    'rule 5: an unknown object looks the same as a hidden one',
+    'operator',
+    'UNKNOWN_PRJ',
+    'use',
+    undefined,
+    NotFoundError,
+  ],
   ['rule 5: listable objects answer 403 (manage)', 'operator', 'PRJ', 'manage', { listable: true }, ForbiddenError],
   ['rule 5: listable objects answer 403 (use)', 'operator', 'PRJ', 'use', { listable: true }, ForbiddenError],
   ['rule 5: a team is listable by its id prefix', 'operator', 'TEAM_OBJ', 'manage', undefined, ForbiddenError],
   ['rule 5: a team is listable for use too', 'viewer', 'TEAM_OBJ', 'use', undefined, ForbiddenError],
   ['rule 5: listable does not hide a grant that exists', 'opUse', 'PRJ', 'use', { listable: true }, 'ok'],
-  ['rule 5: listable: false overrides the prefix', 'operator', 'TEAM_OBJ', 'manage', { listable: false }, NotFoundError],
+  [
+    'rule 5: listable: false overrides the prefix',
+    'operator',
+    'TEAM_OBJ',
+    'manage',
+    { listable: false },
+    NotFoundError,
+  ],
 ];
 
 const LEVEL_CASES: Array<[Who, Obj, GrantLevel | null]> = [
-  ['admin', 'PRJ', 'manage'], ['admin', 'UNKNOWN_PRJ', 'manage'], ['operator', 'PRJ', null], ['viewer', 'PRJ', null],
-  ['opUse', 'PRJ', 'use'], ['opManage', 'PRJ', 'manage'], ['viewerManage', 'PRJ', 'manage'],
-  ['opUseTeamManage', 'PRJ', 'manage'], ['opManageTeamUse', 'PRJ', 'manage'], ['opTeamUse', 'PRJ', 'use'],
-  ['opBothTeams', 'PRJ', 'manage'], ['opManage', 'TEAM_OBJ', null],
+  ['admin', 'PRJ', 'manage'],
+  ['admin', 'UNKNOWN_PRJ', 'manage'],
+  ['operator', 'PRJ', null],
+  ['viewer', 'PRJ', null],
+  ['opUse', 'PRJ', 'use'],
+  ['opManage', 'PRJ', 'manage'],
+  ['viewerManage', 'PRJ', 'manage'],
+  ['opUseTeamManage', 'PRJ', 'manage'],
+  ['opManageTeamUse', 'PRJ', 'manage'],
+  ['opTeamUse', 'PRJ', 'use'],
+  ['opBothTeams', 'PRJ', 'manage'],
+  ['opManage', 'TEAM_OBJ', null],
 ];
 
 const ROLE_CASES: Array<[Role, boolean, boolean]> = [
@@ -95,7 +131,15 @@ describe.each(DIALECTS)('the authorization rule on %s', (dialect) => {
 
   async function addUser(role: Role, name: string): Promise<Principal> {
     const id = newId('usr');
-    await tdb.db.repos.users.insert({ id, username: name, email: null, role, password_hash: 'x', created_at: NOW, updated_at: NOW });
+    await tdb.db.repos.users.insert({
+      id,
+      username: name,
+      email: null,
+      role,
+      password_hash: 'x',
+      created_at: NOW,
+      updated_at: NOW,
+    });
     return { id, username: name, role };
   }
   async function addTeam(name: string): Promise<string> {
@@ -104,7 +148,14 @@ describe.each(DIALECTS)('the authorization rule on %s', (dialect) => {
     return id;
   }
   const grant = (subject: string, object: string, level: GrantLevel) =>
-    tdb.db.repos.grants.insert({ id: newId('grant'), subject_id: subject, object_id: object, level, created_at: NOW, created_by: 'system' });
+    tdb.db.repos.grants.insert({
+      id: newId('grant'),
+      subject_id: subject,
+      object_id: object,
+      level,
+      created_at: NOW,
+      created_by: 'system',
+    });
 
   beforeAll(async () => {
     tdb = await createTestDatabase(dialect);
@@ -115,14 +166,29 @@ describe.each(DIALECTS)('the authorization rule on %s', (dialect) => {
     teams.T_MANAGE = await addTeam('managers');
     teams.T_USE = await addTeam('users');
     await tdb.db.transaction(async (r) => {
-      await r.grants.insert({ id: newId('grant'), subject_id: teams.T_MANAGE!, object_id: objects.PRJ, level: 'manage', created_at: NOW, created_by: 'system' });
-      await r.grants.insert({ id: newId('grant'), subject_id: teams.T_USE!, object_id: objects.PRJ, level: 'use', created_at: NOW, created_by: 'system' });
+      await r.grants.insert({
+        id: newId('grant'),
+        subject_id: teams.T_MANAGE!,
+        object_id: objects.PRJ,
+        level: 'manage',
+        created_at: NOW,
+        created_by: 'system',
+      });
+      await r.grants.insert({
+        id: newId('grant'),
+        subject_id: teams.T_USE!,
+        object_id: objects.PRJ,
+        level: 'use',
+        created_at: NOW,
+        created_by: 'system',
+      });
     });
     for (const [who, spec] of Object.entries(PEOPLE) as Array<[Who, (typeof PEOPLE)[Who]]>) {
       const p = await addUser(spec.role, who);
       principals[who] = p;
       if (spec.direct) await grant(p.id, objects.PRJ, spec.direct);
-      for (const t of spec.teams) await tdb.db.repos.teams.addMember({ team_id: teams[t]!, user_id: p.id, added_at: NOW });
+      for (const t of spec.teams)
+        await tdb.db.repos.teams.addMember({ team_id: teams[t]!, user_id: p.id, added_at: NOW });
     }
   });
   afterAll(() => tdb.drop());
@@ -136,24 +202,40 @@ describe.each(DIALECTS)('the authorization rule on %s', (dialect) => {
   it.each(REQUIRE_CASES)('requireVisible on a found object, %s', async (_clause, who, obj, need, opts, expected) => {
     const found = { kind: 'project', id: objects[obj], row: { name: 'found' } };
     let err: unknown;
-    const outcome = await outcomeOf(() => authz.requireVisible(principals[who], need, found, opts).catch((e: unknown) => { err = e; throw e; }));
+    const outcome = await outcomeOf(() =>
+      authz.requireVisible(principals[who], need, found, opts).catch((e: unknown) => {
+        err = e;
+        throw e;
+      }),
+    );
     expect(nameOf(outcome)).toBe(nameOf(expected));
     if (outcome === NotFoundError) expect((err as Error).message).toBe(`project ${objects[obj]} not found`);
-    if (outcome === 'ok') expect(await authz.requireVisible(principals[who], need, found, opts)).toEqual({ name: 'found' });
+    if (outcome === 'ok')
+      expect(await authz.requireVisible(principals[who], need, found, opts)).toEqual({ name: 'found' });
   });
 
-  it.each<Who>(['admin', 'opManage', 'operator', 'viewer'])('requireVisible: nothing found is the same 404 for %s as a hidden object', async (who) => {
-    const errors = await Promise.all([null, undefined].map((row) => authz.requireVisible(principals[who], 'use', { kind: 'project', id: objects.PRJ, row }).catch((e: unknown) => e)));
-    for (const err of errors) {
-      expect(err).toBeInstanceOf(NotFoundError);
-      expect((err as Error).message).toBe(`project ${objects.PRJ} not found`);
-    }
-  });
+  it.each<Who>(['admin', 'opManage', 'operator', 'viewer'])(
+    'requireVisible: nothing found is the same 404 for %s as a hidden object',
+    async (who) => {
+      const errors = await Promise.all(
+        [null, undefined].map((row) =>
+          authz
+            .requireVisible(principals[who], 'use', { kind: 'project', id: objects.PRJ, row })
+            .catch((e: unknown) => e),
+        ),
+      );
+      for (const err of errors) {
+        expect(err).toBeInstanceOf(NotFoundError);
+        expect((err as Error).message).toBe(`project ${objects.PRJ} not found`);
+      }
+    },
+  );
 
   it('visibleOr404: the one 404 for nothing found and for a row the rule hides, the row otherwise', async () => {
     const missing = await visibleOr404('run', 'run_X', null, () => true).catch((e: unknown) => e);
     const hidden = await visibleOr404('run', 'run_X', { id: 'run_X' }, async () => false).catch((e: unknown) => e);
-    for (const err of [missing, hidden]) expect([err instanceof NotFoundError, (err as Error).message]).toEqual([true, 'run run_X not found']);
+    for (const err of [missing, hidden])
+      expect([err instanceof NotFoundError, (err as Error).message]).toEqual([true, 'run run_X not found']);
     expect(await visibleOr404('run', 'run_X', { id: 'run_X' }, async () => true)).toEqual({ id: 'run_X' });
   });
 
@@ -167,7 +249,7 @@ describe.each(DIALECTS)('the authorization rule on %s', (dialect) => {
     expect(nameOf(await outcomeOf(() => authz.requireAdmin(p)))).toBe(isAdmin ? 'ok' : 'ForbiddenError');
   });
 
-  it("subjectsOf is the user followed by every team they belong to", async () => {
+  it('subjectsOf is the user followed by every team they belong to', async () => {
     expect(await authz.subjectsOf(principals.operator)).toEqual([principals.operator.id]);
     const both = await authz.subjectsOf(principals.opBothTeams);
     expect(both[0]).toBe(principals.opBothTeams.id);

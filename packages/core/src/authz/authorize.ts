@@ -26,7 +26,12 @@ export function notFound(kind: string, id: string): NotFoundError {
  * `row` when it exists and `canSee` accepts it, else the one 404 of `notFound`: for objects with a visibility
  * rule of their own (runs, grants). Objects guarded by grants alone go through `Authorizer.requireVisible`.
  */
-export async function visibleOr404<T>(kind: string, id: string, row: T | null | undefined, canSee: (row: T) => boolean | Promise<boolean>): Promise<T> {
+export async function visibleOr404<T>(
+  kind: string,
+  id: string,
+  row: T | null | undefined,
+  canSee: (row: T) => boolean | Promise<boolean>,
+): Promise<T> {
   if (row === null || row === undefined || !(await canSee(row))) throw notFound(kind, id);
   return row;
 }
@@ -54,7 +59,10 @@ export const LISTABLE_PREFIXES: ReadonlySet<string> = new Set(['team', 'usr']);
  * 5. An object the caller cannot see (no grant at all) answers 404, exactly like an unknown one, so ids
  *    cannot be probed. Objects every signed-in user may list (teams, users) answer 403 instead.
  */
-export function createAuthorizer(deps: { grants: Pick<GrantRepo, 'levelsOn' | 'objectsHeldBy'>; teams: Pick<TeamRepo, 'teamIdsOf'> }) {
+export function createAuthorizer(deps: {
+  grants: Pick<GrantRepo, 'levelsOn' | 'objectsHeldBy'>;
+  teams: Pick<TeamRepo, 'teamIdsOf'>;
+}) {
   async function subjectsOf(p: Principal): Promise<string[]> {
     return [p.id, ...(await deps.teams.teamIdsOf(p.id))];
   }
@@ -66,7 +74,13 @@ export function createAuthorizer(deps: { grants: Pick<GrantRepo, 'levelsOn' | 'o
     return levels.includes('use') ? 'use' : null;
   }
 
-  async function check(p: Principal, objectId: string, need: GrantLevel, listable: boolean | undefined, hidden: () => NotFoundError): Promise<void> {
+  async function check(
+    p: Principal,
+    objectId: string,
+    need: GrantLevel,
+    listable: boolean | undefined,
+    hidden: () => NotFoundError,
+  ): Promise<void> {
     const level = await levelOn(p, objectId);
     const visible = level !== null || (listable ?? LISTABLE_PREFIXES.has(idPrefix(objectId)));
     if (!visible) throw hidden();
@@ -95,7 +109,12 @@ export function createAuthorizer(deps: { grants: Pick<GrantRepo, 'levelsOn' | 'o
      * Rules 1–5 for an object the service has looked up: unknown and not visible answer the same 404 (`notFound`),
      * visible without `need` answers 403. Answers the row. Every lookup of an object for a caller goes through here.
      */
-    async requireVisible<T>(p: Principal, need: GrantLevel, found: LookedUp<T>, opts: { listable?: boolean } = {}): Promise<T> {
+    async requireVisible<T>(
+      p: Principal,
+      need: GrantLevel,
+      found: LookedUp<T>,
+      opts: { listable?: boolean } = {},
+    ): Promise<T> {
       const { kind, id, row } = found;
       if (row === null || row === undefined) throw notFound(kind, id);
       await check(p, id, need, opts.listable, () => notFound(kind, id));
@@ -123,6 +142,18 @@ export type Authorizer = ReturnType<typeof createAuthorizer>;
  * Rule 3: the creator of an object gets `manage` on it. Called inside the creating transaction, with that
  * transaction's grant repository, so the object and its grant commit together.
  */
-export async function grantCreatorManage(grants: Pick<GrantRepo, 'insert'>, p: Principal, objectId: string, at: Date): Promise<void> {
-  await grants.insert({ id: newId('grant', at.getTime()), subject_id: p.id, object_id: objectId, level: 'manage', created_at: at.toISOString(), created_by: p.id });
+export async function grantCreatorManage(
+  grants: Pick<GrantRepo, 'insert'>,
+  p: Principal,
+  objectId: string,
+  at: Date,
+): Promise<void> {
+  await grants.insert({
+    id: newId('grant', at.getTime()),
+    subject_id: p.id,
+    object_id: objectId,
+    level: 'manage',
+    created_at: at.toISOString(),
+    created_by: p.id,
+  });
 }

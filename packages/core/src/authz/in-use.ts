@@ -14,7 +14,10 @@ export interface ObjectUse {
  * the others: ids and names of objects the caller has no grant on must not leak (rule 5 of authorize.ts).
  */
 export async function inUseConflict(
-  p: Principal, what: string, uses: ObjectUse[], authz: Pick<Authorizer, 'levelOn'>,
+  p: Principal,
+  what: string,
+  uses: ObjectUse[],
+  authz: Pick<Authorizer, 'levelOn'>,
 ): Promise<ConflictError | undefined> {
   if (uses.length === 0) return undefined;
   const named: string[] = [];

@@ -11,7 +11,10 @@ export abstract class BatonError extends Error {
 
 /** The request is well-formed but its content breaks a rule (400). */
 export class ValidationError extends BatonError {
-  constructor(message: string, readonly errors: FieldError[] = []) {
+  constructor(
+    message: string,
+    readonly errors: FieldError[] = [],
+  ) {
     super(message);
   }
 }
@@ -19,7 +22,10 @@ export class ValidationError extends BatonError {
 export class UnauthenticatedError extends BatonError {}
 /** Well-formed and allowed, but the world says no: e.g. git cannot reach the repository (422, with the reason). */
 export class UnprocessableError extends BatonError {
-  constructor(message: string, readonly errors: FieldError[] = []) {
+  constructor(
+    message: string,
+    readonly errors: FieldError[] = [],
+  ) {
     super(message);
   }
 }
@@ -31,7 +37,10 @@ export class NotFoundError extends BatonError {}
 export class ConflictError extends BatonError {}
 /** Too many attempts (429). */
 export class RateLimitedError extends BatonError {
-  constructor(message: string, readonly retryAfterSeconds: number) {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
     super(message);
   }
 }

@@ -9,7 +9,8 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/;
 // Stateless when fatal and not streaming: one decoder serves every call.
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-const notIssued = () => new ValidationError('invalid cursor', [{ path: 'query.cursor', message: 'not a cursor this server issued' }]);
+const notIssued = () =>
+  new ValidationError('invalid cursor', [{ path: 'query.cursor', message: 'not a cursor this server issued' }]);
 
 /**
  * The text inside a cursor, or undefined when it is not one this server could have issued: `Buffer.from` would skip

@@ -8,7 +8,11 @@ import { newId } from '../common/ids.js';
 import { generateMasterKey, Keyring } from '../crypto/secret-box.js';
 import { createCredentialService, type CredentialUse } from './credential.service.js';
 
-const principal = (role: Role): Principal => ({ id: newId('usr'), username: `${role}-${Math.random().toString(36).slice(2)}`, role });
+const principal = (role: Role): Principal => ({
+  id: newId('usr'),
+  username: `${role}-${Math.random().toString(36).slice(2)}`,
+  role,
+});
 let seq = 0;
 const credName = () => `cred ${++seq} ${Date.now().toString(36)}`;
 
@@ -20,7 +24,11 @@ describe.each(DIALECTS)('credential service on %s', (dialect) => {
   const build = (authzOverride?: Partial<ReturnType<typeof createAuthorizer>>) => {
     const authz = { ...createAuthorizer({ grants: tdb.db.repos.grants, teams: tdb.db.repos.teams }), ...authzOverride };
     return createCredentialService({
-      credentials: tdb.db.repos.credentials, transaction: tdb.db.transaction, authz, keyring, clock: systemClock,
+      credentials: tdb.db.repos.credentials,
+      transaction: tdb.db.transaction,
+      authz,
+      keyring,
+      clock: systemClock,
       usedBy: async (id) => uses.get(id) ?? [],
     });
   };
@@ -31,14 +39,31 @@ describe.each(DIALECTS)('credential service on %s', (dialect) => {
   });
   afterAll(() => tdb.drop());
 
-  const createToken = (p: Principal, token = 'tok-secret') => service.create(p, { name: credName(), type: 'token', inputs: { token } });
+  const createToken = (p: Principal, token = 'tok-secret') =>
+    service.create(p, { name: credName(), type: 'token', inputs: { token } });
   const grant = (subject: Principal, object: string, level: 'use' | 'manage') =>
-    tdb.db.repos.grants.insert({ id: newId('grant'), subject_id: subject.id, object_id: object, level, created_at: new Date().toISOString(), created_by: 'test' });
+    tdb.db.repos.grants.insert({
+      id: newId('grant'),
+      subject_id: subject.id,
+      object_id: object,
+      level,
+      created_at: new Date().toISOString(),
+      created_by: 'test',
+    });
 
   it('reveals every input in clear, and 404s an unknown id', async () => {
     const owner = principal('operator');
-    const c = await service.create(owner, { name: credName(), type: 'become_password', inputs: { password: 'pw 1 ', method: 'sudo', user: 'root' } });
-    expect(await service.reveal(c.id)).toEqual({ id: c.id, name: c.name, type: 'become_password', inputs: { password: 'pw 1 ', method: 'sudo', user: 'root' } });
+    const c = await service.create(owner, {
+      name: credName(),
+      type: 'become_password',
+      inputs: { password: 'pw 1 ', method: 'sudo', user: 'root' },
+    });
+    expect(await service.reveal(c.id)).toEqual({
+      id: c.id,
+      name: c.name,
+      type: 'become_password',
+      inputs: { password: 'pw 1 ', method: 'sudo', user: 'root' },
+    });
     await expect(service.reveal(newId('cred'))).rejects.toBeInstanceOf(NotFoundError);
   });
 
@@ -59,7 +84,11 @@ describe.each(DIALECTS)('credential service on %s', (dialect) => {
   it('requireUsable answers 404 alike for an unknown credential and one the caller holds no grant on', async () => {
     const c = await createToken(principal('operator'));
     const stranger = principal('operator');
-    const errors = await Promise.all([c.id, newId('cred')].map((id) => service.requireUsable(stranger, id, 'body.credential_id', ['token']).catch((e: unknown) => e)));
+    const errors = await Promise.all(
+      [c.id, newId('cred')].map((id) =>
+        service.requireUsable(stranger, id, 'body.credential_id', ['token']).catch((e: unknown) => e),
+      ),
+    );
     for (const err of errors) expect(err).toBeInstanceOf(NotFoundError);
     // The two messages differ only in the id, so they do not tell an existing credential from an unknown one.
     expect((errors[0] as Error).message).toBe(`credential ${c.id} not found`);
@@ -73,7 +102,9 @@ describe.each(DIALECTS)('credential service on %s', (dialect) => {
         throw new ForbiddenError('no use grant');
       },
     });
-    await expect(refusing.requireUsable(principal('operator'), c.id, 'body.credential_id', ['token'])).rejects.toBeInstanceOf(ForbiddenError);
+    await expect(
+      refusing.requireUsable(principal('operator'), c.id, 'body.credential_id', ['token']),
+    ).rejects.toBeInstanceOf(ForbiddenError);
   });
 
   it.each<[CredentialType[], string]>([
@@ -90,9 +121,19 @@ describe.each(DIALECTS)('credential service on %s', (dialect) => {
   it('refuses to remove a credential while usedBy names users of it (those the caller can see), and removes it once unused', async () => {
     const owner = principal('operator');
     const c = await createToken(owner);
-    uses.set(c.id, [{ kind: 'project', id: 'prj_1', name: 'site' }, { kind: 'inventory source', id: 'src_2', name: 'aws' }]);
+    uses.set(c.id, [
+      { kind: 'project', id: 'prj_1', name: 'site' },
+      { kind: 'inventory source', id: 'src_2', name: 'aws' },
+    ]);
     // The owner can see the project (a grant on it) but not the source: the source is only counted.
-    await tdb.db.repos.grants.insert({ id: `grant_${c.id}`, subject_id: owner.id, object_id: 'prj_1', level: 'use', created_at: new Date().toISOString(), created_by: owner.id });
+    await tdb.db.repos.grants.insert({
+      id: `grant_${c.id}`,
+      subject_id: owner.id,
+      object_id: 'prj_1',
+      level: 'use',
+      created_at: new Date().toISOString(),
+      created_by: owner.id,
+    });
     const err = await service.remove(owner, c.id).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConflictError);
     expect((err as Error).message).toBe('credential is used by project prj_1 (site), 1 more you cannot see');

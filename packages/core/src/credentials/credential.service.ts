@@ -1,8 +1,21 @@
 import {
-  type Credential, CREDENTIAL_INPUTS, CREDENTIAL_SECRET_INPUTS, type CredentialCreateBody, type CredentialInputs, type CredentialType,
-  type CredentialUpdateBody, type GrantLevel,
+  type Credential,
+  CREDENTIAL_INPUTS,
+  CREDENTIAL_SECRET_INPUTS,
+  type CredentialCreateBody,
+  type CredentialInputs,
+  type CredentialType,
+  type CredentialUpdateBody,
+  type GrantLevel,
 } from '@baton/contracts';
-import { type AuditRepo, type CredentialRepo, type CredentialRow, DuplicateKeyError, type GrantRepo, type PageQuery } from '@baton/db';
+import {
+  type AuditRepo,
+  type CredentialRepo,
+  type CredentialRow,
+  DuplicateKeyError,
+  type GrantRepo,
+  type PageQuery,
+} from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import { grantCreatorManage, notFound } from '../authz/authorize.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
@@ -32,7 +45,8 @@ type TxRepos = {
 
 type Inputs = Record<string, unknown>;
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Splits validated inputs into what is stored in clear (all strings) and what is sealed. */
 function split(type: CredentialType, inputs: Inputs): { publicInputs: Record<string, string>; secretInputs: Inputs } {
@@ -53,7 +67,11 @@ function secretFieldNames(secretInputs: Inputs): string[] {
     .sort()
     .flatMap((k) => {
       const v = secretInputs[k];
-      return isPlainObject(v) ? Object.keys(v).sort().map((n) => `${k}.${n}`) : [k];
+      return isPlainObject(v)
+        ? Object.keys(v)
+            .sort()
+            .map((n) => `${k}.${n}`)
+        : [k];
     });
 }
 
@@ -71,7 +89,10 @@ function validateInputs(type: CredentialType, inputs: unknown): Inputs {
     try {
       checkSshPrivateKey(valid.private_key as string, valid.passphrase as string | undefined);
     } catch (err) {
-      if (err instanceof SshKeyError) throw new ValidationError('invalid ssh_key inputs', [{ path: `body.inputs.${err.field}`, message: err.message }]);
+      if (err instanceof SshKeyError)
+        throw new ValidationError('invalid ssh_key inputs', [
+          { path: `body.inputs.${err.field}`, message: err.message },
+        ]);
       throw err;
     }
   }
@@ -83,10 +104,16 @@ function validateInputs(type: CredentialType, inputs: unknown): Inputs {
  * Clearing a required input is refused here, with a clearer message than "expected string".
  */
 function mergeInputs(type: CredentialType, stored: Inputs, patch: Inputs): Inputs {
-  const shape = CREDENTIAL_INPUTS[type].shape as Record<string, { safeParse(v: unknown): { success: boolean } } | undefined>;
+  const shape = CREDENTIAL_INPUTS[type].shape as Record<
+    string,
+    { safeParse(v: unknown): { success: boolean } } | undefined
+  >;
   const uncleared = Object.entries(patch)
     .filter(([k, v]) => v === null && Object.hasOwn(shape, k) && !shape[k]!.safeParse(undefined).success)
-    .map(([k]) => ({ path: `body.inputs.${k}`, message: `${k} is required for a ${type} credential and cannot be cleared` }));
+    .map(([k]) => ({
+      path: `body.inputs.${k}`,
+      message: `${k} is required for a ${type} credential and cannot be cleared`,
+    }));
   if (uncleared.length) throw new ValidationError(`invalid ${type} inputs`, uncleared);
   // fromEntries defines own properties, so a key such as __proto__ stays a key (and the strict schema refuses it).
   return Object.fromEntries([
@@ -105,17 +132,30 @@ export function createCredentialService(deps: {
   usedBy: (credentialId: string) => Promise<CredentialUse[]>;
 }) {
   const seal = (secretInputs: Inputs): string => deps.keyring.encrypt(JSON.stringify(secretInputs));
-  const open = (row: CredentialRow): Inputs => JSON.parse(deps.keyring.decrypt(row.secret_inputs_enc).toString('utf8')) as Inputs;
+  const open = (row: CredentialRow): Inputs =>
+    JSON.parse(deps.keyring.decrypt(row.secret_inputs_enc).toString('utf8')) as Inputs;
 
   function toView(row: CredentialRow, secretInputs: Inputs = open(row)): Credential {
     return {
-      id: row.id, name: row.name, type: row.type as CredentialType, description: row.description, inputs: row.public_inputs,
-      secret_fields: secretFieldNames(secretInputs), created_by: row.created_by, created_at: row.created_at, updated_at: row.updated_at,
+      id: row.id,
+      name: row.name,
+      type: row.type as CredentialType,
+      description: row.description,
+      inputs: row.public_inputs,
+      secret_fields: secretFieldNames(secretInputs),
+      created_by: row.created_by,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
     };
   }
 
   function revealRow(row: CredentialRow): RevealedCredential {
-    return { id: row.id, name: row.name, type: row.type, inputs: { ...row.public_inputs, ...open(row) } } as RevealedCredential;
+    return {
+      id: row.id,
+      name: row.name,
+      type: row.type,
+      inputs: { ...row.public_inputs, ...open(row) },
+    } as RevealedCredential;
   }
 
   /** The credential if the caller holds `need` on it; unknown and invisible answer the same 404. */
@@ -131,14 +171,30 @@ export function createCredentialService(deps: {
       const { publicInputs, secretInputs } = split(body.type, validateInputs(body.type, body.inputs));
       const now = deps.clock();
       const row: CredentialRow = {
-        id: newId('cred', now.getTime()), name: body.name, type: body.type, description: body.description ?? null,
-        public_inputs: publicInputs, secret_inputs_enc: seal(secretInputs), created_by: p.id, created_at: iso(now), updated_at: iso(now),
+        id: newId('cred', now.getTime()),
+        name: body.name,
+        type: body.type,
+        description: body.description ?? null,
+        public_inputs: publicInputs,
+        secret_inputs_enc: seal(secretInputs),
+        created_by: p.id,
+        created_at: iso(now),
+        updated_at: iso(now),
       };
       try {
         await deps.transaction(async (r) => {
           await r.credentials.insert(row);
           await grantCreatorManage(r.grants, p, row.id, now);
-          await recordAudit(r.audit, { actor: p.id, action: 'credential.create', object: row.id, summary: `created ${row.type} credential ${row.name}` }, deps.clock);
+          await recordAudit(
+            r.audit,
+            {
+              actor: p.id,
+              action: 'credential.create',
+              object: row.id,
+              summary: `created ${row.type} credential ${row.name}`,
+            },
+            deps.clock,
+          );
         });
       } catch (err) {
         if (err instanceof DuplicateKeyError) throw duplicateName(body.name);
@@ -151,9 +207,15 @@ export function createCredentialService(deps: {
     async list(p: Principal, page: PageQuery & { cursor?: string | undefined }): Promise<Page<Credential>> {
       const visibleIds = await deps.authz.visibleIds(p, 'cred');
       const rows = await deps.credentials.list({
-        limit: page.limit + 1, before: decodeCursor(page.cursor), idIn: visibleIds === 'all' ? undefined : visibleIds,
+        limit: page.limit + 1,
+        before: decodeCursor(page.cursor),
+        idIn: visibleIds === 'all' ? undefined : visibleIds,
       });
-      return toPage(rows.map((row) => toView(row)), page.limit, (c) => c.id);
+      return toPage(
+        rows.map((row) => toView(row)),
+        page.limit,
+        (c) => c.id,
+      );
     },
 
     async get(p: Principal, id: string): Promise<Credential> {
@@ -164,7 +226,9 @@ export function createCredentialService(deps: {
       const row = await visible(p, id, 'manage');
       const type = row.type as CredentialType;
       if (body.type !== undefined && body.type !== type) {
-        throw new ValidationError('a credential never changes type; create a new one instead', [{ path: 'body.type', message: `must be ${type} (this credential's type) or left out` }]);
+        throw new ValidationError('a credential never changes type; create a new one instead', [
+          { path: 'body.type', message: `must be ${type} (this credential's type) or left out` },
+        ]);
       }
       const storedSecrets = open(row);
       const stored: Inputs = { ...row.public_inputs, ...storedSecrets };
@@ -181,13 +245,21 @@ export function createCredentialService(deps: {
           .map((k) => (inputs[k] === undefined ? `inputs.${k} cleared` : `inputs.${k}`)),
       ];
       const next: CredentialRow = {
-        ...row, name: body.name ?? row.name, description: body.description === undefined ? row.description : body.description,
-        public_inputs: publicInputs, secret_inputs_enc: seal(secretInputs), updated_at: iso(deps.clock()),
+        ...row,
+        name: body.name ?? row.name,
+        description: body.description === undefined ? row.description : body.description,
+        public_inputs: publicInputs,
+        secret_inputs_enc: seal(secretInputs),
+        updated_at: iso(deps.clock()),
       };
       try {
         await deps.transaction(async (r) => {
           const { name, description, public_inputs, secret_inputs_enc, updated_at } = next;
-          const applied = await r.credentials.update(id, { name, description, public_inputs, secret_inputs_enc, updated_at }, { ifSecretIs: row.secret_inputs_enc });
+          const applied = await r.credentials.update(
+            id,
+            { name, description, public_inputs, secret_inputs_enc, updated_at },
+            { ifSecretIs: row.secret_inputs_enc },
+          );
           if (!applied) {
             if (!(await r.credentials.findById(id))) throw notFound('credential', id);
             throw new ConflictError(`credential ${id} was changed by someone else meanwhile; fetch it and try again`);
@@ -215,7 +287,16 @@ export function createCredentialService(deps: {
         if (result === 'missing') throw notFound('credential', id);
         // A reference added since usedBy answered: the foreign key still refuses the delete.
         if (result === 'in_use') throw new ConflictError(`credential ${id} is still referenced; remove its uses first`);
-        await recordAudit(r.audit, { actor: p.id, action: 'credential.delete', object: id, summary: `deleted ${row.type} credential ${row.name}` }, deps.clock);
+        await recordAudit(
+          r.audit,
+          {
+            actor: p.id,
+            action: 'credential.delete',
+            object: id,
+            summary: `deleted ${row.type} credential ${row.name}`,
+          },
+          deps.clock,
+        );
       });
     },
 
@@ -231,7 +312,12 @@ export function createCredentialService(deps: {
      * ssh key…). 404 if the caller cannot see it, 403 without `use`, 400 at `field` when its type is not
      * one of `allowed`.
      */
-    async requireUsable(p: Principal, id: string, field: string, allowed: readonly CredentialType[]): Promise<RevealedCredential> {
+    async requireUsable(
+      p: Principal,
+      id: string,
+      field: string,
+      allowed: readonly CredentialType[],
+    ): Promise<RevealedCredential> {
       const row = await visible(p, id, 'use');
       if (!allowed.includes(row.type as CredentialType)) {
         const message = `must be a credential of type ${allowed.join(' or ')}`;

@@ -13,7 +13,10 @@ export interface SshKeyInfo {
 
 /** Which input is wrong and why, in words safe to show and log. */
 export class SshKeyError extends Error {
-  constructor(readonly field: 'private_key' | 'passphrase', message: string) {
+  constructor(
+    readonly field: 'private_key' | 'passphrase',
+    message: string,
+  ) {
     super(message);
     this.name = 'SshKeyError';
   }
@@ -30,13 +33,17 @@ export function checkSshPrivateKey(text: string, passphrase?: string | undefined
   if (key.startsWith(OPENSSH_BEGIN)) return checkOpenSsh(key, passphrase);
   const pem = PEM_BLOCK.exec(key);
   if (pem) return checkPem(key, pem[1]!, passphrase);
-  throw new SshKeyError('private_key', 'must be one private key in PEM ("-----BEGIN … PRIVATE KEY-----") or OpenSSH format');
+  throw new SshKeyError(
+    'private_key',
+    'must be one private key in PEM ("-----BEGIN … PRIVATE KEY-----") or OpenSSH format',
+  );
 }
 
 function checkPem(key: string, label: string, passphrase: string | undefined): SshKeyInfo {
   // PKCS#8 says so in its label, the traditional formats (RSA/EC/DSA) in a Proc-Type header.
   const encrypted = label === 'ENCRYPTED PRIVATE KEY' || /^Proc-Type:\s*4,ENCRYPTED\s*$/m.test(key);
-  if (encrypted && passphrase === undefined) throw new SshKeyError('passphrase', 'the private key is encrypted: give its passphrase');
+  if (encrypted && passphrase === undefined)
+    throw new SshKeyError('passphrase', 'the private key is encrypted: give its passphrase');
   let parsed: crypto.KeyObject;
   try {
     // An unencrypted key ignores the passphrase; an empty string keeps node from prompting on a TTY.
@@ -69,7 +76,8 @@ class WireReader {
   /** A short ASCII name (cipher, kdf, key type): anything else means this is not the format we expect. */
   name(what: string): string {
     const b = this.bytes(what);
-    if (b.length === 0 || b.length > 64 || !/^[\x21-\x7e]+$/.test(b.toString('latin1'))) throw malformed(`${what} is not a name`);
+    if (b.length === 0 || b.length > 64 || !/^[\x21-\x7e]+$/.test(b.toString('latin1')))
+      throw malformed(`${what} is not a name`);
     return b.toString('latin1');
   }
 }
@@ -81,7 +89,8 @@ function checkOpenSsh(key: string, passphrase: string | undefined): SshKeyInfo {
   const body = key.slice(OPENSSH_BEGIN.length, -OPENSSH_END.length).replace(/\s+/g, '');
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(body)) throw malformed('the body is not base64');
   const blob = Buffer.from(body, 'base64');
-  if (blob.length < OPENSSH_MAGIC.length || !blob.subarray(0, OPENSSH_MAGIC.length).equals(OPENSSH_MAGIC)) throw malformed('wrong magic');
+  if (blob.length < OPENSSH_MAGIC.length || !blob.subarray(0, OPENSSH_MAGIC.length).equals(OPENSSH_MAGIC))
+    throw malformed('wrong magic');
 
   const r = new WireReader(blob.subarray(OPENSSH_MAGIC.length));
   const cipher = r.name('the cipher name');
@@ -99,12 +108,15 @@ function checkOpenSsh(key: string, passphrase: string | undefined): SshKeyInfo {
     if (kdf !== 'none') throw malformed('an unencrypted key names a kdf');
     // Unencrypted, so the private section can be checked too: two equal check words, then the same key type.
     const priv = new WireReader(privateSection);
-    if (priv.uint32('the first check word') !== priv.uint32('the second check word')) throw malformed('the check words differ');
-    if (priv.name('the private key type') !== keyType) throw malformed('the private key type differs from the public one');
+    if (priv.uint32('the first check word') !== priv.uint32('the second check word'))
+      throw malformed('the check words differ');
+    if (priv.name('the private key type') !== keyType)
+      throw malformed('the private key type differs from the public one');
     return { format: 'openssh', encrypted: false, keyType };
   }
   if (kdf !== 'bcrypt') throw malformed('an encrypted key must use the bcrypt kdf');
   // node:crypto has no bcrypt_pbkdf, so the passphrase itself is first tried when a run loads the key.
-  if (passphrase === undefined) throw new SshKeyError('passphrase', 'the private key is encrypted: give its passphrase');
+  if (passphrase === undefined)
+    throw new SshKeyError('passphrase', 'the private key is encrypted: give its passphrase');
   return { format: 'openssh', encrypted: true, keyType };
 }

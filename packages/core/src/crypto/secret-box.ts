@@ -12,7 +12,10 @@ export interface MasterKey {
 
 export class Keyring {
   readonly #byId = new Map<string, Buffer>();
-  constructor(readonly current: MasterKey, older: MasterKey[] = []) {
+  constructor(
+    readonly current: MasterKey,
+    older: MasterKey[] = [],
+  ) {
     for (const k of [current, ...older]) this.#byId.set(k.kid, k.key);
   }
 
@@ -26,7 +29,13 @@ export class Keyring {
     const cipher = crypto.createCipheriv('aes-256-gcm', this.current.key, iv);
     cipher.setAAD(Buffer.from(this.current.kid));
     const ct = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-    return ['v1', this.current.kid, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.');
+    return [
+      'v1',
+      this.current.kid,
+      iv.toString('base64url'),
+      cipher.getAuthTag().toString('base64url'),
+      ct.toString('base64url'),
+    ].join('.');
   }
 
   decrypt(sealed: string): Buffer {

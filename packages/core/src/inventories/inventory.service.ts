@@ -1,6 +1,13 @@
 import { type InventoryGroup, type InventoryHost, InventoryParseError, type ParsedInventory } from '@baton/contracts';
 import {
-  type AuditRepo, DuplicateKeyError, type GrantRepo, type InventoryRepo, type InventoryRow, type InventorySourceRepo, type InventorySummaryRow, type PageQuery,
+  type AuditRepo,
+  DuplicateKeyError,
+  type GrantRepo,
+  type InventoryRepo,
+  type InventoryRow,
+  type InventorySourceRepo,
+  type InventorySummaryRow,
+  type PageQuery,
 } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import { grantCreatorManage, notFound } from '../authz/authorize.js';
@@ -30,8 +37,14 @@ export interface InventoryView {
 
 export function toInventoryView(row: InventorySummaryRow | InventoryRow): InventoryView {
   return {
-    id: row.id, name: row.name, format: row.format as InventoryView['format'], host_count: row.host_count,
-    groups: row.groups, created_by: row.created_by, created_at: row.created_at, updated_at: row.updated_at,
+    id: row.id,
+    name: row.name,
+    format: row.format as InventoryView['format'],
+    host_count: row.host_count,
+    groups: row.groups,
+    created_by: row.created_by,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
     ...('content' in row ? { content: row.content } : {}),
   };
 }
@@ -50,9 +63,17 @@ export async function storeInventoryContent(
   const { parsed } = content;
   const updated = await inventories.update(id, {
     ...(name !== undefined ? { name } : {}),
-    format: parsed.format, content: content.text, groups: parsed.groups, host_count: parsed.hosts.length, updated_at: updatedAt,
+    format: parsed.format,
+    content: content.text,
+    groups: parsed.groups,
+    host_count: parsed.hosts.length,
+    updated_at: updatedAt,
   });
-  if (updated) await inventories.replaceHosts(id, parsed.hosts.map((h) => ({ host: h.name, groups: h.groups })));
+  if (updated)
+    await inventories.replaceHosts(
+      id,
+      parsed.hosts.map((h) => ({ host: h.name, groups: h.groups })),
+    );
   return updated;
 }
 
@@ -95,15 +116,34 @@ export function createInventoryService(deps: {
       const now = deps.clock();
       const at = iso(now);
       const row: InventoryRow = {
-        id: newId('inv', now.getTime()), name: body.name, format: parsed.format, content: body.content, groups: parsed.groups,
-        host_count: parsed.hosts.length, created_by: p.id, created_at: at, updated_at: at,
+        id: newId('inv', now.getTime()),
+        name: body.name,
+        format: parsed.format,
+        content: body.content,
+        groups: parsed.groups,
+        host_count: parsed.hosts.length,
+        created_by: p.id,
+        created_at: at,
+        updated_at: at,
       };
       try {
         await deps.transaction(async (r) => {
           await r.inventories.insert(row);
-          await r.inventories.replaceHosts(row.id, parsed.hosts.map((h) => ({ host: h.name, groups: h.groups })));
+          await r.inventories.replaceHosts(
+            row.id,
+            parsed.hosts.map((h) => ({ host: h.name, groups: h.groups })),
+          );
           await grantCreatorManage(r.grants, p, row.id, now);
-          await recordAudit(r.audit, { actor: p.id, action: 'inventory.create', object: row.id, summary: `created inventory ${row.name} (${parsed.format}, ${row.host_count} hosts)` }, deps.clock);
+          await recordAudit(
+            r.audit,
+            {
+              actor: p.id,
+              action: 'inventory.create',
+              object: row.id,
+              summary: `created inventory ${row.name} (${parsed.format}, ${row.host_count} hosts)`,
+            },
+            deps.clock,
+          );
         });
       } catch (err) {
         if (err instanceof DuplicateKeyError) throw duplicateName(body.name);
@@ -114,7 +154,10 @@ export function createInventoryService(deps: {
 
     async list(p: Principal, page: PageQuery & { cursor?: string | undefined }): Promise<Page<InventoryView>> {
       const visibleIds = await deps.authz.visibleIds(p, 'inv');
-      const rows = await deps.inventories.list({ limit: page.limit + 1, before: decodeCursor(page.cursor) }, visibleIds);
+      const rows = await deps.inventories.list(
+        { limit: page.limit + 1, before: decodeCursor(page.cursor) },
+        visibleIds,
+      );
       const result = toPage(rows, page.limit, (r) => r.id);
       return { items: result.items.map(toInventoryView), next: result.next };
     },
@@ -128,7 +171,11 @@ export function createInventoryService(deps: {
     },
 
     /** Hosts in name order, from the stored host list: no ansible run. */
-    async listHosts(p: Principal, id: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<InventoryHost>> {
+    async listHosts(
+      p: Principal,
+      id: string,
+      page: { limit: number; cursor?: string | undefined },
+    ): Promise<Page<InventoryHost>> {
       await visible(p, id, 'use');
       // Host names hold characters the id cursor decoder refuses (`:` for ports, dots).
       const after = decodeTextCursor(page.cursor);
@@ -144,9 +191,19 @@ export function createInventoryService(deps: {
       const at = iso(deps.clock());
       try {
         await deps.transaction(async (r) => {
-          if (!(await storeInventoryContent(r.inventories, id, { text: body.content, parsed }, at, body.name))) throw notFound('inventory', id);
+          if (!(await storeInventoryContent(r.inventories, id, { text: body.content, parsed }, at, body.name)))
+            throw notFound('inventory', id);
           const renamed = before.name === body.name ? '' : ` (was ${before.name})`;
-          await recordAudit(r.audit, { actor: p.id, action: 'inventory.update', object: id, summary: `updated inventory ${body.name}${renamed}: ${parsed.format}, ${parsed.hosts.length} hosts` }, deps.clock);
+          await recordAudit(
+            r.audit,
+            {
+              actor: p.id,
+              action: 'inventory.update',
+              object: id,
+              summary: `updated inventory ${body.name}${renamed}: ${parsed.format}, ${parsed.hosts.length} hosts`,
+            },
+            deps.clock,
+          );
         });
       } catch (err) {
         if (err instanceof DuplicateKeyError) throw duplicateName(body.name);
@@ -160,10 +217,17 @@ export function createInventoryService(deps: {
       const inv = await visible(p, id, 'manage');
       await deps.transaction(async (r) => {
         const users = await r.inventorySources.usingInventory(id);
-        if (users.length) throw new ConflictError(`inventory ${inv.name} is the target of inventory sources: ${users.map((s) => `${s.name} (${s.id})`).join(', ')}`);
+        if (users.length)
+          throw new ConflictError(
+            `inventory ${inv.name} is the target of inventory sources: ${users.map((s) => `${s.name} (${s.id})`).join(', ')}`,
+          );
         await r.grants.deleteMentioning(id);
         if (!(await r.inventories.delete(id))) throw notFound('inventory', id);
-        await recordAudit(r.audit, { actor: p.id, action: 'inventory.delete', object: id, summary: `deleted inventory ${inv.name}` }, deps.clock);
+        await recordAudit(
+          r.audit,
+          { actor: p.id, action: 'inventory.delete', object: id, summary: `deleted inventory ${inv.name}` },
+          deps.clock,
+        );
       });
     },
 

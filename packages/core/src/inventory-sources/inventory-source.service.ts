@@ -3,7 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import type { CredentialType, InventorySourceKind, ParsedInventory } from '@baton/contracts';
 import {
-  type AuditRepo, DuplicateKeyError, type GrantRepo, type InventoryRepo, type InventorySourceRepo, type InventorySourceRow, type PageQuery, type ProjectRepo,
+  type AuditRepo,
+  DuplicateKeyError,
+  type GrantRepo,
+  type InventoryRepo,
+  type InventorySourceRepo,
+  type InventorySourceRow,
+  type PageQuery,
+  type ProjectRepo,
 } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import { grantCreatorManage, notFound } from '../authz/authorize.js';
@@ -29,18 +36,29 @@ export interface InventorySourceRunners {
 
 /** The credentials domain's check: visible, `use` grant, allowed type; answers the secret inputs. */
 export interface CredentialGate {
-  requireUsable(p: Principal, id: string, field: string, allowed: readonly CredentialType[]): Promise<{ id: string; type: string; inputs: unknown }>;
+  requireUsable(
+    p: Principal,
+    id: string,
+    field: string,
+    allowed: readonly CredentialType[],
+  ): Promise<{ id: string; type: string; inputs: unknown }>;
 }
 
 /** A refresh failed; the message is also stored as the source's last_error. The HTTP layer answers 422. */
 export class InventoryRefreshError extends BatonError {
-  constructor(message: string, readonly source: InventorySourceRow) {
+  constructor(
+    message: string,
+    readonly source: InventorySourceRow,
+  ) {
     super(message);
   }
 }
 
 /** Which plugins ansible-inventory may use per kind: a script source runs its script, a plugin config whatever plugin it names. */
-const PLUGINS_FOR_KIND: Record<Exclude<InventorySourceKind, 'url'>, string[]> = { script: ['script'], plugin: ['auto'] };
+const PLUGINS_FOR_KIND: Record<Exclude<InventorySourceKind, 'url'>, string[]> = {
+  script: ['script'],
+  plugin: ['auto'],
+};
 /** Error texts are stored and shown: long ansible tracebacks are cut. */
 const MAX_ERROR_CHARS = 4000;
 
@@ -73,7 +91,11 @@ export function createInventorySourceService(deps: {
   clock: Clock;
 }) {
   async function visible(p: Principal, id: string, need: 'use' | 'manage'): Promise<InventorySourceRow> {
-    return deps.authz.requireVisible(p, need, { kind: 'inventory source', id, row: await deps.inventorySources.findById(id) });
+    return deps.authz.requireVisible(p, need, {
+      kind: 'inventory source',
+      id,
+      row: await deps.inventorySources.findById(id),
+    });
   }
 
   /**
@@ -81,28 +103,50 @@ export function createInventorySourceService(deps: {
    * manage (a refresh overwrites it), the project and the token credential need use.
    */
   async function checkReferences(p: Principal, body: InventorySourceFields): Promise<void> {
-    await deps.authz.requireVisible(p, 'manage', { kind: 'inventory', id: body.inventory_id, row: await deps.inventories.findSummary(body.inventory_id) });
-    if (body.project_id) await deps.authz.requireVisible(p, 'use', { kind: 'project', id: body.project_id, row: await deps.projects.findById(body.project_id) });
-    if (body.credential_id) await deps.credentials.requireUsable(p, body.credential_id, 'body.credential_id', ['token']);
+    await deps.authz.requireVisible(p, 'manage', {
+      kind: 'inventory',
+      id: body.inventory_id,
+      row: await deps.inventories.findSummary(body.inventory_id),
+    });
+    if (body.project_id)
+      await deps.authz.requireVisible(p, 'use', {
+        kind: 'project',
+        id: body.project_id,
+        row: await deps.projects.findById(body.project_id),
+      });
+    if (body.credential_id)
+      await deps.credentials.requireUsable(p, body.credential_id, 'body.credential_id', ['token']);
   }
 
   const columns = (body: InventorySourceFields) => ({
-    name: body.name, kind: body.kind, inventory_id: body.inventory_id, project_id: body.project_id ?? null, path: body.path ?? null,
-    url: body.url ?? null, credential_id: body.credential_id ?? null, refresh_interval_s: body.refresh_interval_s ?? null,
+    name: body.name,
+    kind: body.kind,
+    inventory_id: body.inventory_id,
+    project_id: body.project_id ?? null,
+    path: body.path ?? null,
+    url: body.url ?? null,
+    credential_id: body.credential_id ?? null,
+    refresh_interval_s: body.refresh_interval_s ?? null,
   });
   const duplicateName = (name: string) => new ConflictError(`an inventory source named ${name} already exists`);
 
   /** Runs the source; every failure (checkout, script, fetch, ansible) comes back as a message. */
   async function load(p: Principal, src: InventorySourceRow): Promise<SourceInventory> {
     if (src.kind === 'url') {
-      const token = src.credential_id ? tokenOf(await deps.credentials.requireUsable(p, src.credential_id, 'credential_id', ['token'])) : undefined;
+      const token = src.credential_id
+        ? tokenOf(await deps.credentials.requireUsable(p, src.credential_id, 'credential_id', ['token']))
+        : undefined;
       return deps.runners.loadUrl({ url: src.url!, token });
     }
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'baton-source-'));
     try {
       await deps.runners.checkout(p, src.project_id!, dir);
       const target = await insideCheckout(dir, src.path!);
-      return await deps.runners.runSource({ source: target, cwd: dir, enablePlugins: PLUGINS_FOR_KIND[src.kind as 'script' | 'plugin'] });
+      return await deps.runners.runSource({
+        source: target,
+        cwd: dir,
+        enablePlugins: PLUGINS_FOR_KIND[src.kind as 'script' | 'plugin'],
+      });
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }
@@ -115,13 +159,29 @@ export function createInventorySourceService(deps: {
       const now = deps.clock();
       const at = iso(now);
       const row: InventorySourceRow = {
-        id: newId('src', now.getTime()), ...columns(body), refreshed_at: null, host_count: null, last_error: null, created_by: p.id, created_at: at, updated_at: at,
+        id: newId('src', now.getTime()),
+        ...columns(body),
+        refreshed_at: null,
+        host_count: null,
+        last_error: null,
+        created_by: p.id,
+        created_at: at,
+        updated_at: at,
       };
       try {
         await deps.transaction(async (r) => {
           await r.inventorySources.insert(row);
           await grantCreatorManage(r.grants, p, row.id, now);
-          await recordAudit(r.audit, { actor: p.id, action: 'inventory_source.create', object: row.id, summary: `created ${row.kind} inventory source ${row.name} into ${row.inventory_id}` }, deps.clock);
+          await recordAudit(
+            r.audit,
+            {
+              actor: p.id,
+              action: 'inventory_source.create',
+              object: row.id,
+              summary: `created ${row.kind} inventory source ${row.name} into ${row.inventory_id}`,
+            },
+            deps.clock,
+          );
         });
       } catch (err) {
         if (err instanceof DuplicateKeyError) throw duplicateName(body.name);
@@ -147,8 +207,18 @@ export function createInventorySourceService(deps: {
       const at = iso(deps.clock());
       try {
         return await deps.transaction(async (r) => {
-          if (!(await r.inventorySources.update(id, { ...columns(body), updated_at: at }))) throw notFound('inventory source', id);
-          await recordAudit(r.audit, { actor: p.id, action: 'inventory_source.update', object: id, summary: `updated ${body.kind} inventory source ${body.name}` }, deps.clock);
+          if (!(await r.inventorySources.update(id, { ...columns(body), updated_at: at })))
+            throw notFound('inventory source', id);
+          await recordAudit(
+            r.audit,
+            {
+              actor: p.id,
+              action: 'inventory_source.update',
+              object: id,
+              summary: `updated ${body.kind} inventory source ${body.name}`,
+            },
+            deps.clock,
+          );
           return (await r.inventorySources.findById(id))!;
         });
       } catch (err) {
@@ -162,7 +232,16 @@ export function createInventorySourceService(deps: {
       await deps.transaction(async (r) => {
         await r.grants.deleteMentioning(id);
         if (!(await r.inventorySources.delete(id))) throw notFound('inventory source', id);
-        await recordAudit(r.audit, { actor: p.id, action: 'inventory_source.delete', object: id, summary: `deleted inventory source ${src.name}` }, deps.clock);
+        await recordAudit(
+          r.audit,
+          {
+            actor: p.id,
+            action: 'inventory_source.delete',
+            object: id,
+            summary: `deleted inventory source ${src.name}`,
+          },
+          deps.clock,
+        );
       });
     },
 
@@ -184,20 +263,38 @@ export function createInventorySourceService(deps: {
         const message = (err instanceof Error ? err.message : String(err)).slice(0, MAX_ERROR_CHARS);
         const failed = await deps.transaction(async (r) => {
           await r.inventorySources.update(id, { last_error: message });
-          await recordAudit(r.audit, { actor: p.id, action: 'inventory_source.refresh_failed', object: id, summary: `refresh of inventory source ${src.name} failed` }, deps.clock);
+          await recordAudit(
+            r.audit,
+            {
+              actor: p.id,
+              action: 'inventory_source.refresh_failed',
+              object: id,
+              summary: `refresh of inventory source ${src.name} failed`,
+            },
+            deps.clock,
+          );
           return r.inventorySources.findById(id);
         });
         throw new InventoryRefreshError(message, failed ?? { ...src, last_error: message });
       }
       const at = iso(deps.clock());
       return deps.transaction(async (r) => {
-        if (!(await storeInventoryContent(r.inventories, src.inventory_id, { text: result.content, parsed: result }, at))) {
+        if (
+          !(await storeInventoryContent(r.inventories, src.inventory_id, { text: result.content, parsed: result }, at))
+        ) {
           throw notFound('inventory', src.inventory_id);
         }
         await r.inventorySources.update(id, { refreshed_at: at, host_count: result.hosts.length, last_error: null });
-        await recordAudit(r.audit, {
-          actor: p.id, action: 'inventory_source.refresh', object: id, summary: `refreshed inventory ${src.inventory_id} from source ${src.name}: ${result.hosts.length} hosts`,
-        }, deps.clock);
+        await recordAudit(
+          r.audit,
+          {
+            actor: p.id,
+            action: 'inventory_source.refresh',
+            object: id,
+            summary: `refreshed inventory ${src.inventory_id} from source ${src.name}: ${result.hosts.length} hosts`,
+          },
+          deps.clock,
+        );
         return (await r.inventorySources.findById(id))!;
       });
     },
@@ -207,7 +304,10 @@ export type InventorySourceService = ReturnType<typeof createInventorySourceServ
 
 function tokenOf(credential: { inputs: unknown }): string {
   const inputs = credential.inputs as { token?: unknown } | null;
-  if (typeof inputs?.token !== 'string') throw new ValidationError('the credential has no token', [{ path: 'credential_id', message: 'must be a token credential' }]);
+  if (typeof inputs?.token !== 'string')
+    throw new ValidationError('the credential has no token', [
+      { path: 'credential_id', message: 'must be a token credential' },
+    ]);
   return inputs.token;
 }
 
@@ -220,6 +320,7 @@ async function insideCheckout(dir: string, relative: string): Promise<string> {
   } catch {
     throw new Error(`${relative} does not exist in the project`);
   }
-  if (target !== root && !target.startsWith(root + path.sep)) throw new Error(`${relative} leads out of the project checkout`);
+  if (target !== root && !target.startsWith(root + path.sep))
+    throw new Error(`${relative} leads out of the project checkout`);
   return target;
 }

@@ -24,9 +24,24 @@ describe.each(DIALECTS)('project service on %s', (dialect) => {
     const { repos, transaction } = tdb.db;
     const at = new Date().toISOString();
     // The projects table references credentials: the credential the stub reveals exists as a row.
-    await tdb.db.kysely.insertInto('credentials').values({ id: CRED, name: 'git token', type: 'token', description: null, public_inputs: '{}', secret_inputs_enc: 'sealed', created_by: admin.id, created_at: at, updated_at: at }).execute();
+    await tdb.db.kysely
+      .insertInto('credentials')
+      .values({
+        id: CRED,
+        name: 'git token',
+        type: 'token',
+        description: null,
+        public_inputs: '{}',
+        secret_inputs_enc: 'sealed',
+        created_by: admin.id,
+        created_at: at,
+        updated_at: at,
+      })
+      .execute();
     service = createProjectService({
-      projects: repos.projects, transaction, clock: systemClock,
+      projects: repos.projects,
+      transaction,
+      clock: systemClock,
       authz: createAuthorizer({ grants: repos.grants, teams: repos.teams }),
       git: {
         resolveBranchHead: (target) => {
@@ -41,11 +56,19 @@ describe.each(DIALECTS)('project service on %s', (dialect) => {
   afterAll(() => tdb.drop());
 
   let n = 0;
-  const create = (p: Principal = operator) => service.create(p, { name: `project ${dialect} ${++n}`, git_url: 'https://git.example.com/ops.git', branch: 'main' });
+  const create = (p: Principal = operator) =>
+    service.create(p, {
+      name: `project ${dialect} ${++n}`,
+      git_url: 'https://git.example.com/ops.git',
+      branch: 'main',
+    });
 
   it('answers 409 naming the users the caller can see and counting the rest, and deletes once nothing uses it', async () => {
     const project = await create();
-    uses = [{ kind: 'template', id: 'tpl_01ARZ3NDEKTSV4RRFFQ69G5FAV', name: 'deploy web' }, { kind: 'inventory_source', id: 'src_01ARZ3NDEKTSV4RRFFQ69G5FAV', name: 'cmdb' }];
+    uses = [
+      { kind: 'template', id: 'tpl_01ARZ3NDEKTSV4RRFFQ69G5FAV', name: 'deploy web' },
+      { kind: 'inventory_source', id: 'src_01ARZ3NDEKTSV4RRFFQ69G5FAV', name: 'cmdb' },
+    ];
     const hidden = await service.remove(operator, project.id).catch((e: unknown) => e);
     expect(hidden).toBeInstanceOf(ConflictError);
     expect((hidden as Error).message).toBe(`project ${project.id} is used by 2 more you cannot see`);
@@ -89,7 +112,11 @@ describe.each(DIALECTS)('project service on %s', (dialect) => {
   });
 
   it("matches git's refusal by class: an error merely named GitError is let through as it is", async () => {
-    const impostor = Object.assign(new Error('because git_failed'), { name: 'GitError', code: 'git_failed', reason: 'because git_failed' });
+    const impostor = Object.assign(new Error('because git_failed'), {
+      name: 'GitError',
+      code: 'git_failed',
+      reason: 'because git_failed',
+    });
     gitAnswer = async () => {
       throw impostor;
     };
@@ -112,16 +139,31 @@ describe.each(DIALECTS)('project service on %s', (dialect) => {
   });
 
   it('gives the run engine the synced commit and the auth built from the credential; not to a viewer without a grant', async () => {
-    const project = await service.create(operator, { name: `with token ${dialect}`, git_url: 'https://git.example.com/ops.git', branch: 'main', credential_id: CRED });
-    expect(seen.at(-1)).toEqual({ url: 'https://git.example.com/ops.git', branch: 'main', auth: { kind: 'token', token: 's3cret' } });
-    expect(await service.checkoutSpec(operator, project.id)).toEqual({ url: 'https://git.example.com/ops.git', commit: HEAD, auth: { kind: 'token', token: 's3cret' } });
+    const project = await service.create(operator, {
+      name: `with token ${dialect}`,
+      git_url: 'https://git.example.com/ops.git',
+      branch: 'main',
+      credential_id: CRED,
+    });
+    expect(seen.at(-1)).toEqual({
+      url: 'https://git.example.com/ops.git',
+      branch: 'main',
+      auth: { kind: 'token', token: 's3cret' },
+    });
+    expect(await service.checkoutSpec(operator, project.id)).toEqual({
+      url: 'https://git.example.com/ops.git',
+      commit: HEAD,
+      auth: { kind: 'token', token: 's3cret' },
+    });
     const viewer: Principal = { id: 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA3', username: 'v', role: 'viewer' };
     await expect(service.checkoutSpec(viewer, project.id)).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it('refuses a viewer creating (403) before asking git anything', async () => {
     const asked = seen.length;
-    await expect(create({ id: 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA4', username: 'v2', role: 'viewer' })).rejects.toBeInstanceOf(ForbiddenError);
+    await expect(
+      create({ id: 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA4', username: 'v2', role: 'viewer' }),
+    ).rejects.toBeInstanceOf(ForbiddenError);
     expect(seen.length).toBe(asked);
   });
 });

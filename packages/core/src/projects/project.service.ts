@@ -1,5 +1,13 @@
 import { type GitAuth, GitError, type ProjectCreateBody, type ProjectUpdateBody } from '@baton/contracts';
-import { type AuditRepo, DuplicateKeyError, type GrantRepo, type PageQuery, type ProjectPatch, type ProjectRepo, type ProjectRow } from '@baton/db';
+import {
+  type AuditRepo,
+  DuplicateKeyError,
+  type GrantRepo,
+  type PageQuery,
+  type ProjectPatch,
+  type ProjectRepo,
+  type ProjectRow,
+} from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import { grantCreatorManage, notFound } from '../authz/authorize.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
@@ -51,14 +59,22 @@ export function gitFailure(err: unknown): GitError | undefined {
 }
 
 /** The request field a git failure is about, so the problem's `errors` point at what to fix. */
-const FIELD_OF_GIT_FAILURE: Record<string, string> = { branch_not_found: 'body.branch', bad_credential: 'body.credential_id', bad_input: 'body.branch' };
+const FIELD_OF_GIT_FAILURE: Record<string, string> = {
+  branch_not_found: 'body.branch',
+  bad_credential: 'body.credential_id',
+  bad_input: 'body.branch',
+};
 
 /** A project credential as git auth; a credential of another type is a 409. */
 export function toGitAuth(cred: ProjectCredential): GitAuth {
   const { inputs } = cred;
   if (cred.type === 'token') return { kind: 'token', token: String(inputs.token) };
   if (cred.type === 'ssh_key') {
-    return { kind: 'ssh_key', privateKey: String(inputs.private_key), passphrase: typeof inputs.passphrase === 'string' ? inputs.passphrase : undefined };
+    return {
+      kind: 'ssh_key',
+      privateKey: String(inputs.private_key),
+      passphrase: typeof inputs.passphrase === 'string' ? inputs.passphrase : undefined,
+    };
   }
   // requireUsable refuses other types; a credential whose type changed since is a state conflict.
   throw new ConflictError(`credential ${cred.id} is a ${cred.type} credential; a project needs token or ssh_key`);
@@ -72,7 +88,12 @@ export function createProjectService(deps: {
   git: { resolveBranchHead(opts: GitTarget): Promise<string> };
   credentials: {
     /** The credential, if `p` may use it and it is of an allowed type (else 404/403, or 400 at `field`). */
-    requireUsable(p: Principal, id: string, field: string, allowed: readonly ProjectCredentialType[]): Promise<ProjectCredential>;
+    requireUsable(
+      p: Principal,
+      id: string,
+      field: string,
+      allowed: readonly ProjectCredentialType[],
+    ): Promise<ProjectCredential>;
     /** The credential without a caller check: for a project whose manager already attached it. */
     reveal(id: string): Promise<ProjectCredential>;
   };
@@ -85,7 +106,9 @@ export function createProjectService(deps: {
   /** `p` attaches (or re-aims) this credential, so `p` needs use on it: else a manager could send someone's token anywhere. */
   async function authFor(p: Principal, credentialId: string | null): Promise<GitAuth | undefined> {
     if (credentialId === null) return undefined;
-    return toGitAuth(await deps.credentials.requireUsable(p, credentialId, 'body.credential_id', PROJECT_CREDENTIAL_TYPES));
+    return toGitAuth(
+      await deps.credentials.requireUsable(p, credentialId, 'body.credential_id', PROJECT_CREDENTIAL_TYPES),
+    );
   }
 
   /** The project's own credential, already vetted when it was attached. */
@@ -101,9 +124,12 @@ export function createProjectService(deps: {
       const failure = gitFailure(err);
       if (!failure) throw err;
       const path = FIELD_OF_GIT_FAILURE[failure.code] ?? 'body.git_url';
-      if (failure.code === 'refused_url') throw new ValidationError(failure.reason, [{ path, message: failure.reason }]);
+      if (failure.code === 'refused_url')
+        throw new ValidationError(failure.reason, [{ path, message: failure.reason }]);
       // Only git's scrubbed reason: the URL is the caller's own input and may carry what the scrubbing removed.
-      throw new UnprocessableError(`git could not resolve branch ${target.branch}: ${failure.reason}`, [{ path, message: failure.reason }]);
+      throw new UnprocessableError(`git could not resolve branch ${target.branch}: ${failure.reason}`, [
+        { path, message: failure.reason },
+      ]);
     }
   }
 
@@ -124,14 +150,31 @@ export function createProjectService(deps: {
       const now = deps.clock();
       const at = iso(now);
       const project: ProjectRow = {
-        id: newId('prj', now.getTime()), name: body.name, git_url: body.git_url, branch: body.branch, credential_id: body.credential_id ?? null,
-        last_commit: head, synced_at: at, created_by: p.id, created_at: at, updated_at: at,
+        id: newId('prj', now.getTime()),
+        name: body.name,
+        git_url: body.git_url,
+        branch: body.branch,
+        credential_id: body.credential_id ?? null,
+        last_commit: head,
+        synced_at: at,
+        created_by: p.id,
+        created_at: at,
+        updated_at: at,
       };
       await unique(body.name, () =>
         deps.transaction(async (r) => {
           await r.projects.insert(project);
           await grantCreatorManage(r.grants, p, project.id, now);
-          await recordAudit(r.audit, { actor: p.id, action: 'project.create', object: project.id, summary: `created project ${project.name} at ${head}` }, deps.clock);
+          await recordAudit(
+            r.audit,
+            {
+              actor: p.id,
+              action: 'project.create',
+              object: project.id,
+              summary: `created project ${project.name} at ${head}`,
+            },
+            deps.clock,
+          );
         }),
       );
       return project;
@@ -140,7 +183,11 @@ export function createProjectService(deps: {
     /** Admins see every project; others those they hold a grant on (directly or through a team). */
     async list(p: Principal, page: PageQuery & { cursor?: string | undefined }): Promise<Page<ProjectRow>> {
       const visibleIds = await deps.authz.visibleIds(p, 'prj');
-      const rows = await deps.projects.list({ limit: page.limit + 1, before: decodeCursor(page.cursor), idIn: visibleIds === 'all' ? undefined : visibleIds });
+      const rows = await deps.projects.list({
+        limit: page.limit + 1,
+        before: decodeCursor(page.cursor),
+        idIn: visibleIds === 'all' ? undefined : visibleIds,
+      });
       return toPage(rows, page.limit, (x) => x.id);
     },
 
@@ -157,7 +204,11 @@ export function createProjectService(deps: {
       const patch: ProjectPatch = { last_commit: head, synced_at: at, updated_at: at };
       await deps.transaction(async (r) => {
         if (!(await r.projects.update(id, patch))) throw notFound('project', id);
-        await recordAudit(r.audit, { actor: p.id, action: 'project.sync', object: id, summary: `synced project ${project.name} to ${head}` }, deps.clock);
+        await recordAudit(
+          r.audit,
+          { actor: p.id, action: 'project.sync', object: id, summary: `synced project ${project.name} to ${head}` },
+          deps.clock,
+        );
       });
       return { ...project, ...patch };
     },
@@ -172,7 +223,10 @@ export function createProjectService(deps: {
       };
       const at = iso(deps.clock());
       const patch: ProjectPatch = { ...next, updated_at: at };
-      const retarget = next.git_url !== project.git_url || next.branch !== project.branch || next.credential_id !== project.credential_id;
+      const retarget =
+        next.git_url !== project.git_url ||
+        next.branch !== project.branch ||
+        next.credential_id !== project.credential_id;
       if (retarget) {
         const auth = await authFor(p, next.credential_id);
         patch.last_commit = await resolveHead({ url: next.git_url, branch: next.branch, auth });
@@ -183,7 +237,11 @@ export function createProjectService(deps: {
         deps.transaction(async (r) => {
           if (!(await r.projects.update(id, patch))) throw notFound('project', id);
           const what = changed.length ? `changed ${changed.join(', ')}` : 'no field changed';
-          await recordAudit(r.audit, { actor: p.id, action: 'project.update', object: id, summary: `updated project ${next.name}: ${what}` }, deps.clock);
+          await recordAudit(
+            r.audit,
+            { actor: p.id, action: 'project.update', object: id, summary: `updated project ${next.name}: ${what}` },
+            deps.clock,
+          );
         }),
       );
       return { ...project, ...patch };
@@ -201,7 +259,11 @@ export function createProjectService(deps: {
         if (result === 'missing') throw notFound('project', id);
         // A reference added since usedBy answered: the foreign key still refuses the delete.
         if (result === 'in_use') throw new ConflictError(`project ${id} is still referenced; remove its uses first`);
-        await recordAudit(r.audit, { actor: p.id, action: 'project.delete', object: id, summary: `deleted project ${project.name}` }, deps.clock);
+        await recordAudit(
+          r.audit,
+          { actor: p.id, action: 'project.delete', object: id, summary: `deleted project ${project.name}` },
+          deps.clock,
+        );
       });
     },
 

@@ -8,7 +8,10 @@ import { ForbiddenError } from '../common/errors.js';
  * unknown id. Acting on a run (cancel, retry) needs what submitting needs: a creator role and `use` on
  * every object it references.
  */
-export function createRunAccess(deps: { runs: Pick<RunRepo, 'findById'>; authz: Pick<Authorizer, 'levelOn' | 'visibleIds' | 'requireCreator'> }) {
+export function createRunAccess(deps: {
+  runs: Pick<RunRepo, 'findById'>;
+  authz: Pick<Authorizer, 'levelOn' | 'visibleIds' | 'requireCreator'>;
+}) {
   async function canSee(p: Principal, run: RunRow): Promise<boolean> {
     if (p.role === 'admin' || run.submitted_by === p.id) return true;
     for (const objectId of [run.project_id, run.template_id, run.inventory_id]) {
@@ -29,19 +32,29 @@ export function createRunAccess(deps: { runs: Pick<RunRepo, 'findById'>; authz: 
     async visibility(p: Principal): Promise<RunVisibility> {
       if (p.role === 'admin') return 'all';
       const [projectIds, inventoryIds, templateIds] = await Promise.all([
-        deps.authz.visibleIds(p, 'prj'), deps.authz.visibleIds(p, 'inv'), deps.authz.visibleIds(p, 'tpl'),
+        deps.authz.visibleIds(p, 'prj'),
+        deps.authz.visibleIds(p, 'inv'),
+        deps.authz.visibleIds(p, 'tpl'),
       ]);
       const ids = (v: 'all' | string[]) => (v === 'all' ? [] : v);
-      return { submittedBy: p.id, projectIds: ids(projectIds), inventoryIds: ids(inventoryIds), templateIds: ids(templateIds) };
+      return {
+        submittedBy: p.id,
+        projectIds: ids(projectIds),
+        inventoryIds: ids(inventoryIds),
+        templateIds: ids(templateIds),
+      };
     },
 
     /** Cancel and retry: a creator role and `use` on every object the run references (403 otherwise). */
     async requireActOn(p: Principal, run: RunRow): Promise<void> {
       deps.authz.requireCreator(p);
       if (p.role === 'admin') return;
-      const refs = [run.project_id, run.template_id, run.inventory_id, ...run.credential_ids].filter((x): x is string => Boolean(x));
+      const refs = [run.project_id, run.template_id, run.inventory_id, ...run.credential_ids].filter((x): x is string =>
+        Boolean(x),
+      );
       for (const objectId of refs) {
-        if ((await deps.authz.levelOn(p, objectId)) === null) throw new ForbiddenError(`acting on run ${run.id} needs use on ${objectId}`);
+        if ((await deps.authz.levelOn(p, objectId)) === null)
+          throw new ForbiddenError(`acting on run ${run.id} needs use on ${objectId}`);
       }
     },
   };

@@ -30,17 +30,26 @@ export function createRunBundleBuilder(deps: RunBundleBuilderDeps) {
 
   async function playbookOf(run: RunRow): Promise<RunBundle['playbook']> {
     if (run.playbook_source === 'inline') return { source: 'inline', content: run.playbook };
-    if (!run.project_id || !run.git_commit) throw new ConflictError(`run ${run.id} has a project playbook without a project or commit`);
+    if (!run.project_id || !run.git_commit)
+      throw new ConflictError(`run ${run.id} has a project playbook without a project or commit`);
     const project = await deps.projects.findById(run.project_id);
     if (!project) throw new RunInputMissingError(`project ${run.project_id} of run ${run.id} no longer exists`);
     // The project's current credential: a rotated token or key applies to runs already queued.
-    const auth = project.credential_id === null ? undefined : toGitAuth(await reveal(project.credential_id, `of project ${project.id}`));
-    return { source: 'project', path: run.playbook, git: { url: project.git_url, commit: run.git_commit, ...(auth ? { auth } : {}) } };
+    const auth =
+      project.credential_id === null
+        ? undefined
+        : toGitAuth(await reveal(project.credential_id, `of project ${project.id}`));
+    return {
+      source: 'project',
+      path: run.playbook,
+      git: { url: project.git_url, commit: run.git_commit, ...(auth ? { auth } : {}) },
+    };
   }
 
   async function inventoryOf(run: RunRow): Promise<RunBundle['inventory']> {
     // Shards and inline inventories carry their content; an inventory by id is read as it is now.
-    if (run.inventory_content !== null) return { content: run.inventory_content, format: formatOf(run.inventory_format, run.id) };
+    if (run.inventory_content !== null)
+      return { content: run.inventory_content, format: formatOf(run.inventory_format, run.id) };
     if (!run.inventory_id) throw new ConflictError(`run ${run.id} has no inventory`);
     const inventory = await deps.inventories.findById(run.inventory_id);
     if (!inventory) throw new RunInputMissingError(`inventory ${run.inventory_id} of run ${run.id} no longer exists`);
@@ -51,7 +60,8 @@ export function createRunBundleBuilder(deps: RunBundleBuilderDeps) {
     const out: BundleCredential[] = [];
     for (const id of run.credential_ids) {
       const cred = await reveal(id, `of run ${run.id}`);
-      if (!BUNDLE_CREDENTIAL_TYPES.has(cred.type)) throw new ConflictError(`credential ${id} is a ${cred.type} credential, which a run cannot use`);
+      if (!BUNDLE_CREDENTIAL_TYPES.has(cred.type))
+        throw new ConflictError(`credential ${id} is a ${cred.type} credential, which a run cannot use`);
       out.push({ type: cred.type, inputs: cred.inputs } as BundleCredential);
     }
     return out;
@@ -62,7 +72,11 @@ export function createRunBundleBuilder(deps: RunBundleBuilderDeps) {
       const run = await deps.runs.findById(runId);
       if (!run) throw new NotFoundError(`run ${runId} not found`);
       if (run.kind === 'split') throw new ConflictError(`run ${runId} is a split: only its shards run`);
-      const [playbook, inventory, credentials] = [await playbookOf(run), await inventoryOf(run), await credentialsOf(run)];
+      const [playbook, inventory, credentials] = [
+        await playbookOf(run),
+        await inventoryOf(run),
+        await credentialsOf(run),
+      ];
       return {
         run_id: run.id,
         playbook,

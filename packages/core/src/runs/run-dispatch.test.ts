@@ -2,7 +2,16 @@
 import { describe, expect, it } from '@jest/globals';
 import { type Database, openDatabase } from '@baton/db';
 import { createTestDatabase, DIALECTS } from '@baton/db/testing';
-import { BatonError, ConflictError, ForbiddenError, NotFoundError, RunInputMissingError, UnavailableError, UnprocessableError, ValidationError } from '../common/errors.js';
+import {
+  BatonError,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  RunInputMissingError,
+  UnavailableError,
+  UnprocessableError,
+  ValidationError,
+} from '../common/errors.js';
 import { createRunBundleBuilder } from './run-bundle.js';
 import { type BundleFailureVerdict, classifyBundleFailure } from './run-dispatch.js';
 
@@ -10,15 +19,27 @@ class SomeBatonError extends BatonError {}
 
 describe('classifyBundleFailure', () => {
   it.each<[string, unknown, BundleFailureVerdict]>([
-    ['a referenced object gone (RunInputMissingError)', new RunInputMissingError('inventory inv_1 of run run_1 no longer exists'), { finish: 'missing_input' }],
-    ['a stored run our rules refuse (ConflictError)', new ConflictError('credential cred_1 is a token credential, which a run cannot use'), { finish: 'executor_error' }],
+    [
+      'a referenced object gone (RunInputMissingError)',
+      new RunInputMissingError('inventory inv_1 of run run_1 no longer exists'),
+      { finish: 'missing_input' },
+    ],
+    [
+      'a stored run our rules refuse (ConflictError)',
+      new ConflictError('credential cred_1 is a token credential, which a run cannot use'),
+      { finish: 'executor_error' },
+    ],
     ['the run itself gone (NotFoundError)', new NotFoundError('run run_1 not found'), { finish: 'executor_error' }],
     ['a ValidationError', new ValidationError('bad'), { finish: 'executor_error' }],
     ['an UnprocessableError', new UnprocessableError('no'), { finish: 'executor_error' }],
     ['a ForbiddenError', new ForbiddenError('no'), { finish: 'executor_error' }],
     ['any other named error of ours', new SomeBatonError('no'), { finish: 'executor_error' }],
     ['a dependency away (UnavailableError)', new UnavailableError('the database did not answer'), { retryLater: true }],
-    ['a driver error (connection refused)', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }), { retryLater: true }],
+    [
+      'a driver error (connection refused)',
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+      { retryLater: true },
+    ],
     ['an error we do not know', new TypeError('x is undefined'), { retryLater: true }],
     ['a thrown non-error', 'boom', { retryLater: true }],
     ['nothing at all', undefined, { retryLater: true }],
@@ -39,7 +60,9 @@ describe.each(DIALECTS)('a bundle built while the database is away, on %s', (dia
   it('is left to the sweep, never finished', async () => {
     const db = await deadDatabase(dialect);
     const bundles = createRunBundleBuilder({
-      runs: db.repos.runs, projects: db.repos.projects, inventories: db.repos.inventories,
+      runs: db.repos.runs,
+      projects: db.repos.projects,
+      inventories: db.repos.inventories,
       credentials: { reveal: async () => Promise.reject(new Error('not reached')) },
     });
     const err = await bundles.build('run_01ARZ3NDEKTSV4RRFFQ69G5FAV').catch((e: unknown) => e);

@@ -9,19 +9,39 @@ const NOW = new Date('2025-03-01T12:00:00.000Z');
 const clock = () => NOW;
 const SUBMITTER = 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA1';
 
-const runRow = (id: string, over: Partial<RunRow> = {}): RunRow => testRunRow(id, { submitted_by: SUBMITTER, created_at: NOW.toISOString(), ...over });
+const runRow = (id: string, over: Partial<RunRow> = {}): RunRow =>
+  testRunRow(id, { submitted_by: SUBMITTER, created_at: NOW.toISOString(), ...over });
 
-const counts = (over: Partial<Record<string, number>> = {}) => ({ ok: 1, changed: 0, failed: 0, unreachable: 0, skipped: 0, rescued: 0, ignored: 0, ...over });
+const counts = (over: Partial<Record<string, number>> = {}) => ({
+  ok: 1,
+  changed: 0,
+  failed: 0,
+  unreachable: 0,
+  skipped: 0,
+  rescued: 0,
+  ignored: 0,
+  ...over,
+});
 
 /** Builds one run's events the way an executor numbers them: seq gap-free from 1. */
 function eventsOf(runId: string) {
   let seq = 0;
-  const ev = (kind: string, data: Record<string, unknown>, ts = NOW.toISOString()): RunEvent => ({ run_id: runId, seq: ++seq, ts, kind, data });
+  const ev = (kind: string, data: Record<string, unknown>, ts = NOW.toISOString()): RunEvent => ({
+    run_id: runId,
+    seq: ++seq,
+    ts,
+    kind,
+    data,
+  });
   return {
     ev,
     running: (worker?: string) => ev('status', { status: 'running', ...(worker ? { worker } : {}) }),
     finished: (conclusion: string, stats: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-      ev('status', { status: 'finished', conclusion, exit_code: conclusion === 'succeeded' ? 0 : 2, stats, ...extra }, '2025-03-01T12:05:00.000Z'),
+      ev(
+        'status',
+        { status: 'finished', conclusion, exit_code: conclusion === 'succeeded' ? 0 : 2, stats, ...extra },
+        '2025-03-01T12:05:00.000Z',
+      ),
   };
 }
 
@@ -35,7 +55,10 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
 
   const newIngester = (opts: { batchSize?: number; flushIntervalMs?: number } = {}) =>
     createRunIngester({
-      transaction: tdb.db.transaction, clock, onError: (e) => errors.push(e), ...opts,
+      transaction: tdb.db.transaction,
+      clock,
+      onError: (e) => errors.push(e),
+      ...opts,
       publish: async (e) => {
         const stored = await tdb.db.repos.runEvents.list(e.run_id, { afterSeq: e.seq - 1, limit: 1 });
         storedWhenPublished.push(stored[0]?.seq === e.seq);
@@ -74,7 +97,9 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
     for (const e of pushed) ingester.push(e);
     await ingester.flush();
 
-    expect((await storedEvents(a)).map((e) => [e.seq, e.data.task])).toEqual([0, 1, 2, 3, 4, 5, 6].map((i) => [i + 1, `a${i}`]));
+    expect((await storedEvents(a)).map((e) => [e.seq, e.data.task])).toEqual(
+      [0, 1, 2, 3, 4, 5, 6].map((i) => [i + 1, `a${i}`]),
+    );
     expect((await storedEvents(b)).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     expect(publishedOf(a).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(publishedOf(b).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
@@ -101,7 +126,11 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
   it('stores and publishes nothing twice when a batch is delivered again, also by a restarted ingester', async () => {
     const id = await createRun();
     const e = eventsOf(id);
-    const batch = [e.ev('playbook_on_start', {}), e.ev('log', { text: 'PLAY\n', start_line: 1, end_line: 2 }), e.ev('runner_on_ok', { host: 'web1', task: 'ping', task_uuid: 'u1' })];
+    const batch = [
+      e.ev('playbook_on_start', {}),
+      e.ev('log', { text: 'PLAY\n', start_line: 1, end_line: 2 }),
+      e.ev('runner_on_ok', { host: 'web1', task: 'ping', task_uuid: 'u1' }),
+    ];
     for (const x of batch) ingester.push(x);
     await ingester.flush();
     for (const x of batch) ingester.push(x);
@@ -139,11 +168,18 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
     const logs = (await storedEvents(id)).filter((x) => x.kind === 'log');
     const bytes = chunks.map((c) => Buffer.byteLength(c, 'utf8'));
     expect(bytes[0]).toBeGreaterThan(chunks[0]!.length);
-    expect(logs.map((x) => [x.log_line, x.log_byte])).toEqual([[1, 0], [2, bytes[0]], [4, bytes[0]! + bytes[1]!]]);
+    expect(logs.map((x) => [x.log_line, x.log_byte])).toEqual([
+      [1, 0],
+      [2, bytes[0]],
+      [4, bytes[0]! + bytes[1]!],
+    ]);
     const whole = Buffer.from(chunks.join(''), 'utf8');
     expect(whole.subarray(logs[1]!.log_byte!, logs[2]!.log_byte!).toString('utf8')).toBe(chunks[1]);
     expect(await run(id)).toMatchObject({ log_lines: 4, log_bytes: whole.length, last_seq: 4 });
-    expect((await storedEvents(id)).find((x) => x.kind === 'playbook_on_play_start')).toMatchObject({ log_line: null, log_byte: null });
+    expect((await storedEvents(id)).find((x) => x.kind === 'playbook_on_play_start')).toMatchObject({
+      log_line: null,
+      log_byte: null,
+    });
   });
 
   it('turns runner_on_* results into task results, but not item results', async () => {
@@ -151,8 +187,16 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
     const e = eventsOf(id);
     const result = (kind: string, host: string, over: Record<string, unknown> = {}) =>
       e.ev(kind, {
-        host, task: 'install nginx', task_uuid: 'uuid-1', task_path: 'site.yml:4', changed: false,
-        start: '2025-03-01T12:00:01.250000+00:00', end: '2025-03-01T12:00:02.750000+00:00', duration: 1.5, res: { msg: 'x' }, ...over,
+        host,
+        task: 'install nginx',
+        task_uuid: 'uuid-1',
+        task_path: 'site.yml:4',
+        changed: false,
+        start: '2025-03-01T12:00:01.250000+00:00',
+        end: '2025-03-01T12:00:02.750000+00:00',
+        duration: 1.5,
+        res: { msg: 'x' },
+        ...over,
       });
     ingester.push(e.ev('playbook_on_task_start', { task: 'install nginx', task_uuid: 'uuid-1' }));
     ingester.push(result('runner_on_ok', 'web1', { changed: true }));
@@ -164,10 +208,17 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
 
     const rows = await tdb.db.repos.runs.taskResultsOf(id);
     expect(rows.map((r) => [r.seq, r.host, r.status, r.changed, r.duration_ms])).toEqual([
-      [2, 'web1', 'ok', 1, 1500], [4, 'web2', 'failed', 0, 0], [5, 'web3', 'skipped', 0, 1500], [6, 'web4', 'unreachable', 0, null],
+      [2, 'web1', 'ok', 1, 1500],
+      [4, 'web2', 'failed', 0, 0],
+      [5, 'web3', 'skipped', 0, 1500],
+      [6, 'web4', 'unreachable', 0, null],
     ]);
     expect(rows[0]).toMatchObject({
-      task: 'install nginx', task_uuid: 'uuid-1', task_path: 'site.yml:4', started_at: '2025-03-01T12:00:01.250Z', ended_at: '2025-03-01T12:00:02.750Z',
+      task: 'install nginx',
+      task_uuid: 'uuid-1',
+      task_path: 'site.yml:4',
+      started_at: '2025-03-01T12:00:01.250Z',
+      ended_at: '2025-03-01T12:00:02.750Z',
     });
     expect(rows[3]).toMatchObject({ started_at: null, ended_at: null });
     expect((await storedEvents(id)).map((x) => x.host)).toEqual([null, 'web1', 'web2', 'web2', 'web3', 'web4']);
@@ -176,7 +227,11 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
   it('takes a run from pending to finished on its executor status events: conclusion, exit code, stats, run_hosts', async () => {
     const id = await createRun();
     const e = eventsOf(id);
-    const stats = { web1: counts({ changed: 2 }), web2: counts({ failed: 1 }), web3: counts({ ok: 0, unreachable: 1 }) };
+    const stats = {
+      web1: counts({ changed: 2 }),
+      web2: counts({ failed: 1 }),
+      web3: counts({ ok: 0, unreachable: 1 }),
+    };
     ingester.push(e.running('embedded-1'));
     await ingester.flush();
     expect(await run(id)).toMatchObject({ status: 'running', worker: 'embedded-1', started_at: NOW.toISOString() });
@@ -185,9 +240,20 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
     await ingester.flush();
 
     const row = await run(id);
-    expect(row).toMatchObject({ status: 'finished', conclusion: 'failed', reason: 'ansible_error', exit_code: 2, worker: 'embedded-1', finished_at: '2025-03-01T12:05:00.000Z' });
+    expect(row).toMatchObject({
+      status: 'finished',
+      conclusion: 'failed',
+      reason: 'ansible_error',
+      exit_code: 2,
+      worker: 'embedded-1',
+      finished_at: '2025-03-01T12:05:00.000Z',
+    });
     expect(row.stats).toEqual(stats);
-    expect((await tdb.db.repos.runs.hostsOf(id)).map((h) => [h.host, h.outcome, h.changed])).toEqual([['web1', 'changed', 2], ['web2', 'failed', 0], ['web3', 'unreachable', 0]]);
+    expect((await tdb.db.repos.runs.hostsOf(id)).map((h) => [h.host, h.outcome, h.changed])).toEqual([
+      ['web1', 'changed', 2],
+      ['web2', 'failed', 0],
+      ['web3', 'unreachable', 0],
+    ]);
   });
 
   it('leaves a run that the API finished first as it is when its executor finishes it late', async () => {
@@ -198,7 +264,10 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
     const lost = await run(id);
     expect(lost).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost', last_seq: 2 });
     // The buffered event went in first; the API's status event follows it.
-    expect((await storedEvents(id)).map((x) => [x.seq, x.kind])).toEqual([[1, 'playbook_on_start'], [2, 'status']]);
+    expect((await storedEvents(id)).map((x) => [x.seq, x.kind])).toEqual([
+      [1, 'playbook_on_start'],
+      [2, 'status'],
+    ]);
 
     // The lost executor carries on: nothing it sends after the run's final status is stored or published, and its finish changes nothing.
     const publishedBefore = publishedOf(id).length;
@@ -206,10 +275,22 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
     ingester.push(e.ev('runner_on_ok', { host: 'web1', task: 'late', task_uuid: 'u9' }));
     ingester.push(e.finished('succeeded', { web1: counts() }));
     await ingester.flush();
-    expect((await storedEvents(id)).map((x) => [x.seq, x.kind])).toEqual([[1, 'playbook_on_start'], [2, 'status']]);
+    expect((await storedEvents(id)).map((x) => [x.seq, x.kind])).toEqual([
+      [1, 'playbook_on_start'],
+      [2, 'status'],
+    ]);
     expect(publishedOf(id)).toHaveLength(publishedBefore);
     const after = await run(id);
-    expect(after).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost', finished_at: NOW.toISOString(), exit_code: null, stats: null, last_seq: 2, log_bytes: 0 });
+    expect(after).toMatchObject({
+      status: 'finished',
+      conclusion: 'error',
+      reason: 'worker_lost',
+      finished_at: NOW.toISOString(),
+      exit_code: null,
+      stats: null,
+      last_seq: 2,
+      log_bytes: 0,
+    });
     expect(await tdb.db.repos.runs.hostsOf(id)).toEqual([]);
     expect(await tdb.db.repos.runs.taskResultsOf(id)).toEqual([]);
   });
@@ -229,9 +310,18 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
     restarted.push(e.ev('log', { text: 'later still\n', start_line: 1, end_line: 2 }));
     await restarted.close();
 
-    expect((await storedEvents(id)).map((x) => [x.seq, x.kind])).toEqual([[1, 'playbook_on_start'], [2, 'status']]);
+    expect((await storedEvents(id)).map((x) => [x.seq, x.kind])).toEqual([
+      [1, 'playbook_on_start'],
+      [2, 'status'],
+    ]);
     expect(publishedOf(id).map((x) => x.seq)).toEqual([1, 2]);
-    expect(await run(id)).toMatchObject({ status: 'finished', conclusion: 'succeeded', last_seq: 2, worker: null, log_bytes: 0 });
+    expect(await run(id)).toMatchObject({
+      status: 'finished',
+      conclusion: 'succeeded',
+      last_seq: 2,
+      worker: null,
+      log_bytes: 0,
+    });
     expect(await tdb.db.repos.runs.taskResultsOf(id)).toEqual([]);
     expect((await tdb.db.repos.runs.hostsOf(id)).map((h) => h.outcome)).toEqual(['ok']);
   });
@@ -245,11 +335,25 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
     expect(published.length).toBe(before);
 
     expect(await ingester.finish(id, { conclusion: 'rejected', reason: 'denied' }, ['held'])).toBe(true);
-    expect(await run(id)).toMatchObject({ status: 'finished', conclusion: 'rejected', reason: 'denied', finished_at: NOW.toISOString(), last_seq: 1 });
+    expect(await run(id)).toMatchObject({
+      status: 'finished',
+      conclusion: 'rejected',
+      reason: 'denied',
+      finished_at: NOW.toISOString(),
+      last_seq: 1,
+    });
     const [event] = await storedEvents(id);
     expect(event).toMatchObject({ seq: 1, kind: 'status', ts: NOW.toISOString() });
     expect(event!.data).toEqual({ status: 'finished', conclusion: 'rejected', reason: 'denied' });
-    expect(publishedOf(id)).toEqual([{ run_id: id, seq: 1, ts: NOW.toISOString(), kind: 'status', data: { status: 'finished', conclusion: 'rejected', reason: 'denied' } }]);
+    expect(publishedOf(id)).toEqual([
+      {
+        run_id: id,
+        seq: 1,
+        ts: NOW.toISOString(),
+        kind: 'status',
+        data: { status: 'finished', conclusion: 'rejected', reason: 'denied' },
+      },
+    ]);
     expect(await ingester.finish(id, { conclusion: 'canceled' }, ['held'])).toBe(false);
     expect(await ingester.finish(newId('run'), { conclusion: 'canceled' }, ['held'])).toBe(false);
   });
@@ -264,7 +368,12 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
     const canceled = await createRun();
     expect(await ingester.finish(canceled, { conclusion: 'canceled' }, ['pending', 'held'])).toBe(true);
     expect(await ingester.claim(canceled, 'embedded-1')).toBe(false);
-    expect(await run(canceled)).toMatchObject({ status: 'finished', conclusion: 'canceled', worker: null, started_at: null });
+    expect(await run(canceled)).toMatchObject({
+      status: 'finished',
+      conclusion: 'canceled',
+      worker: null,
+      started_at: null,
+    });
     expect(await ingester.claim(newId('run'), 'embedded-1')).toBe(false);
   });
 
@@ -272,13 +381,18 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
     const createSplit = async (shards: number, over: Partial<RunRow> = {}) => {
       const parent = await createRun({ kind: 'split', shard_count: shards, ...over });
       const ids: string[] = [];
-      for (let k = 0; k < shards; k++) ids.push(await createRun({ kind: 'shard', parent_id: parent, shard_index: k, shard_count: shards }));
+      for (let k = 0; k < shards; k++)
+        ids.push(await createRun({ kind: 'shard', parent_id: parent, shard_index: k, shard_count: shards }));
       return { parent, shards: ids };
     };
     /** One shard's whole life through executor events, conclusion given. */
     const runShard = (id: string, conclusion: string, host: string, c = counts()) => {
       const e = eventsOf(id);
-      return [e.running(), e.ev('log', { text: `ok: [${host}]\n`, start_line: 1, end_line: 2 }), e.finished(conclusion, { [host]: c })];
+      return [
+        e.running(),
+        e.ev('log', { text: `ok: [${host}]\n`, start_line: 1, end_line: 2 }),
+        e.finished(conclusion, { [host]: c }),
+      ];
     };
     const parentStatuses = (id: string) => publishedOf(id).map((e) => [e.seq, e.data.status, e.data.conclusion]);
 
@@ -290,17 +404,35 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
       expect(await ingester.claim(shards[1]!, 'embedded-2')).toBe(true);
       expect(parentStatuses(parent)).toHaveLength(1);
 
-      for (const e of [...runShard(shards[0]!, 'succeeded', 'web1', counts({ changed: 1 })), ...runShard(shards[1]!, 'succeeded', 'web2')]) ingester.push(e);
+      for (const e of [
+        ...runShard(shards[0]!, 'succeeded', 'web1', counts({ changed: 1 })),
+        ...runShard(shards[1]!, 'succeeded', 'web2'),
+      ])
+        ingester.push(e);
       await ingester.flush();
       expect((await run(parent)).status).toBe('running');
       for (const e of runShard(shards[2]!, 'succeeded', 'web3', counts({ ok: 4 }))) ingester.push(e);
       await ingester.flush();
 
       const row = await run(parent);
-      expect(row).toMatchObject({ status: 'finished', conclusion: 'succeeded', exit_code: null, reason: null, last_seq: 2, finished_at: '2025-03-01T12:05:00.000Z' });
+      expect(row).toMatchObject({
+        status: 'finished',
+        conclusion: 'succeeded',
+        exit_code: null,
+        reason: null,
+        last_seq: 2,
+        finished_at: '2025-03-01T12:05:00.000Z',
+      });
       expect(row.stats).toEqual({ web1: counts({ changed: 1 }), web2: counts(), web3: counts({ ok: 4 }) });
-      expect((await tdb.db.repos.runs.hostsOf(parent)).map((h) => [h.host, h.outcome])).toEqual([['web1', 'changed'], ['web2', 'ok'], ['web3', 'ok']]);
-      expect(parentStatuses(parent)).toEqual([[1, 'running', undefined], [2, 'finished', 'succeeded']]);
+      expect((await tdb.db.repos.runs.hostsOf(parent)).map((h) => [h.host, h.outcome])).toEqual([
+        ['web1', 'changed'],
+        ['web2', 'ok'],
+        ['web3', 'ok'],
+      ]);
+      expect(parentStatuses(parent)).toEqual([
+        [1, 'running', undefined],
+        [2, 'finished', 'succeeded'],
+      ]);
       expect((await storedEvents(parent)).map((e) => e.seq)).toEqual([1, 2]);
     });
 
@@ -318,21 +450,35 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
       { shards: ['succeeded', 'canceled', 'succeeded'], expected: 'canceled' },
       { shards: ['succeeded', 'succeeded', 'succeeded'], cancelRequested: true, expected: 'canceled' },
       { shards: ['failed', 'succeeded', 'succeeded'], cancelRequested: true, expected: 'canceled' },
-    ])('concludes $expected from shards $shards (cancel requested: $cancelRequested)', async ({ shards: conclusions, cancelRequested, expected }) => {
-      const { parent, shards } = await createSplit(3, cancelRequested ? { cancel_requested_at: NOW.toISOString() } : {});
-      // All three finish in one batch: the parent is finished once, by the last of them.
-      shards.forEach((id, k) => runShard(id, conclusions[k]!, `web${k}`).forEach((e) => ingester.push(e)));
-      await ingester.flush();
-      expect(await run(parent)).toMatchObject({ status: 'finished', conclusion: expected });
-      expect(parentStatuses(parent)).toEqual([[1, 'running', undefined], [2, 'finished', expected]]);
-    });
+    ])(
+      'concludes $expected from shards $shards (cancel requested: $cancelRequested)',
+      async ({ shards: conclusions, cancelRequested, expected }) => {
+        const { parent, shards } = await createSplit(
+          3,
+          cancelRequested ? { cancel_requested_at: NOW.toISOString() } : {},
+        );
+        // All three finish in one batch: the parent is finished once, by the last of them.
+        shards.forEach((id, k) => runShard(id, conclusions[k]!, `web${k}`).forEach((e) => ingester.push(e)));
+        await ingester.flush();
+        expect(await run(parent)).toMatchObject({ status: 'finished', conclusion: expected });
+        expect(parentStatuses(parent)).toEqual([
+          [1, 'running', undefined],
+          [2, 'finished', expected],
+        ]);
+      },
+    );
 
     it('finishes a pending parent canceled when the API cancels all its pending shards', async () => {
       const { parent, shards } = await createSplit(2);
       expect(await ingester.finish(shards[0]!, { conclusion: 'canceled' }, ['pending'])).toBe(true);
       expect((await run(parent)).status).toBe('pending');
       expect(await ingester.finish(shards[1]!, { conclusion: 'canceled' }, ['pending'])).toBe(true);
-      expect(await run(parent)).toMatchObject({ status: 'finished', conclusion: 'canceled', started_at: null, stats: {} });
+      expect(await run(parent)).toMatchObject({
+        status: 'finished',
+        conclusion: 'canceled',
+        started_at: null,
+        stats: {},
+      });
       expect(parentStatuses(parent)).toEqual([[1, 'finished', 'canceled']]);
       expect(await ingester.finish(shards[1]!, { conclusion: 'canceled' }, ['pending'])).toBe(false);
     });
@@ -358,7 +504,13 @@ describe.each(DIALECTS)('run ingester on %s', (dialect) => {
     it('defers the events after a gap, stores them once the gap is filled, and takes replays as stored', async () => {
       const id = await createRun();
       const ev = eventsOf(id);
-      const [e1, e2, e3, e4, e5] = [ev.running('w1'), ev.ev('playbook_on_start', {}), ev.ev('playbook_on_task_start', { task: 't' }), ev.ev('runner_on_ok', { host: 'h1' }), ev.finished('succeeded', { h1: counts() })];
+      const [e1, e2, e3, e4, e5] = [
+        ev.running('w1'),
+        ev.ev('playbook_on_start', {}),
+        ev.ev('playbook_on_task_start', { task: 't' }),
+        ev.ev('runner_on_ok', { host: 'h1' }),
+        ev.finished('succeeded', { h1: counts() }),
+      ];
       const before = published.length;
 
       // Another replica still holds 1–2: 4 and 3 (out of order) wait, unstored and unpublished.

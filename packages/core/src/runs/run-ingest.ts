@@ -24,7 +24,11 @@ export interface RunIngester {
    * finished_at, appends a `status` event {status: 'finished', conclusion, reason} with seq = last_seq + 1, aggregates the
    * parent; publishes after commit. False when the run was not in one of `from`.
    */
-  finish(runId: string, outcome: { conclusion: RunConclusion; reason?: string }, from: readonly RunStatus[]): Promise<boolean>;
+  finish(
+    runId: string,
+    outcome: { conclusion: RunConclusion; reason?: string },
+    from: readonly RunStatus[],
+  ): Promise<boolean>;
   /**
    * Queue mode's path (events read from the Redis stream, possibly by several API replicas): persists `events` now,
    * in order with everything else this ingester does, and answers those it could not take yet because their seq
@@ -87,14 +91,23 @@ export function isDeterministicFailure(err: unknown): boolean {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 const TASK_RESULT_STATUS: Record<string, string> = {
-  runner_on_ok: 'ok', runner_on_failed: 'failed', runner_on_skipped: 'skipped', runner_on_unreachable: 'unreachable',
+  runner_on_ok: 'ok',
+  runner_on_failed: 'failed',
+  runner_on_skipped: 'skipped',
+  runner_on_unreachable: 'unreachable',
 };
 const CONCLUSIONS: readonly string[] = ['succeeded', 'failed', 'canceled', 'rejected', 'error'];
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function stateOf(row: RunRow): RunState {
-  return { lastSeq: row.last_seq, logLines: row.log_lines, logBytes: row.log_bytes, parentId: row.parent_id, finished: row.status === 'finished' };
+  return {
+    lastSeq: row.last_seq,
+    logLines: row.log_lines,
+    logBytes: row.log_bytes,
+    parentId: row.parent_id,
+    finished: row.status === 'finished',
+  };
 }
 
 const isFinishedEvent = (e: RunEvent) => e.kind === 'status' && e.data.status === 'finished';
@@ -102,7 +115,13 @@ const isFinishedEvent = (e: RunEvent) => e.kind === 'status' && e.data.status ==
 /** What is stored in place of an event that cannot be: same run and seq, so the sequence stays gap-free. */
 function invalidEvent(e: RunEvent, reason: string, ts: string): RunEvent {
   const kind = typeof e.kind === 'string' ? stripNul(e.kind).slice(0, 100) : undefined;
-  return { run_id: e.run_id, seq: e.seq, ts, kind: 'invalid', data: { reason: stripNul(reason).slice(0, MAX_REASON_CHARS), ...(kind ? { kind } : {}) } };
+  return {
+    run_id: e.run_id,
+    seq: e.seq,
+    ts,
+    kind: 'invalid',
+    data: { reason: stripNul(reason).slice(0, MAX_REASON_CHARS), ...(kind ? { kind } : {}) },
+  };
 }
 
 function groupByRun(events: RunEvent[]): Map<string, RunEvent[]> {
@@ -118,7 +137,11 @@ function groupByRun(events: RunEvent[]): Map<string, RunEvent[]> {
 /** `status: running` from an executor: an idempotent CAS pending→running (its claim usually did it already). */
 async function applyRunning(r: IngestTx, e: RunEvent, parentId: string | null): Promise<RunEvent[]> {
   const worker = text(e.data.worker);
-  await r.runs.transition(e.run_id, ['pending'], { status: 'running', started_at: e.ts, ...(worker ? { worker } : {}) });
+  await r.runs.transition(e.run_id, ['pending'], {
+    status: 'running',
+    started_at: e.ts,
+    ...(worker ? { worker } : {}),
+  });
   return parentId ? startParent(r, parentId, e.ts) : [];
 }
 
@@ -184,7 +207,10 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
   }
 
   function recordFailure(err: unknown, runId: string): void {
-    const error = new Error(`persisting events of run ${runId} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    const error = new Error(
+      `persisting events of run ${runId} failed: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
     failures += 1;
     lastFailure = error;
     onError(error);
@@ -200,14 +226,25 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
     const kept: RunEvent[] = [];
     const dropped: RunEvent[] = [];
     for (const e of batch) {
-      if (typeof e.run_id !== 'string' || !RUN_ID.test(e.run_id) || !Number.isInteger(e.seq) || e.seq < 1 || e.seq > MAX_SEQ) dropped.push(e);
-      else if (typeof e.kind !== 'string' || !isRecord(e.data)) kept.push(invalidEvent(e, 'kind must be a string and data an object', now));
+      if (
+        typeof e.run_id !== 'string' ||
+        !RUN_ID.test(e.run_id) ||
+        !Number.isInteger(e.seq) ||
+        e.seq < 1 ||
+        e.seq > MAX_SEQ
+      )
+        dropped.push(e);
+      else if (typeof e.kind !== 'string' || !isRecord(e.data))
+        kept.push(invalidEvent(e, 'kind must be a string and data an object', now));
       else kept.push({ ...e, kind: stripNul(e.kind), ts: isoOrNull(e.ts) ?? now });
     }
     if (dropped.length) {
       const first = dropped[0]!;
       const what = `run_id ${JSON.stringify(first.run_id)?.slice(0, 60)}, seq ${String(first.seq).slice(0, 20)}`;
-      recordFailure(new Error(`${dropped.length} event(s) with no valid run id or seq were dropped (first: ${what})`), String(first.run_id).slice(0, 60));
+      recordFailure(
+        new Error(`${dropped.length} event(s) with no valid run id or seq were dropped (first: ${what})`),
+        String(first.run_id).slice(0, 60),
+      );
     }
     return kept;
   }
@@ -244,11 +281,18 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
       for (const runId of byRun.keys()) recordFailure(err, runId);
       return;
     }
-    for (const [runId, runEvents] of byRun) await isolate(runId, runEvents, byRun.size === 1 ? err : undefined, gaps, rethrow);
+    for (const [runId, runEvents] of byRun)
+      await isolate(runId, runEvents, byRun.size === 1 ? err : undefined, gaps, rethrow);
   }
 
   /** Halves a run's failing events until the single events that fail are found; each is stored as an `invalid` event. */
-  async function isolate(runId: string, events: RunEvent[], knownError?: unknown, gaps?: RunEvent[], rethrow = false): Promise<void> {
+  async function isolate(
+    runId: string,
+    events: RunEvent[],
+    knownError?: unknown,
+    gaps?: RunEvent[],
+    rethrow = false,
+  ): Promise<void> {
     const err = knownError ?? (await attempt(new Map([[runId, events]]), gaps));
     if (err === undefined) return;
     if (!isDeterministicFailure(err)) {
@@ -262,12 +306,22 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
       return;
     }
     const bad = events[0]!;
-    const placeholderError = await attempt(new Map([[runId, [invalidEvent(bad, `not storable: ${(err as Error).message}`, bad.ts)]]]), gaps);
+    const placeholderError = await attempt(
+      new Map([[runId, [invalidEvent(bad, `not storable: ${(err as Error).message}`, bad.ts)]]]),
+      gaps,
+    );
     if (placeholderError !== undefined) return recordFailure(placeholderError, runId);
-    onError(new Error(`event ${bad.seq} of run ${runId} (${bad.kind}) could not be stored and was replaced by an invalid event: ${(err as Error).message}`, { cause: err }));
+    onError(
+      new Error(
+        `event ${bad.seq} of run ${runId} (${bad.kind}) could not be stored and was replaced by an invalid event: ${(err as Error).message}`,
+        { cause: err },
+      ),
+    );
     // The run's end was the event lost: it still ends, as an error.
     if (isFinishedEvent(bad)) {
-      await finishNow(runId, { conclusion: 'error', reason: 'invalid_final_event' }, ['pending', 'running']).catch((e: unknown) => recordFailure(e, runId));
+      await finishNow(runId, { conclusion: 'error', reason: 'invalid_final_event' }, ['pending', 'running']).catch(
+        (e: unknown) => recordFailure(e, runId),
+      );
     }
   }
 
@@ -319,7 +373,8 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
       }
       await r.runEvents.insertBatch(eventRows);
       await r.runs.insertTaskResults(taskRows);
-      for (const [runId, d] of drafts) await r.runs.advanceProgress(runId, { lastSeq: d.lastSeq, logLines: d.logLines, logBytes: d.logBytes });
+      for (const [runId, d] of drafts)
+        await r.runs.advanceProgress(runId, { lastSeq: d.lastSeq, logLines: d.logLines, logBytes: d.logBytes });
       const parentEvents: RunEvent[] = [];
       for (const e of fresh) {
         if (e.kind !== 'status') continue;
@@ -334,19 +389,34 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
     return deferred;
   }
 
-  async function finishNow(runId: string, outcome: { conclusion: RunConclusion; reason?: string }, from: readonly RunStatus[]): Promise<boolean> {
+  async function finishNow(
+    runId: string,
+    outcome: { conclusion: RunConclusion; reason?: string },
+    from: readonly RunStatus[],
+  ): Promise<boolean> {
     const at = iso(deps.clock());
-    const data = { status: 'finished', conclusion: outcome.conclusion, ...(outcome.reason ? { reason: outcome.reason } : {}) };
+    const data = {
+      status: 'finished',
+      conclusion: outcome.conclusion,
+      ...(outcome.reason ? { reason: outcome.reason } : {}),
+    };
     const events = await deps.transaction(async (r) => {
       const run = await r.runs.findById(runId);
       if (!run) return undefined;
       const own: RunEvent[] = [];
       const finishRun = async (): Promise<boolean> => {
-        const moved = await r.runs.transition(runId, from, { status: 'finished', conclusion: outcome.conclusion, reason: outcome.reason ?? null, finished_at: at });
+        const moved = await r.runs.transition(runId, from, {
+          status: 'finished',
+          conclusion: outcome.conclusion,
+          reason: outcome.reason ?? null,
+          finished_at: at,
+        });
         if (moved) own.push(await appendStatusEvent(r, runId, at, data));
         return moved;
       };
-      const parentEvents = run.parent_id ? await aggregateParentFinish(r, run.parent_id, finishRun, at) : await finishRun().then(() => []);
+      const parentEvents = run.parent_id
+        ? await aggregateParentFinish(r, run.parent_id, finishRun, at)
+        : await finishRun().then(() => []);
       return own.length > 0 ? [...own, ...parentEvents] : undefined;
     });
     if (!events) return false;
@@ -384,7 +454,8 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
       // Per run in seq order, so a batch holding a run's next events and later ones stores them all at once.
       const sorted = [...events].sort((a, b) => (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : a.seq - b.seq));
       return enqueue(async () => {
-        for (let i = 0; i < sorted.length; i += batchSize) await persistBatch(sorted.slice(i, i + batchSize), gaps, true);
+        for (let i = 0; i < sorted.length; i += batchSize)
+          await persistBatch(sorted.slice(i, i + batchSize), gaps, true);
         return { deferred: gaps ?? [] };
       });
     },
@@ -393,7 +464,8 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
       const at = iso(deps.clock());
       const result = await deps.transaction(async (r) => {
         const run = await r.runs.findById(runId);
-        if (!run || !(await r.runs.transition(runId, ['pending'], { status: 'running', worker, started_at: at }))) return undefined;
+        if (!run || !(await r.runs.transition(runId, ['pending'], { status: 'running', worker, started_at: at })))
+          return undefined;
         return run.parent_id ? startParent(r, run.parent_id, at) : [];
       });
       if (!result) return false;

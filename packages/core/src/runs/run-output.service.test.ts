@@ -13,15 +13,29 @@ const submitter: Principal = { id: 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA1', username: '
 const stranger: Principal = { id: 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA2', username: 'other', role: 'operator' };
 
 /** Chunks as the executor cuts them: whole lines, some with multibyte characters (2, 3 and 4 bytes in UTF-8). */
-const CHUNKS = ['PLAY [all] ****\n', 'TASK [ping] ✓\nok: [web1]\n', 'ünïcode 日本語 🎉\n', 'a\nb\nc\n', '\n', 'PLAY RECAP\n'];
+const CHUNKS = [
+  'PLAY [all] ****\n',
+  'TASK [ping] ✓\nok: [web1]\n',
+  'ünïcode 日本語 🎉\n',
+  'a\nb\nc\n',
+  '\n',
+  'PLAY RECAP\n',
+];
 const LOG = CHUNKS.join('');
 const LOG_BYTES = Buffer.from(LOG, 'utf8');
-const LOG_LINES = LOG.split('\n').slice(0, -1).map((l) => `${l}\n`);
+const LOG_LINES = LOG.split('\n')
+  .slice(0, -1)
+  .map((l) => `${l}\n`);
 
-const runRow = (id: string, over: Partial<RunRow> = {}): RunRow => testRunRow(id, { status: 'running', submitted_by: submitter.id, ...over });
+const runRow = (id: string, over: Partial<RunRow> = {}): RunRow =>
+  testRunRow(id, { status: 'running', submitted_by: submitter.id, ...over });
 
 /** Stores a run and its events the way the ingester does: log chunks carry their first line and byte offset, the run its totals. */
-async function seedRun(tdb: TestDatabase, chunks: string[], extra: Array<{ kind: string; host?: string; data: Record<string, unknown> }> = []) {
+async function seedRun(
+  tdb: TestDatabase,
+  chunks: string[],
+  extra: Array<{ kind: string; host?: string; data: Record<string, unknown> }> = [],
+) {
   const id = newId('run');
   await tdb.db.repos.runs.insert(runRow(id));
   const rows: RunEventRow[] = [];
@@ -29,7 +43,16 @@ async function seedRun(tdb: TestDatabase, chunks: string[], extra: Array<{ kind:
   let byte = 0;
   const ts = new Date().toISOString();
   const push = (kind: string, host: string | null, data: Record<string, unknown>, logAt: [number, number] | null) =>
-    rows.push({ run_id: id, seq: rows.length + 1, ts, kind, host, log_line: logAt?.[0] ?? null, log_byte: logAt?.[1] ?? null, data });
+    rows.push({
+      run_id: id,
+      seq: rows.length + 1,
+      ts,
+      kind,
+      host,
+      log_line: logAt?.[0] ?? null,
+      log_byte: logAt?.[1] ?? null,
+      data,
+    });
   push('status', null, { status: 'running' }, null);
   chunks.forEach((text, i) => {
     const lines = text.split('\n').length - 1;
@@ -37,7 +60,8 @@ async function seedRun(tdb: TestDatabase, chunks: string[], extra: Array<{ kind:
     line += lines;
     byte += Buffer.byteLength(text, 'utf8');
     // an ansible event between log chunks, as in a real run
-    if (i % 2 === 0) push('runner_on_ok', i % 4 === 0 ? 'web1' : 'web2', { host: i % 4 === 0 ? 'web1' : 'web2', task: `t${i}` }, null);
+    if (i % 2 === 0)
+      push('runner_on_ok', i % 4 === 0 ? 'web1' : 'web2', { host: i % 4 === 0 ? 'web1' : 'web2', task: `t${i}` }, null);
   });
   for (const e of extra) push(e.kind, e.host ?? null, e.data, null);
   await tdb.db.repos.runEvents.insertBatch(rows);
@@ -53,7 +77,10 @@ describe.each(DIALECTS)('run output service on %s', (dialect) => {
   beforeAll(async () => {
     tdb = await createTestDatabase(dialect);
     const { repos } = tdb.db;
-    const access = createRunAccess({ runs: repos.runs, authz: createAuthorizer({ grants: repos.grants, teams: repos.teams }) });
+    const access = createRunAccess({
+      runs: repos.runs,
+      authz: createAuthorizer({ grants: repos.grants, teams: repos.teams }),
+    });
     service = createRunOutputService({ runEvents: repos.runEvents, runs: repos.runs, access });
     run = await seedRun(tdb, CHUNKS);
   });
@@ -96,7 +123,11 @@ describe.each(DIALECTS)('run output service on %s', (dialect) => {
     const longSuffix = await service.logBytes(submitter, run.id, { suffix: total + 100 });
     expect(longSuffix.body.equals(LOG_BYTES)).toBe(true);
     for (const r of [{ start: total }, { start: total + 5, end: total + 9 }, { suffix: 0 }]) {
-      expect(await service.logBytes(submitter, run.id, r)).toEqual({ body: Buffer.alloc(0), totalBytes: total, range: null });
+      expect(await service.logBytes(submitter, run.id, r)).toEqual({
+        body: Buffer.alloc(0),
+        totalBytes: total,
+        range: null,
+      });
     }
   });
 
@@ -110,7 +141,18 @@ describe.each(DIALECTS)('run output service on %s', (dialect) => {
   it('cuts a growing log at the totals of the run row, so a chunk stored before its totals is not served yet', async () => {
     const growing = await seedRun(tdb, ['one\n', 'two\n']);
     // The next chunk is stored but the totals have not moved on yet.
-    await tdb.db.repos.runEvents.insertBatch([{ run_id: growing.id, seq: growing.rows.length + 1, ts: new Date().toISOString(), kind: 'log', host: null, log_line: 3, log_byte: 8, data: { text: 'three\n', start_line: 3, end_line: 4 } }]);
+    await tdb.db.repos.runEvents.insertBatch([
+      {
+        run_id: growing.id,
+        seq: growing.rows.length + 1,
+        ts: new Date().toISOString(),
+        kind: 'log',
+        host: null,
+        log_line: 3,
+        log_byte: 8,
+        data: { text: 'three\n', start_line: 3, end_line: 4 },
+      },
+    ]);
     expect(await service.logLines(submitter, growing.id, {})).toEqual({ text: 'one\ntwo\n', totalLines: 2 });
     expect((await service.logBytes(submitter, growing.id, { start: 0 })).body.toString()).toBe('one\ntwo\n');
   });
@@ -118,12 +160,22 @@ describe.each(DIALECTS)('run output service on %s', (dialect) => {
   it('reads a log chunk whose text is not a string (stored as the ingester takes it) as empty, not as a 500', async () => {
     const id = newId('run');
     await tdb.db.repos.runs.insert(runRow(id));
-    const ingester = createRunIngester({ transaction: tdb.db.transaction, publish: async () => {}, clock: () => new Date() });
+    const ingester = createRunIngester({
+      transaction: tdb.db.transaction,
+      publish: async () => {},
+      clock: () => new Date(),
+    });
     const chunks: Array<Record<string, unknown>> = [
-      { text: 'a\n', start_line: 1, end_line: 2 }, { text: 42, start_line: 2, end_line: 3 }, { text: 'c\n', start_line: 3, end_line: 4 },
-      { start_line: 4, end_line: 5 }, { text: { nested: true }, start_line: 5, end_line: 6 }, { text: 'f\n', start_line: 6, end_line: 7 },
+      { text: 'a\n', start_line: 1, end_line: 2 },
+      { text: 42, start_line: 2, end_line: 3 },
+      { text: 'c\n', start_line: 3, end_line: 4 },
+      { start_line: 4, end_line: 5 },
+      { text: { nested: true }, start_line: 5, end_line: 6 },
+      { text: 'f\n', start_line: 6, end_line: 7 },
     ];
-    chunks.forEach((data, i) => ingester.push({ run_id: id, seq: i + 1, ts: new Date().toISOString(), kind: 'log', data }));
+    chunks.forEach((data, i) =>
+      ingester.push({ run_id: id, seq: i + 1, ts: new Date().toISOString(), kind: 'log', data }),
+    );
     await ingester.close();
 
     expect(await service.logLines(submitter, id, {})).toEqual({ text: 'a\nc\nf\n', totalLines: 6 });
@@ -137,7 +189,13 @@ describe.each(DIALECTS)('run output service on %s', (dialect) => {
   it('lists events in seq order by kind, host and after_seq, within the limit', async () => {
     const all = await service.events(submitter, run.id, { limit: 1000 });
     expect(all.map((e) => e.seq)).toEqual(run.rows.map((r) => r.seq));
-    expect(all[0]).toEqual({ run_id: run.id, seq: 1, ts: run.rows[0]!.ts, kind: 'status', data: { status: 'running' } });
+    expect(all[0]).toEqual({
+      run_id: run.id,
+      seq: 1,
+      ts: run.rows[0]!.ts,
+      kind: 'status',
+      data: { status: 'running' },
+    });
     const logs = await service.events(submitter, run.id, { kind: 'log', limit: 1000 });
     expect(logs.map((e) => e.data.text)).toEqual(CHUNKS);
     const web2 = await service.events(submitter, run.id, { host: 'web2', limit: 1000 });

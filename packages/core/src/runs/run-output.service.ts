@@ -71,12 +71,21 @@ export function createRunOutputService(deps: {
     /** Events in seq order; 404 when the run is unknown or invisible to the caller. */
     async events(p: Principal, id: string, q: RunEventFilter): Promise<RunEvent[]> {
       await deps.access.visibleRun(p, id);
-      const rows = await deps.runEvents.list(id, { afterSeq: seqBound(q.after_seq), kind: q.kind, host: q.host, limit: q.limit });
+      const rows = await deps.runEvents.list(id, {
+        afterSeq: seqBound(q.after_seq),
+        kind: q.kind,
+        host: q.host,
+        limit: q.limit,
+      });
       return rows.map(toRunEvent);
     },
 
     /** Lines offset+1 … offset+limit of the log (all the rest without limit); past the end gives ''. */
-    async logLines(p: Principal, id: string, q: { offset?: number | undefined; limit?: number | undefined }): Promise<{ text: string; totalLines: number }> {
+    async logLines(
+      p: Principal,
+      id: string,
+      q: { offset?: number | undefined; limit?: number | undefined },
+    ): Promise<{ text: string; totalLines: number }> {
       const run = await deps.access.visibleRun(p, id);
       const totalLines = run.log_lines;
       const from = (q.offset ?? 0) + 1;
@@ -97,9 +106,10 @@ export function createRunOutputService(deps: {
     async logBytes(p: Principal, id: string, range: LogByteRange): Promise<LogBytes> {
       const run = await deps.access.visibleRun(p, id);
       const totalBytes = run.log_bytes;
-      const [start, end] = 'suffix' in range
-        ? [Math.max(0, totalBytes - range.suffix), totalBytes - 1]
-        : [range.start, Math.min(range.end ?? totalBytes - 1, totalBytes - 1)];
+      const [start, end] =
+        'suffix' in range
+          ? [Math.max(0, totalBytes - range.suffix), totalBytes - 1]
+          : [range.start, Math.min(range.end ?? totalBytes - 1, totalBytes - 1)];
       // RFC 9110 §14.1.2: a range starting past the end, and any range of an empty log (or a zero suffix), is unsatisfiable.
       if (start >= totalBytes || end < start) return { body: Buffer.alloc(0), totalBytes, range: null };
       const body = await readBytes(id, start, end);

@@ -14,7 +14,8 @@ const SELF_PID = 4242;
 const alive = new Set<number>([SELF_PID]);
 const self: RecoverySelf = { hostname: HOST, pid: SELF_PID, processAlive: (pid) => alive.has(pid) };
 
-const runRow = (id: string, over: Partial<RunRow> = {}): RunRow => testRunRow(id, { created_at: NOW.toISOString(), ...over });
+const runRow = (id: string, over: Partial<RunRow> = {}): RunRow =>
+  testRunRow(id, { created_at: NOW.toISOString(), ...over });
 
 /** A queue as the recovery sweep sees it: what it holds pending and leased, and what it was asked to enqueue (idempotently). */
 function fakeQueue(refuse: (runId: string) => boolean = () => false) {
@@ -47,12 +48,20 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
   });
 
   const newRecovery = (queue: RecoveryQueue) =>
-    createRunRecovery({ runs: tdb.db.repos.runs, workers: tdb.db.repos.workers, queue, finish: ingester.finish, clock: () => NOW, self });
+    createRunRecovery({
+      runs: tdb.db.repos.runs,
+      workers: tdb.db.repos.workers,
+      queue,
+      finish: ingester.finish,
+      clock: () => NOW,
+      self,
+    });
   /** A queue that holds every run stored so far (pending ones queued, running ones leased) but `except`: a test's own runs stand alone. */
   const queueHoldingAllBut = async (...except: string[]) => (await fakeQueueHoldingAllBut(except)).queue;
   const fakeQueueHoldingAllBut = async (except: string[], refuse?: (runId: string) => boolean) => {
     const q = fakeQueue(refuse);
-    const ids = async (status: string) => (await tdb.db.repos.runs.listByStatus(status)).map((r) => r.id).filter((id) => !except.includes(id));
+    const ids = async (status: string) =>
+      (await tdb.db.repos.runs.listByStatus(status)).map((r) => r.id).filter((id) => !except.includes(id));
     q.leased.push(...(await ids('running')));
     q.pending.push(...(await ids('pending')));
     return q;
@@ -90,7 +99,8 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
     expect(lost).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost', last_seq: 1 });
     const [event] = await tdb.db.repos.runEvents.list(orphanRunning, { limit: 10 });
     expect(event!.data).toEqual({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
-    for (const id of [leasedRunning, splitRunning]) expect((await tdb.db.repos.runs.findById(id))!.status).toBe('running');
+    for (const id of [leasedRunning, splitRunning])
+      expect((await tdb.db.repos.runs.findById(id))!.status).toBe('running');
     for (const id of [split, held, finished]) expect(enqueued.map((j) => j.runId)).not.toContain(id);
 
     expect(await recovery.reconcile()).toEqual({ lost: [], requeued: [], failed: [] });
@@ -103,7 +113,11 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
     let refusing = true;
     const q = await fakeQueueHoldingAllBut([bad, good], (runId) => refusing && runId === bad);
     const recovery = newRecovery(q.queue);
-    expect(await recovery.reconcile()).toEqual({ lost: [], requeued: [good], failed: [{ runId: bad, error: `cannot enqueue ${bad}` }] });
+    expect(await recovery.reconcile()).toEqual({
+      lost: [],
+      requeued: [good],
+      failed: [{ runId: bad, error: `cannot enqueue ${bad}` }],
+    });
     refusing = false;
     expect(await recovery.reconcile()).toEqual({ lost: [], requeued: [bad], failed: [] });
   });
@@ -112,7 +126,13 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
     const queue = await queueHoldingAllBut();
     const id = await createRun({ status: 'running' });
     // The executor's finished event is still buffered when the sweep looks: the finish flushes it first.
-    ingester.push({ run_id: id, seq: 1, ts: NOW.toISOString(), kind: 'status', data: { status: 'finished', conclusion: 'succeeded', exit_code: 0, stats: {} } });
+    ingester.push({
+      run_id: id,
+      seq: 1,
+      ts: NOW.toISOString(),
+      kind: 'status',
+      data: { status: 'finished', conclusion: 'succeeded', exit_code: 0, stats: {} },
+    });
     const recovery = newRecovery(queue);
     expect(await recovery.reconcile()).toEqual({ lost: [], requeued: [], failed: [] });
     expect(await tdb.db.repos.runs.findById(id)).toMatchObject({ status: 'finished', conclusion: 'succeeded' });
@@ -123,7 +143,16 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
     const worker = async (name: string, ageMs: number, host = HOST) => {
       const at = new Date(NOW.getTime() - ageMs).toISOString();
       await tdb.db.repos.workers.upsert({
-        id: newId('wrk'), name, host, mode: 'embedded', labels: [], capacity: 2, running: [], started_at: at, heartbeat_at: at, lease_expires_at: at,
+        id: newId('wrk'),
+        name,
+        host,
+        mode: 'embedded',
+        labels: [],
+        capacity: 2,
+        running: [],
+        started_at: at,
+        heartbeat_at: at,
+        lease_expires_at: at,
       });
       return name;
     };
@@ -139,12 +168,21 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
       ['an executor with no worker row', async () => 'gone-executor'],
       ['no executor at all', async () => null],
       ['a worker that last heartbeated more than a lease ago', () => worker('daemon-silent', 30_001, 'baton-b')],
-      ['an embedded executor of this host whose process is gone, though its row is fresh', () => worker(embeddedWorkerName(HOST, 5151), 1_000)],
-      ['an embedded executor of this host whose pid lives again but which stopped heartbeating', async () => {
-        alive.add(5252);
-        return worker(embeddedWorkerName(HOST, 5252), 30_001);
-      }],
-      ['this process’s own name (a restart that got the same pid), though its row is fresh', () => worker(embeddedWorkerName(HOST, SELF_PID), 0)],
+      [
+        'an embedded executor of this host whose process is gone, though its row is fresh',
+        () => worker(embeddedWorkerName(HOST, 5151), 1_000),
+      ],
+      [
+        'an embedded executor of this host whose pid lives again but which stopped heartbeating',
+        async () => {
+          alive.add(5252);
+          return worker(embeddedWorkerName(HOST, 5252), 30_001);
+        },
+      ],
+      [
+        'this process’s own name (a restart that got the same pid), though its row is fresh',
+        () => worker(embeddedWorkerName(HOST, SELF_PID), 0),
+      ],
     ])('is lost when it belongs to %s', async (_what, workerOf) => {
       const { id, result, row } = await sweepOf(await workerOf());
       expect(result).toEqual({ lost: [id], requeued: [], failed: [] });
@@ -152,10 +190,13 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
     });
 
     it.each([
-      ['a live embedded executor of another process on this host', async () => {
-        alive.add(5353);
-        return worker(embeddedWorkerName(HOST, 5353), 29_000);
-      }],
+      [
+        'a live embedded executor of another process on this host',
+        async () => {
+          alive.add(5353);
+          return worker(embeddedWorkerName(HOST, 5353), 29_000);
+        },
+      ],
       ['a fresh worker of another host', () => worker('baton-b/embedded/5151', 1_000, 'baton-b')],
       ['a daemon heartbeating within a lease', () => worker('daemon-1', 30_000, 'baton-c')],
     ])('is left alone when it belongs to %s', async (_what, workerOf) => {
@@ -169,14 +210,32 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
       const { id, result } = await sweepOf(name);
       expect(result.lost).toEqual([]);
       await worker(name, 30_001, 'baton-b');
-      expect(await newRecovery(await queueHoldingAllBut(id)).reconcile()).toEqual({ lost: [id], requeued: [], failed: [] });
+      expect(await newRecovery(await queueHoldingAllBut(id)).reconcile()).toEqual({
+        lost: [id],
+        requeued: [],
+        failed: [],
+      });
     });
   });
 
   it('forgets workers silent for a day, and no other', async () => {
     const at = (ageMs: number) => new Date(NOW.getTime() - ageMs).toISOString();
-    for (const [name, age] of [['old-1', FORGET_WORKERS_AFTER_MS + 1], ['recent-1', FORGET_WORKERS_AFTER_MS - 1]] as const) {
-      await tdb.db.repos.workers.upsert({ id: newId('wrk'), name, host: 'h', mode: 'daemon', labels: [], capacity: 1, running: [], started_at: at(age), heartbeat_at: at(age), lease_expires_at: at(age) });
+    for (const [name, age] of [
+      ['old-1', FORGET_WORKERS_AFTER_MS + 1],
+      ['recent-1', FORGET_WORKERS_AFTER_MS - 1],
+    ] as const) {
+      await tdb.db.repos.workers.upsert({
+        id: newId('wrk'),
+        name,
+        host: 'h',
+        mode: 'daemon',
+        labels: [],
+        capacity: 1,
+        running: [],
+        started_at: at(age),
+        heartbeat_at: at(age),
+        lease_expires_at: at(age),
+      });
     }
     await newRecovery(await queueHoldingAllBut()).reconcile();
     const names = (await tdb.db.repos.workers.list()).map((w) => w.name);

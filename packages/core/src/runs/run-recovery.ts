@@ -55,7 +55,11 @@ export function createRunRecovery(deps: RunRecoveryDeps) {
      * Running runs that no lease of this process holds and whose executor is not alive are finished error/worker_lost
      * (runs of another live executor are left to it); pending runs the queue lacks are enqueued again, oldest first.
      */
-    async reconcile(): Promise<{ requeued: string[]; lost: string[]; failed: Array<{ runId: string; error: string }> }> {
+    async reconcile(): Promise<{
+      requeued: string[];
+      lost: string[];
+      failed: Array<{ runId: string; error: string }>;
+    }> {
       // The database first, the queue second: a run leased between the two reads is then seen as leased,
       // never as lost (its lease exists before its claim makes it running).
       const running = await deps.runs.listByStatus('running', { kinds: QUEUED_KINDS });

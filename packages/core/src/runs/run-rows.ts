@@ -7,13 +7,41 @@ import { ValidationError } from '../common/errors.js';
 export const RUN_CREDENTIAL_TYPES = ['ssh_key', 'become_password', 'vault_password', 'env'] as const;
 
 /** The state of a run that has not started: what a submitted run, a retry and each shard begin with. */
-export function freshRunState(p: Principal, at: string): Pick<
+export function freshRunState(
+  p: Principal,
+  at: string,
+): Pick<
   RunRow,
-  'status' | 'conclusion' | 'reason' | 'submitted_by' | 'worker' | 'exit_code' | 'stats' | 'last_seq' | 'log_lines' | 'log_bytes' | 'created_at' | 'started_at' | 'finished_at' | 'cancel_requested_at'
+  | 'status'
+  | 'conclusion'
+  | 'reason'
+  | 'submitted_by'
+  | 'worker'
+  | 'exit_code'
+  | 'stats'
+  | 'last_seq'
+  | 'log_lines'
+  | 'log_bytes'
+  | 'created_at'
+  | 'started_at'
+  | 'finished_at'
+  | 'cancel_requested_at'
 > {
   return {
-    status: 'pending', conclusion: null, reason: null, submitted_by: p.id, worker: null, exit_code: null, stats: null,
-    last_seq: 0, log_lines: 0, log_bytes: 0, created_at: at, started_at: null, finished_at: null, cancel_requested_at: null,
+    status: 'pending',
+    conclusion: null,
+    reason: null,
+    submitted_by: p.id,
+    worker: null,
+    exit_code: null,
+    stats: null,
+    last_seq: 0,
+    log_lines: 0,
+    log_bytes: 0,
+    created_at: at,
+    started_at: null,
+    finished_at: null,
+    cancel_requested_at: null,
   };
 }
 
@@ -37,7 +65,8 @@ export function projectPlaybookPath(given: string): string {
  * its warnings: refused wherever it stands among the comma- or colon-separated parts (400 at body.limit).
  */
 export function checkHostLimit(limit: string | undefined): void {
-  if (limit !== undefined && /(^|[,:])\s*@/.test(limit)) throw invalid('body.limit', 'must not read hosts from a file (@…)');
+  if (limit !== undefined && /(^|[,:])\s*@/.test(limit))
+    throw invalid('body.limit', 'must not read hosts from a file (@…)');
 }
 
 /** 400 at body.credential_ids.<i> for the second mention of an id. */

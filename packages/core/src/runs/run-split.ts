@@ -11,7 +11,8 @@ export type SplitTx = EventTx & { runs: SplitRunRepo };
 const COUNTERS = ['ok', 'changed', 'failed', 'unreachable', 'skipped', 'rescued', 'ignored'] as const;
 
 /** A counter as stored: a whole number that fits the 32-bit columns, else 0. */
-const counter = (v: unknown): number => (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 2_147_483_647 ? v : 0);
+const counter = (v: unknown): number =>
+  typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 2_147_483_647 ? v : 0;
 
 /**
  * Per-host counts as stored; a missing or odd counter reads as 0, a host entry that is not an object is dropped,
@@ -33,7 +34,15 @@ export function mergeShardStats(shards: RunRow[]): Record<string, HostCounts> {
   for (const shard of shards) {
     if (!shard.stats) continue;
     for (const [host, counts] of Object.entries(normalizeStats(shard.stats))) {
-      const into = (merged[host] ??= { ok: 0, changed: 0, failed: 0, unreachable: 0, skipped: 0, rescued: 0, ignored: 0 });
+      const into = (merged[host] ??= {
+        ok: 0,
+        changed: 0,
+        failed: 0,
+        unreachable: 0,
+        skipped: 0,
+        rescued: 0,
+        ignored: 0,
+      });
       for (const k of COUNTERS) into[k] += counts[k];
     }
   }
@@ -41,7 +50,10 @@ export function mergeShardStats(shards: RunRow[]): Record<string, HostCounts> {
 }
 
 /** Cancel asked for wins, then any failure, then any cancel, then any rejection; otherwise succeeded. */
-export function splitConclusion(parent: Pick<RunRow, 'cancel_requested_at'>, shards: Array<Pick<RunRow, 'conclusion'>>): RunConclusion {
+export function splitConclusion(
+  parent: Pick<RunRow, 'cancel_requested_at'>,
+  shards: Array<Pick<RunRow, 'conclusion'>>,
+): RunConclusion {
   const any = (...cs: string[]) => shards.some((s) => s.conclusion !== null && cs.includes(s.conclusion));
   if (parent.cancel_requested_at) return 'canceled';
   if (any('failed', 'error')) return 'failed';
@@ -75,7 +87,12 @@ async function lockParent(r: SplitTx, parentId: string): Promise<RunRow | undefi
  * was the last unfinished shard, finishes the parent, all in the caller's transaction. Locks go shard then
  * parent, the order every ingest transaction uses. Returns the parent's events to publish.
  */
-export async function aggregateParentFinish(r: SplitTx, parentId: string, finishShard: () => Promise<boolean>, at: string): Promise<RunEvent[]> {
+export async function aggregateParentFinish(
+  r: SplitTx,
+  parentId: string,
+  finishShard: () => Promise<boolean>,
+  at: string,
+): Promise<RunEvent[]> {
   if (!(await finishShard())) return [];
   const parent = await lockParent(r, parentId);
   if (!parent) return [];
@@ -84,7 +101,12 @@ export async function aggregateParentFinish(r: SplitTx, parentId: string, finish
   const conclusion = splitConclusion(parent, shards);
   const stats = mergeShardStats(shards);
   const moved = await r.runs.transition(parentId, ['pending', 'held', 'running'], {
-    status: 'finished', conclusion, reason: null, exit_code: null, stats, finished_at: at,
+    status: 'finished',
+    conclusion,
+    reason: null,
+    exit_code: null,
+    stats,
+    finished_at: at,
   });
   if (!moved) return [];
   await r.runs.replaceHosts(parentId, toRunHostRows(parentId, stats));

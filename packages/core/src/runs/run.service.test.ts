@@ -25,7 +25,10 @@ const ADMIN: Principal = { id: newId('usr'), username: 'root', role: 'admin' };
 const gitError = (code: GitErrorCode, reason: string) => new GitError(code, reason);
 
 async function rejection(promise: Promise<unknown>): Promise<Error & { errors?: Array<{ path: string }> }> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(Error);
   return err as Error & { errors?: Array<{ path: string }> };
 }
@@ -42,26 +45,58 @@ describe.each(DIALECTS)('run service on %s', (dialect) => {
   const build = () => {
     const { repos, transaction } = tdb.db;
     const authz = createAuthorizer({ grants: repos.grants, teams: repos.teams });
-    const credentials = createCredentialService({ credentials: repos.credentials, transaction, authz, keyring, clock: systemClock, usedBy: async () => [] });
+    const credentials = createCredentialService({
+      credentials: repos.credentials,
+      transaction,
+      authz,
+      keyring,
+      clock: systemClock,
+      usedBy: async () => [],
+    });
     const inventories = createInventoryService({
-      inventories: repos.inventories, inventorySources: repos.inventorySources, transaction, authz, clock: systemClock,
+      inventories: repos.inventories,
+      inventorySources: repos.inventorySources,
+      transaction,
+      authz,
+      clock: systemClock,
       parse: async () => ({ format: 'ini', list: {}, hosts: [], groups: [] }),
     });
     const projects = createProjectService({
-      projects: repos.projects, transaction, authz, clock: systemClock, credentials, git: { resolveBranchHead: async () => COMMIT }, usedBy: async () => [],
+      projects: repos.projects,
+      transaction,
+      authz,
+      clock: systemClock,
+      credentials,
+      git: { resolveBranchHead: async () => COMMIT },
+      usedBy: async () => [],
     });
     const deps: RunServiceDeps = {
-      runs: repos.runs, transaction, authz, access: createRunAccess({ runs: repos.runs, authz }), clock: systemClock, projects,
-      resolvePlaybook: (o) => resolvePlaybook(o), inventories, credentials,
+      runs: repos.runs,
+      transaction,
+      authz,
+      access: createRunAccess({ runs: repos.runs, authz }),
+      clock: systemClock,
+      projects,
+      resolvePlaybook: (o) => resolvePlaybook(o),
+      inventories,
+      credentials,
       inventoryTool: {
         parse: async () => ({ format: 'ini' }),
-        hosts: async ({ limit }) => ({ hosts: ['h1', 'h2', 'h3', 'h4', 'h5'].filter((h) => !limit || h !== 'h5'), list: {} }),
+        hosts: async ({ limit }) => ({
+          hosts: ['h1', 'h2', 'h3', 'h4', 'h5'].filter((h) => !limit || h !== 'h5'),
+          list: {},
+        }),
         forHosts: (_list, hosts) => JSON.stringify({ all: { hosts: Object.fromEntries(hosts.map((h) => [h, null])) } }),
       },
       queue: { enqueue: async ({ runId }) => void enqueued.push(runId), cancel: (id) => onQueueCancel(id) },
       finish: (...args) => ingester.finish(...args),
     };
-    const bundles = createRunBundleBuilder({ runs: repos.runs, projects: repos.projects, inventories: repos.inventories, credentials });
+    const bundles = createRunBundleBuilder({
+      runs: repos.runs,
+      projects: repos.projects,
+      inventories: repos.inventories,
+      credentials,
+    });
     return { runs: createRunService(deps), bundles, credentials, inventories, projects };
   };
   let s: ReturnType<typeof build>;
@@ -82,21 +117,32 @@ describe.each(DIALECTS)('run service on %s', (dialect) => {
   });
 
   const row = async (id: string): Promise<RunRow> => (await tdb.db.repos.runs.findById(id))!;
-  const inline = (over: Partial<SubmitRunBody> = {}): SubmitRunBody => ({ playbook: PLAYBOOK, inventory: 'h1\nh2\n', ...over });
+  const inline = (over: Partial<SubmitRunBody> = {}): SubmitRunBody => ({
+    playbook: PLAYBOOK,
+    inventory: 'h1\nh2\n',
+    ...over,
+  });
   const newInventory = (content = 'h1\nh2\n') => s.inventories.create(ADMIN, { name: `inv ${newId('x')}`, content });
 
   describe('submit', () => {
     it('writes a split and its shards in one go, enqueues the shards in shard order and never the split', async () => {
       const split = await s.runs.submit(ADMIN, inline({ shards: 2, limit: 'not-h5' }));
       const shards = await tdb.db.repos.runs.children(split.id);
-      expect(shards.map((x) => [x.shard_index, x.hosts])).toEqual([[0, ['h1', 'h3']], [1, ['h2', 'h4']]]);
+      expect(shards.map((x) => [x.shard_index, x.hosts])).toEqual([
+        [0, ['h1', 'h3']],
+        [1, ['h2', 'h4']],
+      ]);
       expect(shards[0]!.inventory_content).toBe(JSON.stringify({ all: { hosts: { h1: null, h3: null } } }));
       expect(enqueued).toEqual(shards.map((x) => x.id));
       expect(await tdb.db.repos.audit.list({ action: 'run.submit', object: split.id }, { limit: 5 })).toHaveLength(1);
     });
 
     it('accepts a symlinked playbook; refuses a missing one (422 at body.playbook) and maps git failures to 422 at body.project_id', async () => {
-      const project = await s.projects.create(ADMIN, { name: `prj ${newId('x')}`, git_url: 'file:///nowhere', branch: 'main' });
+      const project = await s.projects.create(ADMIN, {
+        name: `prj ${newId('x')}`,
+        git_url: 'file:///nowhere',
+        branch: 'main',
+      });
       const inventory = await newInventory();
       const body = { playbook: 'site.yml', project_id: project.id, inventory_id: inventory.id };
       resolvePlaybook = async () => ({ commit: COMMIT, entry: 'symlink' });
@@ -126,14 +172,22 @@ describe.each(DIALECTS)('run service on %s', (dialect) => {
       };
       const result = await s.runs.cancel(ADMIN, run.id);
       expect(result.accepted).toBe(true);
-      expect(result.run).toMatchObject({ status: 'running', worker: 'worker-1', cancel_requested_at: expect.any(String) });
+      expect(result.run).toMatchObject({
+        status: 'running',
+        worker: 'worker-1',
+        cancel_requested_at: expect.any(String),
+      });
     });
 
     it('a running run that finishes on its own during the cancel is answered as finished, not as an error', async () => {
       const run = await s.runs.submit(ADMIN, inline());
       await ingester.claim(run.id, 'worker-1');
       onQueueCancel = async (id) => {
-        await tdb.db.repos.runs.transition(id, ['running'], { status: 'finished', conclusion: 'succeeded', finished_at: new Date().toISOString() });
+        await tdb.db.repos.runs.transition(id, ['running'], {
+          status: 'finished',
+          conclusion: 'succeeded',
+          finished_at: new Date().toISOString(),
+        });
         return false;
       };
       const result = await s.runs.cancel(ADMIN, run.id);
@@ -160,27 +214,73 @@ describe.each(DIALECTS)('run service on %s', (dialect) => {
 
   describe('bundle builder', () => {
     it('builds an inline run with everything it carries, credentials revealed', async () => {
-      const become = await s.credentials.create(ADMIN, { name: `b ${newId('x')}`, type: 'become_password', inputs: { password: 'pw-1' } });
-      const env = await s.credentials.create(ADMIN, { name: `e ${newId('x')}`, type: 'env', inputs: { variables: { API_TOKEN: 'tok-1' } } });
-      const run = await s.runs.submit(ADMIN, inline({ limit: 'h1', extra_vars: { a: 1 }, check: true, forks: 2, verbosity: 1, timeout_s: 30, credential_ids: [become.id, env.id] }));
+      const become = await s.credentials.create(ADMIN, {
+        name: `b ${newId('x')}`,
+        type: 'become_password',
+        inputs: { password: 'pw-1' },
+      });
+      const env = await s.credentials.create(ADMIN, {
+        name: `e ${newId('x')}`,
+        type: 'env',
+        inputs: { variables: { API_TOKEN: 'tok-1' } },
+      });
+      const run = await s.runs.submit(
+        ADMIN,
+        inline({
+          limit: 'h1',
+          extra_vars: { a: 1 },
+          check: true,
+          forks: 2,
+          verbosity: 1,
+          timeout_s: 30,
+          credential_ids: [become.id, env.id],
+        }),
+      );
       const bundle = await s.bundles.build(run.id);
       expect(RunBundle.parse(bundle)).toEqual(bundle);
       expect(bundle).toEqual({
-        run_id: run.id, playbook: { source: 'inline', content: PLAYBOOK }, inventory: { content: 'h1\nh2\n', format: 'ini' }, limit: 'h1',
-        extra_vars: { a: 1 }, check: true, forks: 2, verbosity: 1, timeout_s: 30,
-        credentials: [{ type: 'become_password', inputs: { password: 'pw-1' } }, { type: 'env', inputs: { variables: { API_TOKEN: 'tok-1' } } }],
+        run_id: run.id,
+        playbook: { source: 'inline', content: PLAYBOOK },
+        inventory: { content: 'h1\nh2\n', format: 'ini' },
+        limit: 'h1',
+        extra_vars: { a: 1 },
+        check: true,
+        forks: 2,
+        verbosity: 1,
+        timeout_s: 30,
+        credentials: [
+          { type: 'become_password', inputs: { password: 'pw-1' } },
+          { type: 'env', inputs: { variables: { API_TOKEN: 'tok-1' } } },
+        ],
       });
     });
 
     it("uses the project's current credential at the recorded commit, and the inventory's current content", async () => {
-      const token = await s.credentials.create(ADMIN, { name: `t ${newId('x')}`, type: 'token', inputs: { token: 'old-token' } });
-      const project = await s.projects.create(ADMIN, { name: `prj ${newId('x')}`, git_url: 'https://git.example.test/p.git', branch: 'main', credential_id: token.id });
+      const token = await s.credentials.create(ADMIN, {
+        name: `t ${newId('x')}`,
+        type: 'token',
+        inputs: { token: 'old-token' },
+      });
+      const project = await s.projects.create(ADMIN, {
+        name: `prj ${newId('x')}`,
+        git_url: 'https://git.example.test/p.git',
+        branch: 'main',
+        credential_id: token.id,
+      });
       const inventory = await newInventory('h1\n');
-      const run = await s.runs.submit(ADMIN, { playbook: 'site.yml', project_id: project.id, inventory_id: inventory.id });
+      const run = await s.runs.submit(ADMIN, {
+        playbook: 'site.yml',
+        project_id: project.id,
+        inventory_id: inventory.id,
+      });
       await s.credentials.update(ADMIN, token.id, { inputs: { token: 'new-token' } });
       await s.inventories.update(ADMIN, inventory.id, { name: inventory.name, content: 'h1\nh9\n' });
       const bundle = await s.bundles.build(run.id);
-      expect(bundle.playbook).toEqual({ source: 'project', path: 'site.yml', git: { url: 'https://git.example.test/p.git', commit: COMMIT, auth: { kind: 'token', token: 'new-token' } } });
+      expect(bundle.playbook).toEqual({
+        source: 'project',
+        path: 'site.yml',
+        git: { url: 'https://git.example.test/p.git', commit: COMMIT, auth: { kind: 'token', token: 'new-token' } },
+      });
       expect(bundle.inventory).toEqual({ content: 'h1\nh9\n', format: 'ini' });
     });
 
@@ -193,18 +293,34 @@ describe.each(DIALECTS)('run service on %s', (dialect) => {
       expect((await rejection(s.bundles.build(split.id))).name).toBe('ConflictError');
     });
 
-    it.each(['inventory', 'project', 'credential'] as const)('throws RunInputMissingError naming a deleted %s', async (what) => {
-      const cred = await s.credentials.create(ADMIN, { name: `v ${newId('x')}`, type: 'vault_password', inputs: { password: 'v' } });
-      const project = await s.projects.create(ADMIN, { name: `prj ${newId('x')}`, git_url: 'https://git.example.test/p.git', branch: 'main' });
-      const inventory = await newInventory();
-      const run = await s.runs.submit(ADMIN, { playbook: 'site.yml', project_id: project.id, inventory_id: inventory.id, credential_ids: [cred.id] });
-      const gone = { inventory: inventory.id, project: project.id, credential: cred.id }[what];
-      if (what === 'inventory') expect(await tdb.db.repos.inventories.delete(gone)).toBe(true);
-      if (what === 'project') expect(await tdb.db.repos.projects.delete(gone)).toBe('deleted');
-      if (what === 'credential') expect(await tdb.db.repos.credentials.delete(gone)).toBe('deleted');
-      const err = await rejection(s.bundles.build(run.id));
-      expect(err.name).toBe('RunInputMissingError');
-      expect(err.message).toContain(`${what} ${gone}`);
-    });
+    it.each(['inventory', 'project', 'credential'] as const)(
+      'throws RunInputMissingError naming a deleted %s',
+      async (what) => {
+        const cred = await s.credentials.create(ADMIN, {
+          name: `v ${newId('x')}`,
+          type: 'vault_password',
+          inputs: { password: 'v' },
+        });
+        const project = await s.projects.create(ADMIN, {
+          name: `prj ${newId('x')}`,
+          git_url: 'https://git.example.test/p.git',
+          branch: 'main',
+        });
+        const inventory = await newInventory();
+        const run = await s.runs.submit(ADMIN, {
+          playbook: 'site.yml',
+          project_id: project.id,
+          inventory_id: inventory.id,
+          credential_ids: [cred.id],
+        });
+        const gone = { inventory: inventory.id, project: project.id, credential: cred.id }[what];
+        if (what === 'inventory') expect(await tdb.db.repos.inventories.delete(gone)).toBe(true);
+        if (what === 'project') expect(await tdb.db.repos.projects.delete(gone)).toBe('deleted');
+        if (what === 'credential') expect(await tdb.db.repos.credentials.delete(gone)).toBe('deleted');
+        const err = await rejection(s.bundles.build(run.id));
+        expect(err.name).toBe('RunInputMissingError');
+        expect(err.message).toContain(`${what} ${gone}`);
+      },
+    );
   });
 });

@@ -1,6 +1,15 @@
 // Submitting and acting on runs (issue 4, "Submitting", "Cancel and retry"; ARCHITECTURE.md "A run's path" step 1):
 // checks, one transaction for the run (or split and shards) and its audit entry, then the queue.
-import { HostPatternError, type InventoryFormat, InventoryParseError, type Run, type RunConclusion, type RunListQuery, type RunStatus, type SubmitRunBody } from '@baton/contracts';
+import {
+  HostPatternError,
+  type InventoryFormat,
+  InventoryParseError,
+  type Run,
+  type RunConclusion,
+  type RunListQuery,
+  type RunStatus,
+  type SubmitRunBody,
+} from '@baton/contracts';
 import type { AuditRepo, RunRepo, RunRow } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import { type Authorizer, notFound, type Principal } from '../authz/authorize.js';
@@ -13,18 +22,30 @@ import type { InventoryService } from '../inventories/inventory.service.js';
 import { gitFailure, type ProjectService } from '../projects/project.service.js';
 import type { RunAccess } from './run-access.js';
 import type { RunIngester } from './run-ingest.js';
-import { checkHostLimit, checkNoDuplicateCredentials, freshRunState, projectPlaybookPath, RUN_CREDENTIAL_TYPES, shardHosts } from './run-rows.js';
+import {
+  checkHostLimit,
+  checkNoDuplicateCredentials,
+  freshRunState,
+  projectPlaybookPath,
+  RUN_CREDENTIAL_TYPES,
+  shardHosts,
+} from './run-rows.js';
 import { toRunView } from './run.view.js';
 
 type GitTarget = Awaited<ReturnType<ProjectService['playbookSource']>>;
 
 /** The executor's resolvePlaybookAtBranch, injected: core never imports the executor. Fails with a GitError. */
-export type PlaybookResolver = (opts: GitTarget & { path: string }) => Promise<{ commit: string; entry: 'file' | 'symlink' | 'directory' | 'missing' }>;
+export type PlaybookResolver = (
+  opts: GitTarget & { path: string },
+) => Promise<{ commit: string; entry: 'file' | 'symlink' | 'directory' | 'missing' }>;
 
 /** The executor's inventory functions, injected. Failures are InventoryParseError or HostPatternError (declared in contracts). */
 export interface InventoryTool {
   parse(content: string): Promise<{ format: InventoryFormat }>;
-  hosts(opts: { content: string; limit?: string | undefined }): Promise<{ hosts: string[]; list: Record<string, unknown> }>;
+  hosts(opts: {
+    content: string;
+    limit?: string | undefined;
+  }): Promise<{ hosts: string[]; list: Record<string, unknown> }>;
   forHosts(list: Record<string, unknown>, hosts: string[]): string;
 }
 
@@ -53,7 +74,10 @@ export interface CancelResult {
   accepted: boolean;
 }
 
-const CANCELED = { conclusion: 'canceled', reason: 'canceled' } as const satisfies { conclusion: RunConclusion; reason: string };
+const CANCELED = { conclusion: 'canceled', reason: 'canceled' } as const satisfies {
+  conclusion: RunConclusion;
+  reason: string;
+};
 const UNFINISHED: readonly RunStatus[] = ['pending', 'held', 'running'];
 const RETRYABLE: readonly (string | null)[] = ['failed', 'error'];
 /** The labels a run asks of its worker, as the queue wants them (none: any worker). */
@@ -74,10 +98,16 @@ export function createRunService(deps: RunServiceDeps) {
     } catch (err) {
       const failure = gitFailure(err);
       if (!failure) throw err;
-      throw new UnprocessableError(`git could not fetch branch ${source.branch} of project ${projectId}: ${failure.reason}`, [{ path: 'body.project_id', message: failure.reason }]);
+      throw new UnprocessableError(
+        `git could not fetch branch ${source.branch} of project ${projectId}: ${failure.reason}`,
+        [{ path: 'body.project_id', message: failure.reason }],
+      );
     }
     if (found.entry === 'missing' || found.entry === 'directory') {
-      const message = found.entry === 'missing' ? `${path} does not exist in project ${projectId} at commit ${found.commit}` : `${path} is a directory in project ${projectId} at commit ${found.commit}, not a playbook`;
+      const message =
+        found.entry === 'missing'
+          ? `${path} does not exist in project ${projectId} at commit ${found.commit}`
+          : `${path} is a directory in project ${projectId} at commit ${found.commit}, not a playbook`;
       throw new UnprocessableError(message, [{ path: 'body.playbook', message }]);
     }
     return found.commit;
@@ -92,14 +122,21 @@ export function createRunService(deps: RunServiceDeps) {
     }
   }
 
-  async function targetHosts(content: string, limit: string | undefined, inline: boolean): Promise<{ hosts: string[]; list: Record<string, unknown> }> {
+  async function targetHosts(
+    content: string,
+    limit: string | undefined,
+    inline: boolean,
+  ): Promise<{ hosts: string[]; list: Record<string, unknown> }> {
     try {
       return await deps.inventoryTool.hosts({ content, limit });
     } catch (err) {
-      if (err instanceof HostPatternError) throw new ValidationError(err.message, [{ path: 'body.limit', message: err.message }]);
+      if (err instanceof HostPatternError)
+        throw new ValidationError(err.message, [{ path: 'body.limit', message: err.message }]);
       if (!(err instanceof InventoryParseError)) throw err;
       if (inline) throw new ValidationError(err.message, [{ path: 'body.inventory', message: err.message }]);
-      throw new UnprocessableError(`ansible-inventory no longer reads the stored inventory: ${err.message}`, [{ path: 'body.inventory_id', message: err.message }]);
+      throw new UnprocessableError(`ansible-inventory no longer reads the stored inventory: ${err.message}`, [
+        { path: 'body.inventory_id', message: err.message },
+      ]);
     }
   }
 
@@ -151,13 +188,18 @@ export function createRunService(deps: RunServiceDeps) {
    */
   async function recheckInputs(p: Principal, run: RunRow): Promise<string | null> {
     const gone = (what: string) => (err: unknown) => {
-      if (err instanceof NotFoundError) throw new ConflictError(`run ${run.id} uses ${what}, which no longer exists or is not visible to you`);
+      if (err instanceof NotFoundError)
+        throw new ConflictError(`run ${run.id} uses ${what}, which no longer exists or is not visible to you`);
       throw err;
     };
     if (run.project_id) await deps.projects.playbookSource(p, run.project_id).catch(gone(`project ${run.project_id}`));
-    const inventory = run.inventory_id ? await deps.inventories.requireUsable(p, run.inventory_id).catch(gone(`inventory ${run.inventory_id}`)) : undefined;
+    const inventory = run.inventory_id
+      ? await deps.inventories.requireUsable(p, run.inventory_id).catch(gone(`inventory ${run.inventory_id}`))
+      : undefined;
     for (const [i, id] of run.credential_ids.entries()) {
-      await deps.credentials.requireUsable(p, id, `credential_ids.${i}`, RUN_CREDENTIAL_TYPES).catch(gone(`credential ${id}`));
+      await deps.credentials
+        .requireUsable(p, id, `credential_ids.${i}`, RUN_CREDENTIAL_TYPES)
+        .catch(gone(`credential ${id}`));
     }
     return run.inventory_content ?? inventory?.content ?? null;
   }
@@ -198,9 +240,14 @@ export function createRunService(deps: RunServiceDeps) {
 
       // Access first (404/403 before any slow work), then git and ansible.
       const source = body.project_id === undefined ? undefined : await deps.projects.playbookSource(p, body.project_id);
-      const inventory = body.inventory_id === undefined ? undefined : await deps.inventories.requireUsable(p, body.inventory_id);
-      for (const [i, id] of credentialIds.entries()) await deps.credentials.requireUsable(p, id, `body.credential_ids.${i}`, RUN_CREDENTIAL_TYPES);
-      const commit = source && playbookPath !== undefined ? await resolveProjectPlaybook(body.project_id!, source, playbookPath) : null;
+      const inventory =
+        body.inventory_id === undefined ? undefined : await deps.inventories.requireUsable(p, body.inventory_id);
+      for (const [i, id] of credentialIds.entries())
+        await deps.credentials.requireUsable(p, id, `body.credential_ids.${i}`, RUN_CREDENTIAL_TYPES);
+      const commit =
+        source && playbookPath !== undefined
+          ? await resolveProjectPlaybook(body.project_id!, source, playbookPath)
+          : null;
       const inlineFormat = body.inventory === undefined ? null : await parseInline(body.inventory);
 
       const shardCount = body.shards !== undefined && body.shards >= 2 ? body.shards : 1;
@@ -214,12 +261,30 @@ export function createRunService(deps: RunServiceDeps) {
       const now = deps.clock();
       const at = iso(now);
       const base: RunRow = {
-        id: newId('run', now.getTime()), kind: 'run', parent_id: null, shard_index: null, shard_count: null, retry_of: null,
-        playbook_source: source ? 'project' : 'inline', playbook: playbookPath ?? body.playbook, project_id: body.project_id ?? null, git_commit: commit,
-        template_id: null, inventory_id: body.inventory_id ?? null, inventory_content: body.inventory ?? null, inventory_format: inlineFormat,
-        host_limit: body.limit ?? null, hosts: null, extra_vars: body.extra_vars ?? null,
-        credential_ids: credentialIds, check_mode: body.check ? 1 : 0, forks: body.forks ?? null, verbosity: body.verbosity ?? null,
-        timeout_s: body.timeout_s ?? null, labels: [...new Set(body.labels ?? [])].sort(), ...freshRunState(p, at),
+        id: newId('run', now.getTime()),
+        kind: 'run',
+        parent_id: null,
+        shard_index: null,
+        shard_count: null,
+        retry_of: null,
+        playbook_source: source ? 'project' : 'inline',
+        playbook: playbookPath ?? body.playbook,
+        project_id: body.project_id ?? null,
+        git_commit: commit,
+        template_id: null,
+        inventory_id: body.inventory_id ?? null,
+        inventory_content: body.inventory ?? null,
+        inventory_format: inlineFormat,
+        host_limit: body.limit ?? null,
+        hosts: null,
+        extra_vars: body.extra_vars ?? null,
+        credential_ids: credentialIds,
+        check_mode: body.check ? 1 : 0,
+        forks: body.forks ?? null,
+        verbosity: body.verbosity ?? null,
+        timeout_s: body.timeout_s ?? null,
+        labels: [...new Set(body.labels ?? [])].sort(),
+        ...freshRunState(p, at),
       };
       const rows: RunRow[] = [base];
       if (targets) {
@@ -227,8 +292,15 @@ export function createRunService(deps: RunServiceDeps) {
         base.shard_count = shardCount;
         shardHosts(targets.hosts, shardCount).forEach((hosts, k) => {
           rows.push({
-            ...base, id: newId('run', now.getTime()), kind: 'shard', parent_id: base.id, shard_index: k, shard_count: shardCount,
-            hosts, inventory_content: deps.inventoryTool.forHosts(targets.list, hosts), inventory_format: 'yaml',
+            ...base,
+            id: newId('run', now.getTime()),
+            kind: 'shard',
+            parent_id: base.id,
+            shard_index: k,
+            shard_count: shardCount,
+            hosts,
+            inventory_content: deps.inventoryTool.forHosts(targets.list, hosts),
+            inventory_format: 'yaml',
           });
         });
       }
@@ -251,8 +323,14 @@ export function createRunService(deps: RunServiceDeps) {
       const visible = await deps.access.visibility(p);
       const rows = await deps.runs.list(
         {
-          status: query.status, conclusion: query.conclusion, projectId: query.project, templateId: query.template, inventoryId: query.inventory,
-          host: query.host, since: query.since === undefined ? undefined : iso(new Date(query.since)), includeShards: query.include_shards,
+          status: query.status,
+          conclusion: query.conclusion,
+          projectId: query.project,
+          templateId: query.template,
+          inventoryId: query.inventory,
+          host: query.host,
+          since: query.since === undefined ? undefined : iso(new Date(query.since)),
+          includeShards: query.include_shards,
         },
         { limit: query.limit + 1, before: decodeCursor(query.cursor) },
         visible,
@@ -298,7 +376,9 @@ export function createRunService(deps: RunServiceDeps) {
         accepted = (await cancelOne(run)) === 'stopping';
         summary = accepted ? `asked the executor to stop run ${id}` : `canceled run ${id}`;
       }
-      await deps.transaction((r) => recordAudit(r.audit, { actor: p.id, action: 'run.cancel', object: id, summary }, deps.clock));
+      await deps.transaction((r) =>
+        recordAudit(r.audit, { actor: p.id, action: 'run.cancel', object: id, summary }, deps.clock),
+      );
       return { run: toRunView(await rowOf(id)), accepted };
     },
 
@@ -309,9 +389,12 @@ export function createRunService(deps: RunServiceDeps) {
     async retry(p: Principal, id: string): Promise<Run> {
       const run = await deps.access.visibleRun(p, id);
       await deps.access.requireActOn(p, run);
-      if (run.status !== 'finished') throw new ConflictError(`run ${id} is ${run.status}; only a finished run can be retried`);
-      if (run.kind === 'shard') throw new ConflictError(`run ${id} is a shard; retry its split ${run.parent_id} instead`);
-      const failedShards = run.kind === 'split' ? (await deps.runs.children(id)).filter((s) => RETRYABLE.includes(s.conclusion)) : [];
+      if (run.status !== 'finished')
+        throw new ConflictError(`run ${id} is ${run.status}; only a finished run can be retried`);
+      if (run.kind === 'shard')
+        throw new ConflictError(`run ${id} is a shard; retry its split ${run.parent_id} instead`);
+      const failedShards =
+        run.kind === 'split' ? (await deps.runs.children(id)).filter((s) => RETRYABLE.includes(s.conclusion)) : [];
       if (run.kind === 'split' ? failedShards.length === 0 : !RETRYABLE.includes(run.conclusion)) {
         throw new ConflictError(`nothing of run ${id} failed (${run.conclusion}); there is nothing to retry`);
       }
@@ -327,11 +410,21 @@ export function createRunService(deps: RunServiceDeps) {
         again.shard_count = count;
         again.hosts = failedShards.flatMap((s) => s.hosts ?? []).sort();
         failedShards.forEach((shard, k) => {
-          rows.push({ ...shard, ...fresh, id: newId('run', now.getTime()), parent_id: again.id, shard_index: k, shard_count: count, retry_of: shard.id });
+          rows.push({
+            ...shard,
+            ...fresh,
+            id: newId('run', now.getTime()),
+            parent_id: again.id,
+            shard_index: k,
+            shard_count: count,
+            retry_of: shard.id,
+          });
         });
         summary = `retried split ${id} as ${again.id} with its ${count} failed shard${count === 1 ? '' : 's'}: ${failedShards.map((s) => s.id).join(', ')}`;
       } else {
-        const failedHosts = (await deps.runs.hostsOf(id)).filter((h) => h.outcome === 'failed' || h.outcome === 'unreachable').map((h) => h.host);
+        const failedHosts = (await deps.runs.hostsOf(id))
+          .filter((h) => h.outcome === 'failed' || h.outcome === 'unreachable')
+          .map((h) => h.host);
         if (failedHosts.length && inventoryContent !== null) {
           again.hosts = failedHosts;
           again.host_limit = null;

@@ -25,8 +25,16 @@ export function summarizeHosts(stats: Record<string, HostCounts>): HostOutcomeSu
 
 export function toRunHostRows(runId: string, stats: Record<string, HostCounts>): RunHostRow[] {
   return Object.entries(stats).map(([host, c]) => ({
-    run_id: runId, host, outcome: hostOutcome(c), ok: c.ok, changed: c.changed, failed: c.failed, unreachable: c.unreachable,
-    skipped: c.skipped, rescued: c.rescued, ignored: c.ignored,
+    run_id: runId,
+    host,
+    outcome: hostOutcome(c),
+    ok: c.ok,
+    changed: c.changed,
+    failed: c.failed,
+    unreachable: c.unreachable,
+    skipped: c.skipped,
+    rescued: c.rescued,
+    ignored: c.ignored,
   }));
 }
 

@@ -1,5 +1,13 @@
 import type { TeamMemberView } from '@baton/db';
-import { type AuditRepo, DuplicateKeyError, type GrantRepo, type PageQuery, type TeamRepo, type TeamRow, type UserRepo } from '@baton/db';
+import {
+  type AuditRepo,
+  DuplicateKeyError,
+  type GrantRepo,
+  type PageQuery,
+  type TeamRepo,
+  type TeamRow,
+  type UserRepo,
+} from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import { grantCreatorManage, notFound } from '../authz/authorize.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
@@ -31,12 +39,21 @@ export function createTeamService(deps: {
     async create(p: Principal, body: { name: string }): Promise<TeamRow> {
       deps.authz.requireCreator(p);
       const now = deps.clock();
-      const team: TeamRow = { id: newId('team', now.getTime()), name: body.name, created_at: iso(now), created_by: p.id };
+      const team: TeamRow = {
+        id: newId('team', now.getTime()),
+        name: body.name,
+        created_at: iso(now),
+        created_by: p.id,
+      };
       try {
         await deps.transaction(async (r) => {
           await r.teams.insert(team);
           await grantCreatorManage(r.grants, p, team.id, now);
-          await recordAudit(r.audit, { actor: p.id, action: 'team.create', object: team.id, summary: `created team ${team.name}` }, deps.clock);
+          await recordAudit(
+            r.audit,
+            { actor: p.id, action: 'team.create', object: team.id, summary: `created team ${team.name}` },
+            deps.clock,
+          );
         });
       } catch (err) {
         if (err instanceof DuplicateKeyError) throw new ConflictError(`a team named ${body.name} already exists`);
@@ -61,7 +78,11 @@ export function createTeamService(deps: {
       await deps.transaction(async (r) => {
         await r.grants.deleteMentioning(id);
         if (!(await r.teams.delete(id))) throw notFound('team', id);
-        await recordAudit(r.audit, { actor: p.id, action: 'team.delete', object: id, summary: `deleted team ${team.name}` }, deps.clock);
+        await recordAudit(
+          r.audit,
+          { actor: p.id, action: 'team.delete', object: id, summary: `deleted team ${team.name}` },
+          deps.clock,
+        );
       });
     },
 
@@ -74,7 +95,16 @@ export function createTeamService(deps: {
           const user = await r.users.findById(userId);
           if (!user) throw notFound('user', userId);
           await r.teams.addMember({ team_id: teamId, user_id: userId, added_at });
-          await recordAudit(r.audit, { actor: p.id, action: 'team.member_add', object: teamId, summary: `added ${user.username} to team ${team.name}` }, deps.clock);
+          await recordAudit(
+            r.audit,
+            {
+              actor: p.id,
+              action: 'team.member_add',
+              object: teamId,
+              summary: `added ${user.username} to team ${team.name}`,
+            },
+            deps.clock,
+          );
           return { user_id: userId, username: user.username, role: user.role, added_at };
         });
       } catch (err) {
@@ -83,7 +113,11 @@ export function createTeamService(deps: {
       }
     },
 
-    async listMembers(_p: Principal, teamId: string, page: PageQuery & { cursor?: string | undefined }): Promise<Page<TeamMemberView>> {
+    async listMembers(
+      _p: Principal,
+      teamId: string,
+      page: PageQuery & { cursor?: string | undefined },
+    ): Promise<Page<TeamMemberView>> {
       await existing(teamId);
       const rows = await deps.teams.listMembers(teamId, { limit: page.limit + 1, before: decodeCursor(page.cursor) });
       return toPage(rows, page.limit, (m) => m.user_id);
@@ -93,8 +127,18 @@ export function createTeamService(deps: {
       const team = await existing(teamId);
       await deps.authz.require(p, teamId, 'manage', { listable: true });
       await deps.transaction(async (r) => {
-        if (!(await r.teams.removeMember(teamId, userId))) throw new NotFoundError(`${userId} is not a member of ${teamId}`);
-        await recordAudit(r.audit, { actor: p.id, action: 'team.member_remove', object: teamId, summary: `removed ${userId} from team ${team.name}` }, deps.clock);
+        if (!(await r.teams.removeMember(teamId, userId)))
+          throw new NotFoundError(`${userId} is not a member of ${teamId}`);
+        await recordAudit(
+          r.audit,
+          {
+            actor: p.id,
+            action: 'team.member_remove',
+            object: teamId,
+            summary: `removed ${userId} from team ${team.name}`,
+          },
+          deps.clock,
+        );
       });
     },
   };

@@ -16,7 +16,11 @@ export async function ensureInitialAdmin(deps: {
   if (Object.values(counts).some((n) => n > 0)) return { created: false };
   const generated = deps.password === undefined ? crypto.randomBytes(18).toString('base64url') : undefined;
   try {
-    await deps.userService.createAs('system', { username: 'admin', password: deps.password ?? generated!, role: 'admin' });
+    await deps.userService.createAs('system', {
+      username: 'admin',
+      password: deps.password ?? generated!,
+      role: 'admin',
+    });
   } catch (err) {
     // Another replica created it first.
     if (err instanceof ConflictError) return { created: false };

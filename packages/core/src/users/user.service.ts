@@ -1,5 +1,13 @@
 import type { User, UserCreateBody, UserUpdateBody } from '@baton/contracts';
-import { type AuditRepo, DuplicateKeyError, type GrantRepo, type PageQuery, type TokenRepo, type UserPatch, type UserRepo } from '@baton/db';
+import {
+  type AuditRepo,
+  DuplicateKeyError,
+  type GrantRepo,
+  type PageQuery,
+  type TokenRepo,
+  type UserPatch,
+  type UserRepo,
+} from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import { type Authorizer, notFound, type Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
@@ -27,13 +35,27 @@ export function createUserService(deps: {
     const password_hash = await hashPassword(body.password);
     const now = deps.clock();
     const row = {
-      id: newId('usr', now.getTime()), username: body.username, email: body.email ?? null, role: body.role, password_hash,
-      created_at: iso(now), updated_at: iso(now),
+      id: newId('usr', now.getTime()),
+      username: body.username,
+      email: body.email ?? null,
+      role: body.role,
+      password_hash,
+      created_at: iso(now),
+      updated_at: iso(now),
     };
     try {
       await deps.transaction(async (r) => {
         await r.users.insert(row);
-        await recordAudit(r.audit, { actor, action: 'user.create', object: row.id, summary: `created user ${row.username} with role ${row.role}` }, deps.clock);
+        await recordAudit(
+          r.audit,
+          {
+            actor,
+            action: 'user.create',
+            object: row.id,
+            summary: `created user ${row.username} with role ${row.role}`,
+          },
+          deps.clock,
+        );
       });
     } catch (err) {
       if (err instanceof DuplicateKeyError) throw new ConflictError(`a user named ${body.username} already exists`);
@@ -50,7 +72,12 @@ export function createUserService(deps: {
     if (admins.includes(userId) && admins.length <= 1) throw new ConflictError(`${userId} is the last admin`);
   }
 
-  async function updateAs(actor: string, exceptTokenId: string | undefined, id: string, body: UserUpdateBody): Promise<User> {
+  async function updateAs(
+    actor: string,
+    exceptTokenId: string | undefined,
+    id: string,
+    body: UserUpdateBody,
+  ): Promise<User> {
     const password_hash = body.password === undefined ? undefined : await hashPassword(body.password);
     return deps.transaction(async (r) => {
       // Lock the admins before reading the user, so the role read below is current (see guardLastAdmin).
@@ -77,7 +104,16 @@ export function createUserService(deps: {
         // A new password ends every other session of that user (the caller's own session survives).
         await r.tokens.revokeAllForUser(id, patch.updated_at!, exceptTokenId);
       }
-      await recordAudit(r.audit, { actor, action: 'user.update', object: id, summary: `updated user ${current.username}: ${changed.join(', ') || 'no change'}` }, deps.clock);
+      await recordAudit(
+        r.audit,
+        {
+          actor,
+          action: 'user.update',
+          object: id,
+          summary: `updated user ${current.username}: ${changed.join(', ') || 'no change'}`,
+        },
+        deps.clock,
+      );
       return toUser({ ...current, ...patch });
     });
   }
@@ -121,7 +157,11 @@ export function createUserService(deps: {
         // Tokens and team memberships go with the row (foreign keys cascade); grants name the user loosely.
         await r.grants.deleteMentioning(id);
         await r.users.delete(id);
-        await recordAudit(r.audit, { actor: p.id, action: 'user.delete', object: id, summary: `deleted user ${current.username}` }, deps.clock);
+        await recordAudit(
+          r.audit,
+          { actor: p.id, action: 'user.delete', object: id, summary: `deleted user ${current.username}` },
+          deps.clock,
+        );
       });
     },
   };

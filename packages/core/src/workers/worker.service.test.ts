@@ -4,7 +4,14 @@ import { createTestDatabase, DIALECTS, type TestDatabase, testRunRow } from '@ba
 import { createAuthorizer, type Principal } from '../authz/authorize.js';
 import { newId } from '../common/ids.js';
 import { createRunAccess } from '../runs/run-access.js';
-import { createWorkerService, type DaemonBeat, embeddedWorkerName, freshnessOf, HEARTBEAT_INTERVAL_MS, parseEmbeddedWorkerName } from './worker.service.js';
+import {
+  createWorkerService,
+  type DaemonBeat,
+  embeddedWorkerName,
+  freshnessOf,
+  HEARTBEAT_INTERVAL_MS,
+  parseEmbeddedWorkerName,
+} from './worker.service.js';
 
 const viewer: Principal = { id: 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA3', username: 'viewer', role: 'viewer' };
 const admin: Principal = { id: 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA4', username: 'admin', role: 'admin' };
@@ -13,7 +20,12 @@ const at = (ms: number) => new Date(T0.getTime() + ms);
 
 describe('worker freshness', () => {
   it.each([
-    [0, 'fresh'], [15_000, 'fresh'], [15_001, 'stale'], [30_000, 'stale'], [30_001, 'dead'], [-1_000, 'fresh'],
+    [0, 'fresh'],
+    [15_000, 'fresh'],
+    [15_001, 'stale'],
+    [30_000, 'stale'],
+    [30_001, 'dead'],
+    [-1_000, 'fresh'],
   ])('a heartbeat %i ms ago is %s', (age, expected) => {
     expect(freshnessOf(T0, at(age))).toBe(expected);
   });
@@ -26,10 +38,16 @@ describe('embedded worker names', () => {
     expect(parseEmbeddedWorkerName('a/b/embedded/7')).toEqual({ hostname: 'a/b', pid: 7 });
   });
 
-  it.each(['box-a/embedded', 'box-a/embedded/', 'box-a/embedded/0', 'box-a/embedded/-1', 'box-a/embedded/12x', '/embedded/5', 'daemon-1', 'box-a/embedded/12345678901'])(
-    'are not read from %p',
-    (name) => expect(parseEmbeddedWorkerName(name)).toBeUndefined(),
-  );
+  it.each([
+    'box-a/embedded',
+    'box-a/embedded/',
+    'box-a/embedded/0',
+    'box-a/embedded/-1',
+    'box-a/embedded/12x',
+    '/embedded/5',
+    'daemon-1',
+    'box-a/embedded/12345678901',
+  ])('are not read from %p', (name) => expect(parseEmbeddedWorkerName(name)).toBeUndefined());
 });
 
 describe.each(DIALECTS)('worker service on %s', (dialect) => {
@@ -41,7 +59,13 @@ describe.each(DIALECTS)('worker service on %s', (dialect) => {
     tdb = await createTestDatabase(dialect);
     const { repos } = tdb.db;
     service = createWorkerService({
-      workers: repos.workers, runs: repos.runs, access: createRunAccess({ runs: repos.runs, authz: createAuthorizer({ grants: repos.grants, teams: repos.teams }) }), clock: () => now,
+      workers: repos.workers,
+      runs: repos.runs,
+      access: createRunAccess({
+        runs: repos.runs,
+        authz: createAuthorizer({ grants: repos.grants, teams: repos.teams }),
+      }),
+      clock: () => now,
     });
   });
   afterAll(() => tdb.drop());
@@ -51,8 +75,18 @@ describe.each(DIALECTS)('worker service on %s', (dialect) => {
     await service.register({ name: 'alpha-1', host: 'box-a', mode: 'embedded', labels: [], capacity: 2 });
     const [alpha, zeta] = await service.list(viewer);
     expect(alpha).toEqual({
-      id: expect.stringMatching(/^wrk_[0-9A-Z]{26}$/), name: 'alpha-1', host: 'box-a', mode: 'embedded', labels: [], capacity: 2, running: [], running_count: 0,
-      started_at: T0.toISOString(), last_heartbeat: T0.toISOString(), lease_expires_at: at(30_000).toISOString(), freshness: 'fresh',
+      id: expect.stringMatching(/^wrk_[0-9A-Z]{26}$/),
+      name: 'alpha-1',
+      host: 'box-a',
+      mode: 'embedded',
+      labels: [],
+      capacity: 2,
+      running: [],
+      running_count: 0,
+      started_at: T0.toISOString(),
+      last_heartbeat: T0.toISOString(),
+      lease_expires_at: at(30_000).toISOString(),
+      freshness: 'fresh',
     });
     expect(zeta).toMatchObject({ name: 'zeta-1', mode: 'daemon', labels: ['linux', 'eu'], capacity: 4 });
 
@@ -60,8 +94,16 @@ describe.each(DIALECTS)('worker service on %s', (dialect) => {
     await service.heartbeat('alpha-1', ['run_01ARZ3NDEKTSV4RRFFQ69G5FAV'], at(35_000));
     now = at(18_000); // alpha beat 13 s ago, zeta 18 s ago
     const listed = await service.list(viewer);
-    expect(listed.map((w) => [w.name, w.freshness])).toEqual([['alpha-1', 'fresh'], ['zeta-1', 'stale']]);
-    expect(listed[0]).toMatchObject({ running: [], running_count: 1, last_heartbeat: at(5_000).toISOString(), lease_expires_at: at(35_000).toISOString() });
+    expect(listed.map((w) => [w.name, w.freshness])).toEqual([
+      ['alpha-1', 'fresh'],
+      ['zeta-1', 'stale'],
+    ]);
+    expect(listed[0]).toMatchObject({
+      running: [],
+      running_count: 1,
+      last_heartbeat: at(5_000).toISOString(),
+      lease_expires_at: at(35_000).toISOString(),
+    });
     now = at(40_000);
     expect((await service.list(viewer)).map((w) => w.freshness)).toEqual(['dead', 'dead']);
   });
@@ -72,28 +114,57 @@ describe.each(DIALECTS)('worker service on %s', (dialect) => {
     await service.register({ name: 'alpha-1', host: 'box-c', mode: 'embedded', labels: ['x'], capacity: 3 });
     const after = (await service.list(viewer)).filter((w) => w.name === 'alpha-1');
     expect(after).toHaveLength(1);
-    expect(after[0]).toMatchObject({ host: 'box-c', labels: ['x'], capacity: 3, running: [], started_at: now.toISOString(), freshness: 'fresh' });
+    expect(after[0]).toMatchObject({
+      host: 'box-c',
+      labels: ['x'],
+      capacity: 3,
+      running: [],
+      started_at: now.toISOString(),
+      freshness: 'fresh',
+    });
     expect(after[0]!.id).not.toBe(before.id);
   });
 
   it('mirrors daemon heartbeats read from Redis: newer beats only, a stable id per start, a new one after a restart', async () => {
     now = at(100_000);
     const beat = (over: Partial<DaemonBeat> = {}): DaemonBeat => ({
-      name: 'daemon-1', host: 'box-d', labels: ['gpu'], capacity: 3, running: ['run_01ARZ3NDEKTSV4RRFFQ69G5FAV'],
-      started_at: at(90_000).toISOString(), last_heartbeat: at(99_000).toISOString(), lease_expires_at: at(129_000).toISOString(), ...over,
+      name: 'daemon-1',
+      host: 'box-d',
+      labels: ['gpu'],
+      capacity: 3,
+      running: ['run_01ARZ3NDEKTSV4RRFFQ69G5FAV'],
+      started_at: at(90_000).toISOString(),
+      last_heartbeat: at(99_000).toISOString(),
+      lease_expires_at: at(129_000).toISOString(),
+      ...over,
     });
     await service.mirror([beat()]);
     const first = (await service.list(admin)).find((w) => w.name === 'daemon-1')!;
-    expect(first).toMatchObject({ mode: 'daemon', host: 'box-d', labels: ['gpu'], capacity: 3, running: ['run_01ARZ3NDEKTSV4RRFFQ69G5FAV'], last_heartbeat: at(99_000).toISOString(), freshness: 'fresh' });
+    expect(first).toMatchObject({
+      mode: 'daemon',
+      host: 'box-d',
+      labels: ['gpu'],
+      capacity: 3,
+      running: ['run_01ARZ3NDEKTSV4RRFFQ69G5FAV'],
+      last_heartbeat: at(99_000).toISOString(),
+      freshness: 'fresh',
+    });
 
     // Another replica mirrors an older read: nothing moves back. A newer beat keeps the id.
     await service.mirror([beat({ last_heartbeat: at(94_000).toISOString(), running: [] })]);
     await service.mirror([beat({ last_heartbeat: at(104_000).toISOString(), running: [], lease_expires_at: null })]);
     const second = (await service.list(admin)).find((w) => w.name === 'daemon-1')!;
-    expect(second).toMatchObject({ id: first.id, running: [], last_heartbeat: at(104_000).toISOString(), lease_expires_at: at(104_000).toISOString() });
+    expect(second).toMatchObject({
+      id: first.id,
+      running: [],
+      last_heartbeat: at(104_000).toISOString(),
+      lease_expires_at: at(104_000).toISOString(),
+    });
 
     // A daemon silent for more than a day is not brought back.
-    await service.mirror([beat({ name: 'daemon-gone', last_heartbeat: new Date(now.getTime() - 25 * 3600_000).toISOString() })]);
+    await service.mirror([
+      beat({ name: 'daemon-gone', last_heartbeat: new Date(now.getTime() - 25 * 3600_000).toISOString() }),
+    ]);
     expect((await service.list(admin)).map((w) => w.name)).not.toContain('daemon-gone');
 
     await service.mirror([beat({ started_at: at(110_000).toISOString(), last_heartbeat: at(111_000).toISOString() })]);

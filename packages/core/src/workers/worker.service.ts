@@ -38,9 +38,18 @@ export function freshnessOf(heartbeatAt: Date, now: Date): Worker['freshness'] {
 /** `running` lists only the runs `canSeeRun` accepts; `running_count` counts them all. */
 export function toWorkerView(row: WorkerRow, now: Date, canSeeRun: (runId: string) => boolean = () => true): Worker {
   return {
-    id: row.id, name: row.name, host: row.host, mode: row.mode as Worker['mode'], labels: row.labels, capacity: row.capacity,
-    running: row.running.filter(canSeeRun), running_count: row.running.length, started_at: row.started_at, last_heartbeat: row.heartbeat_at,
-    lease_expires_at: row.lease_expires_at, freshness: freshnessOf(new Date(row.heartbeat_at), now),
+    id: row.id,
+    name: row.name,
+    host: row.host,
+    mode: row.mode as Worker['mode'],
+    labels: row.labels,
+    capacity: row.capacity,
+    running: row.running.filter(canSeeRun),
+    running_count: row.running.length,
+    started_at: row.started_at,
+    last_heartbeat: row.heartbeat_at,
+    lease_expires_at: row.lease_expires_at,
+    freshness: freshnessOf(new Date(row.heartbeat_at), now),
   };
 }
 
@@ -71,11 +80,24 @@ export function createWorkerService(deps: {
 
   return {
     /** A worker (re)starting takes over its name's row: new id, start time, nothing running. */
-    async register(w: { name: string; host: string; mode: 'embedded' | 'daemon'; labels: string[]; capacity: number }): Promise<void> {
+    async register(w: {
+      name: string;
+      host: string;
+      mode: 'embedded' | 'daemon';
+      labels: string[];
+      capacity: number;
+    }): Promise<void> {
       const now = deps.clock();
       await deps.workers.upsert({
-        id: newId('wrk', now.getTime()), name: w.name, host: w.host, mode: w.mode, labels: w.labels, capacity: w.capacity,
-        running: [], started_at: iso(now), heartbeat_at: iso(now),
+        id: newId('wrk', now.getTime()),
+        name: w.name,
+        host: w.host,
+        mode: w.mode,
+        labels: w.labels,
+        capacity: w.capacity,
+        running: [],
+        started_at: iso(now),
+        heartbeat_at: iso(now),
         // Nothing is leased yet; until its first heartbeat the worker counts as alive for one default lease.
         lease_expires_at: iso(new Date(now.getTime() + STALE_WITHIN_MS)),
       });
@@ -93,16 +115,31 @@ export function createWorkerService(deps: {
         if (Date.parse(d.last_heartbeat) < forgetBefore) continue;
         const row = rows.get(d.name);
         if (row && Date.parse(row.heartbeat_at) >= Date.parse(d.last_heartbeat)) continue;
-        const id = row && row.started_at === d.started_at ? row.id : newId('wrk', Date.parse(d.started_at) || deps.clock().getTime());
+        const id =
+          row && row.started_at === d.started_at
+            ? row.id
+            : newId('wrk', Date.parse(d.started_at) || deps.clock().getTime());
         await deps.workers.upsert({
-          id, name: d.name, host: d.host, mode: 'daemon', labels: d.labels, capacity: d.capacity, running: d.running,
-          started_at: d.started_at, heartbeat_at: d.last_heartbeat, lease_expires_at: d.lease_expires_at ?? d.last_heartbeat,
+          id,
+          name: d.name,
+          host: d.host,
+          mode: 'daemon',
+          labels: d.labels,
+          capacity: d.capacity,
+          running: d.running,
+          started_at: d.started_at,
+          heartbeat_at: d.last_heartbeat,
+          lease_expires_at: d.lease_expires_at ?? d.last_heartbeat,
         });
       }
     },
 
     async heartbeat(name: string, running: string[], leaseExpiresAt: Date): Promise<void> {
-      await deps.workers.heartbeat(name, { running, heartbeat_at: iso(deps.clock()), lease_expires_at: iso(leaseExpiresAt) });
+      await deps.workers.heartbeat(name, {
+        running,
+        heartbeat_at: iso(deps.clock()),
+        lease_expires_at: iso(leaseExpiresAt),
+      });
     },
 
     /**

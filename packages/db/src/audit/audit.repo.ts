@@ -48,7 +48,13 @@ export function createAuditRepo(db: Kysely<Schema>) {
     },
     /** Entries in chain order, `afterSeq` exclusive: used to walk the whole chain in batches. */
     async range(afterSeq: number, limit: number): Promise<AuditEntryRow[]> {
-      const rows = await db.selectFrom('audit_entries').selectAll().where('seq', '>', afterSeq).orderBy('seq', 'asc').limit(limit).execute();
+      const rows = await db
+        .selectFrom('audit_entries')
+        .selectAll()
+        .where('seq', '>', afterSeq)
+        .orderBy('seq', 'asc')
+        .limit(limit)
+        .execute();
       return rows.map(normalize);
     },
     async head(): Promise<{ seq: number; hash: string }> {

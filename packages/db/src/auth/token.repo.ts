@@ -15,9 +15,19 @@ export function createTokenRepo(db: Kysely<Schema>) {
         .selectFrom('api_tokens as t')
         .innerJoin('users as u', 'u.id', 't.user_id')
         .select([
-          't.id as t_id', 't.user_id as t_user_id', 't.token_hash as t_token_hash', 't.created_at as t_created_at',
-          't.expires_at as t_expires_at', 't.revoked_at as t_revoked_at',
-          'u.id', 'u.username', 'u.email', 'u.role', 'u.password_hash', 'u.created_at', 'u.updated_at',
+          't.id as t_id',
+          't.user_id as t_user_id',
+          't.token_hash as t_token_hash',
+          't.created_at as t_created_at',
+          't.expires_at as t_expires_at',
+          't.revoked_at as t_revoked_at',
+          'u.id',
+          'u.username',
+          'u.email',
+          'u.role',
+          'u.password_hash',
+          'u.created_at',
+          'u.updated_at',
         ])
         .where('t.token_hash', '=', tokenHash)
         .where('t.revoked_at', 'is', null)
@@ -26,21 +36,40 @@ export function createTokenRepo(db: Kysely<Schema>) {
       if (!row) return undefined;
       const { t_id, t_user_id, t_token_hash, t_created_at, t_expires_at, t_revoked_at, ...user } = row;
       return {
-        token: { id: t_id, user_id: t_user_id, token_hash: t_token_hash, created_at: t_created_at, expires_at: t_expires_at, revoked_at: t_revoked_at },
+        token: {
+          id: t_id,
+          user_id: t_user_id,
+          token_hash: t_token_hash,
+          created_at: t_created_at,
+          expires_at: t_expires_at,
+          revoked_at: t_revoked_at,
+        },
         user,
       };
     },
     async revoke(id: string, at: string): Promise<void> {
-      await db.updateTable('api_tokens').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+      await db
+        .updateTable('api_tokens')
+        .set({ revoked_at: at })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .execute();
     },
     async revokeAllForUser(userId: string, at: string, exceptTokenId?: string): Promise<void> {
-      let q = db.updateTable('api_tokens').set({ revoked_at: at }).where('user_id', '=', userId).where('revoked_at', 'is', null);
+      let q = db
+        .updateTable('api_tokens')
+        .set({ revoked_at: at })
+        .where('user_id', '=', userId)
+        .where('revoked_at', 'is', null);
       if (exceptTokenId) q = q.where('id', '!=', exceptTokenId);
       await q.execute();
     },
     /** Housekeeping: drop tokens that can no longer authenticate. */
     async deleteDead(now: string): Promise<void> {
-      await db.deleteFrom('api_tokens').where((eb) => eb.or([eb('expires_at', '<=', now), eb('revoked_at', 'is not', null)])).execute();
+      await db
+        .deleteFrom('api_tokens')
+        .where((eb) => eb.or([eb('expires_at', '<=', now), eb('revoked_at', 'is not', null)]))
+        .execute();
     },
   };
 }

@@ -12,7 +12,9 @@ export interface CredentialJson {
 const json = jsonColumns<CredentialJson>({ public_inputs: true });
 
 export type CredentialRow = Decoded<Selectable<CredentialTable>, CredentialJson>;
-export type CredentialPatch = Partial<Pick<CredentialRow, 'name' | 'description' | 'public_inputs' | 'secret_inputs_enc' | 'updated_at'>>;
+export type CredentialPatch = Partial<
+  Pick<CredentialRow, 'name' | 'description' | 'public_inputs' | 'secret_inputs_enc' | 'updated_at'>
+>;
 export type CredentialDeleteResult = 'deleted' | 'missing' | 'in_use';
 
 export function createCredentialRepo(db: Kysely<Schema>) {

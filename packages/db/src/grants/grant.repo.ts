@@ -22,7 +22,12 @@ export function createGrantRepo(db: Kysely<Schema>) {
       return db.selectFrom('grants').selectAll().where('id', '=', id).executeTakeFirst();
     },
     async findBySubjectAndObject(subjectId: string, objectId: string): Promise<GrantRow | undefined> {
-      return db.selectFrom('grants').selectAll().where('subject_id', '=', subjectId).where('object_id', '=', objectId).executeTakeFirst();
+      return db
+        .selectFrom('grants')
+        .selectAll()
+        .where('subject_id', '=', subjectId)
+        .where('object_id', '=', objectId)
+        .executeTakeFirst();
     },
     async update(id: string, level: string): Promise<void> {
       await db.updateTable('grants').set({ level }).where('id', '=', id).execute();
@@ -45,7 +50,12 @@ export function createGrantRepo(db: Kysely<Schema>) {
     /** Every grant any of `subjectIds` holds on `objectId`. */
     async levelsOn(subjectIds: string[], objectId: string): Promise<string[]> {
       if (subjectIds.length === 0) return [];
-      const rows = await db.selectFrom('grants').select('level').where('object_id', '=', objectId).where('subject_id', 'in', subjectIds).execute();
+      const rows = await db
+        .selectFrom('grants')
+        .select('level')
+        .where('object_id', '=', objectId)
+        .where('subject_id', 'in', subjectIds)
+        .execute();
       return rows.map((r) => r.level);
     },
     /** Object ids on which any of `subjectIds` holds a grant (optionally only those with an id prefix). */
@@ -62,7 +72,10 @@ export function createGrantRepo(db: Kysely<Schema>) {
     },
     /** Grants die with their subject or object; returns how many went. */
     async deleteMentioning(id: string): Promise<number> {
-      const r = await db.deleteFrom('grants').where((eb) => eb.or([eb('subject_id', '=', id), eb('object_id', '=', id)])).executeTakeFirst();
+      const r = await db
+        .deleteFrom('grants')
+        .where((eb) => eb.or([eb('subject_id', '=', id), eb('object_id', '=', id)]))
+        .executeTakeFirst();
       return toNumber(r.numDeletedRows);
     },
   };

@@ -27,7 +27,16 @@ export interface InventoryHostRow {
   groups: string[];
 }
 
-const SUMMARY_COLUMNS = ['id', 'name', 'format', 'groups', 'host_count', 'created_by', 'created_at', 'updated_at'] as const;
+const SUMMARY_COLUMNS = [
+  'id',
+  'name',
+  'format',
+  'groups',
+  'host_count',
+  'created_by',
+  'created_at',
+  'updated_at',
+] as const;
 /** Keeps each INSERT well under SQLite's and PostgreSQL's bound-parameter limits. */
 const HOST_INSERT_CHUNK = 500;
 
@@ -52,7 +61,9 @@ export function createInventoryRepo(db: Kysely<Schema>) {
       return (await q.execute()).map(json.decode);
     },
     async update(id: string, patch: Partial<Omit<InventoryRow, 'id' | 'created_by' | 'created_at'>>): Promise<boolean> {
-      const r = await refusingDuplicates(db.updateTable('inventories').set(json.encode(patch)).where('id', '=', id).executeTakeFirst());
+      const r = await refusingDuplicates(
+        db.updateTable('inventories').set(json.encode(patch)).where('id', '=', id).executeTakeFirst(),
+      );
       return toNumber(r.numUpdatedRows) > 0;
     },
     async delete(id: string): Promise<boolean> {
@@ -63,7 +74,9 @@ export function createInventoryRepo(db: Kysely<Schema>) {
     async replaceHosts(inventoryId: string, hosts: InventoryHostRow[]): Promise<void> {
       await db.deleteFrom('inventory_hosts').where('inventory_id', '=', inventoryId).execute();
       for (let i = 0; i < hosts.length; i += HOST_INSERT_CHUNK) {
-        const chunk = hosts.slice(i, i + HOST_INSERT_CHUNK).map((h) => hostJson.encode({ inventory_id: inventoryId, host: h.host, groups: h.groups }));
+        const chunk = hosts
+          .slice(i, i + HOST_INSERT_CHUNK)
+          .map((h) => hostJson.encode({ inventory_id: inventoryId, host: h.host, groups: h.groups }));
         await db.insertInto('inventory_hosts').values(chunk).execute();
       }
     },

@@ -12,8 +12,10 @@ export interface InventorySourceRef {
 
 export function createInventorySourceRepo(db: Kysely<Schema>) {
   /** Sources whose `column` is `id`: who would break if that object went away. */
-  const using = (column: 'credential_id' | 'project_id' | 'inventory_id') => (id: string): Promise<InventorySourceRef[]> =>
-    db.selectFrom('inventory_sources').select(['id', 'name']).where(column, '=', id).orderBy('id', 'asc').execute();
+  const using =
+    (column: 'credential_id' | 'project_id' | 'inventory_id') =>
+    (id: string): Promise<InventorySourceRef[]> =>
+      db.selectFrom('inventory_sources').select(['id', 'name']).where(column, '=', id).orderBy('id', 'asc').execute();
 
   return {
     async insert(row: InventorySourceRow): Promise<void> {
@@ -29,8 +31,13 @@ export function createInventorySourceRepo(db: Kysely<Schema>) {
       if (visible !== 'all') q = q.where('id', 'in', visible);
       return q.execute();
     },
-    async update(id: string, patch: Partial<Omit<InventorySourceRow, 'id' | 'created_by' | 'created_at'>>): Promise<boolean> {
-      const r = await refusingDuplicates(db.updateTable('inventory_sources').set(patch).where('id', '=', id).executeTakeFirst());
+    async update(
+      id: string,
+      patch: Partial<Omit<InventorySourceRow, 'id' | 'created_by' | 'created_at'>>,
+    ): Promise<boolean> {
+      const r = await refusingDuplicates(
+        db.updateTable('inventory_sources').set(patch).where('id', '=', id).executeTakeFirst(),
+      );
       return toNumber(r.numUpdatedRows) > 0;
     },
     async delete(id: string): Promise<boolean> {

@@ -16,7 +16,11 @@ export function createSecretColumnRepo(db: Kysely<Schema>) {
     async samples(): Promise<Array<{ table: string; column: string; value: string }>> {
       const out: Array<{ table: string; column: string; value: string }> = [];
       for (const { table, column } of ENCRYPTED_COLUMNS) {
-        const r = await sql<{ v: string }>`select ${sql.ref(column)} as v from ${sql.table(table)} where ${sql.ref(column)} is not null limit 1`.execute(db);
+        const r = await sql<{
+          v: string;
+        }>`select ${sql.ref(column)} as v from ${sql.table(table)} where ${sql.ref(column)} is not null limit 1`.execute(
+          db,
+        );
         if (r.rows[0]) out.push({ table, column, value: r.rows[0].v });
       }
       return out;
@@ -25,12 +29,17 @@ export function createSecretColumnRepo(db: Kysely<Schema>) {
     async reencryptAll(reencrypt: (ciphertext: string) => string): Promise<number> {
       let changed = 0;
       for (const { table, key, column } of ENCRYPTED_COLUMNS) {
-        const rows = await sql<{ k: string; v: string | null }>`select ${sql.ref(key)} as k, ${sql.ref(column)} as v from ${sql.table(table)}`.execute(db);
+        const rows = await sql<{
+          k: string;
+          v: string | null;
+        }>`select ${sql.ref(key)} as k, ${sql.ref(column)} as v from ${sql.table(table)}`.execute(db);
         for (const row of rows.rows) {
           if (row.v === null) continue;
           const next = reencrypt(row.v);
           if (next === row.v) continue;
-          await sql`update ${sql.table(table)} set ${sql.ref(column)} = ${next} where ${sql.ref(key)} = ${row.k}`.execute(db);
+          await sql`update ${sql.table(table)} set ${sql.ref(column)} = ${next} where ${sql.ref(key)} = ${row.k}`.execute(
+            db,
+          );
           changed++;
         }
       }

@@ -11,7 +11,11 @@ export function createServerKeyRepo(db: Kysely<Schema>) {
     },
     /** Inserts unless another process got there first; returns the stored row either way. */
     async insertOrGet(row: ServerKeyRow): Promise<ServerKeyRow> {
-      await db.insertInto('server_keys').values(row).onConflict((oc) => oc.column('purpose').doNothing()).execute();
+      await db
+        .insertInto('server_keys')
+        .values(row)
+        .onConflict((oc) => oc.column('purpose').doNothing())
+        .execute();
       const stored = await this.get(row.purpose);
       if (!stored) throw new Error(`server key ${row.purpose} vanished`);
       return stored;

@@ -86,7 +86,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const t of ['server_keys', 'audit_head', 'audit_entries', 'grants', 'team_members', 'teams', 'api_tokens', 'users']) {
+  for (const t of [
+    'server_keys',
+    'audit_head',
+    'audit_entries',
+    'grants',
+    'team_members',
+    'teams',
+    'api_tokens',
+    'users',
+  ]) {
     await db.schema.dropTable(t).execute();
   }
 }

@@ -75,5 +75,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const t of ['inventory_sources', 'inventory_hosts', 'inventories', 'projects', 'credentials']) await db.schema.dropTable(t).execute();
+  for (const t of ['inventory_sources', 'inventory_hosts', 'inventories', 'projects', 'credentials'])
+    await db.schema.dropTable(t).execute();
 }

@@ -64,8 +64,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('run_events_pk', ['run_id', 'seq'])
     .execute();
   // Reading a window of a long log finds its first chunk by line or byte offset without walking the run's events.
-  await db.schema.createIndex('run_events_log_line_idx').on('run_events').columns(['run_id', 'kind', 'log_line']).execute();
-  await db.schema.createIndex('run_events_log_byte_idx').on('run_events').columns(['run_id', 'kind', 'log_byte']).execute();
+  await db.schema
+    .createIndex('run_events_log_line_idx')
+    .on('run_events')
+    .columns(['run_id', 'kind', 'log_line'])
+    .execute();
+  await db.schema
+    .createIndex('run_events_log_byte_idx')
+    .on('run_events')
+    .columns(['run_id', 'kind', 'log_byte'])
+    .execute();
 
   await db.schema
     .createTable('run_hosts')
@@ -116,5 +124,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const t of ['workers', 'run_task_results', 'run_hosts', 'run_events', 'runs']) await db.schema.dropTable(t).execute();
+  for (const t of ['workers', 'run_task_results', 'run_hosts', 'run_events', 'runs'])
+    await db.schema.dropTable(t).execute();
 }

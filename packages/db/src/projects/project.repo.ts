@@ -5,7 +5,9 @@ import { keysetPage, type PageQuery } from '../page.js';
 import type { ProjectTable, Schema } from '../schema.js';
 
 export type ProjectRow = Selectable<ProjectTable>;
-export type ProjectPatch = Partial<Pick<ProjectRow, 'name' | 'git_url' | 'branch' | 'credential_id' | 'last_commit' | 'synced_at' | 'updated_at'>>;
+export type ProjectPatch = Partial<
+  Pick<ProjectRow, 'name' | 'git_url' | 'branch' | 'credential_id' | 'last_commit' | 'synced_at' | 'updated_at'>
+>;
 
 export function createProjectRepo(db: Kysely<Schema>) {
   return {
@@ -37,7 +39,12 @@ export function createProjectRepo(db: Kysely<Schema>) {
     },
     /** Projects that reach their repository with this credential (a credential in use cannot be deleted). */
     async usingCredential(credentialId: string): Promise<Array<{ id: string; name: string }>> {
-      return db.selectFrom('projects').select(['id', 'name']).where('credential_id', '=', credentialId).orderBy('id', 'desc').execute();
+      return db
+        .selectFrom('projects')
+        .select(['id', 'name'])
+        .where('credential_id', '=', credentialId)
+        .orderBy('id', 'desc')
+        .execute();
     },
   };
 }

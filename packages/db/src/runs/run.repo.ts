@@ -47,7 +47,8 @@ export interface RunFilter {
 }
 
 /** Who sees which runs (the runs domain's visibility rule): all, or the union of these. */
-export type RunVisibility = 'all' | { submittedBy: string; projectIds: string[]; inventoryIds: string[]; templateIds: string[] };
+export type RunVisibility =
+  'all' | { submittedBy: string; projectIds: string[]; inventoryIds: string[]; templateIds: string[] };
 
 /** Keeps each INSERT well under SQLite's and PostgreSQL's bound-parameter limits. */
 const INSERT_CHUNK = 200;
@@ -103,7 +104,13 @@ export function createRunRepo(db: Kysely<Schema>, dialect: DialectName) {
     },
     /** Shards of a split in shard order. */
     async children(parentId: string): Promise<RunRow[]> {
-      const rows = await db.selectFrom('runs').selectAll().where('parent_id', '=', parentId).orderBy('shard_index', 'asc').orderBy('id', 'asc').execute();
+      const rows = await db
+        .selectFrom('runs')
+        .selectAll()
+        .where('parent_id', '=', parentId)
+        .orderBy('shard_index', 'asc')
+        .orderBy('id', 'asc')
+        .execute();
       return rows.map(json.decode);
     },
     /** Oldest first: the recovery sweep re-dispatches in submit order. */
@@ -117,7 +124,12 @@ export function createRunRepo(db: Kysely<Schema>, dialect: DialectName) {
      * changes, so two actors (a cancel and an executor's claim, say) can never both win.
      */
     async transition(id: string, from: readonly string[], patch: RunPatch): Promise<boolean> {
-      const r = await db.updateTable('runs').set(json.encode(patch)).where('id', '=', id).where('status', 'in', [...from]).executeTakeFirst();
+      const r = await db
+        .updateTable('runs')
+        .set(json.encode(patch))
+        .where('id', '=', id)
+        .where('status', 'in', [...from])
+        .executeTakeFirst();
       return toNumber(r.numUpdatedRows) > 0;
     },
     async update(id: string, patch: RunPatch): Promise<boolean> {
@@ -125,7 +137,10 @@ export function createRunRepo(db: Kysely<Schema>, dialect: DialectName) {
       return toNumber(r.numUpdatedRows) > 0;
     },
     /** Moves the ingest high-water marks forward, never back (a replayed batch leaves them as they are). */
-    async advanceProgress(id: string, progress: { lastSeq: number; logLines: number; logBytes: number }): Promise<void> {
+    async advanceProgress(
+      id: string,
+      progress: { lastSeq: number; logLines: number; logBytes: number },
+    ): Promise<void> {
       await db
         .updateTable('runs')
         .set({ last_seq: progress.lastSeq, log_lines: progress.logLines, log_bytes: progress.logBytes })
@@ -135,7 +150,11 @@ export function createRunRepo(db: Kysely<Schema>, dialect: DialectName) {
     },
     async replaceHosts(runId: string, rows: RunHostRow[]): Promise<void> {
       await db.deleteFrom('run_hosts').where('run_id', '=', runId).execute();
-      for (let i = 0; i < rows.length; i += INSERT_CHUNK) await db.insertInto('run_hosts').values(rows.slice(i, i + INSERT_CHUNK)).execute();
+      for (let i = 0; i < rows.length; i += INSERT_CHUNK)
+        await db
+          .insertInto('run_hosts')
+          .values(rows.slice(i, i + INSERT_CHUNK))
+          .execute();
     },
     /** In host name order. */
     async hostsOf(runId: string): Promise<RunHostRow[]> {
@@ -144,7 +163,11 @@ export function createRunRepo(db: Kysely<Schema>, dialect: DialectName) {
     /** Idempotent on (run_id, seq): a replayed batch inserts nothing twice. */
     async insertTaskResults(rows: RunTaskResultRow[]): Promise<void> {
       for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-        await db.insertInto('run_task_results').values(rows.slice(i, i + INSERT_CHUNK)).onConflict((oc) => oc.columns(['run_id', 'seq']).doNothing()).execute();
+        await db
+          .insertInto('run_task_results')
+          .values(rows.slice(i, i + INSERT_CHUNK))
+          .onConflict((oc) => oc.columns(['run_id', 'seq']).doNothing())
+          .execute();
       }
     },
     async taskResultsOf(runId: string): Promise<RunTaskResultRow[]> {
@@ -152,7 +175,11 @@ export function createRunRepo(db: Kysely<Schema>, dialect: DialectName) {
     },
     /** How many runs are in each status (for /metrics). */
     async countByStatus(): Promise<Record<string, number>> {
-      const rows = await db.selectFrom('runs').select(['status', sql<number>`count(*)`.as('n')]).groupBy('status').execute();
+      const rows = await db
+        .selectFrom('runs')
+        .select(['status', sql<number>`count(*)`.as('n')])
+        .groupBy('status')
+        .execute();
       return Object.fromEntries(rows.map((r) => [r.status, toNumber(r.n)]));
     },
   };

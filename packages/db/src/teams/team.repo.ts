@@ -32,7 +32,11 @@ export function createTeamRepo(db: Kysely<Schema>) {
       await refusingDuplicates(db.insertInto('team_members').values(row).execute());
     },
     async removeMember(teamId: string, userId: string): Promise<boolean> {
-      const r = await db.deleteFrom('team_members').where('team_id', '=', teamId).where('user_id', '=', userId).executeTakeFirst();
+      const r = await db
+        .deleteFrom('team_members')
+        .where('team_id', '=', teamId)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
       return toNumber(r.numDeletedRows) > 0;
     },
     async listMembers(teamId: string, page: PageQuery): Promise<TeamMemberView[]> {

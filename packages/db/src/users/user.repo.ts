@@ -35,11 +35,20 @@ export function createUserRepo(db: Kysely<Schema>) {
      * there BEGIN IMMEDIATE already serializes writers).
      */
     async lockAdmins(): Promise<string[]> {
-      const rows = await db.updateTable('users').set((eb) => ({ role: eb.ref('role') })).where('role', '=', 'admin').returning('id').execute();
+      const rows = await db
+        .updateTable('users')
+        .set((eb) => ({ role: eb.ref('role') }))
+        .where('role', '=', 'admin')
+        .returning('id')
+        .execute();
       return rows.map((r) => r.id);
     },
     async countByRole(): Promise<Record<string, number>> {
-      const rows = await db.selectFrom('users').select(['role', db.fn.countAll().as('n')]).groupBy('role').execute();
+      const rows = await db
+        .selectFrom('users')
+        .select(['role', db.fn.countAll().as('n')])
+        .groupBy('role')
+        .execute();
       return Object.fromEntries(rows.map((r) => [r.role, toNumber(r.n as string | number)]));
     },
   };

@@ -18,9 +18,16 @@ export function createWorkerRepo(db: Kysely<Schema>) {
     async upsert(row: WorkerRow): Promise<void> {
       const stored = json.encode(row);
       const { name: _name, ...rest } = stored;
-      await db.insertInto('workers').values(stored).onConflict((oc) => oc.column('name').doUpdateSet(rest)).execute();
+      await db
+        .insertInto('workers')
+        .values(stored)
+        .onConflict((oc) => oc.column('name').doUpdateSet(rest))
+        .execute();
     },
-    async heartbeat(name: string, patch: Pick<WorkerRow, 'running' | 'heartbeat_at' | 'lease_expires_at'>): Promise<void> {
+    async heartbeat(
+      name: string,
+      patch: Pick<WorkerRow, 'running' | 'heartbeat_at' | 'lease_expires_at'>,
+    ): Promise<void> {
       await db.updateTable('workers').set(json.encode(patch)).where('name', '=', name).execute();
     },
     /** By name. */

@@ -9,7 +9,9 @@ const bundle: RunBundle = {
   playbook: { source: 'inline', content: '- hosts: all\n' },
   inventory: { content: 'localhost', format: 'ini' },
   check: false,
-  credentials: [{ type: 'env', inputs: { variables: { TOKEN: 'hunter2-secret' } } } as RunBundle['credentials'][number]],
+  credentials: [
+    { type: 'env', inputs: { variables: { TOKEN: 'hunter2-secret' } } } as RunBundle['credentials'][number],
+  ],
 };
 
 describe('sealed run bundles', () => {
@@ -28,7 +30,9 @@ describe('sealed run bundles', () => {
     const parts = sealed.split('.');
     const ct = Buffer.from(parts[3]!, 'base64url');
     ct[0] = ct[0]! ^ 1;
-    expect(() => openBundle([parts[0], parts[1], parts[2], ct.toString('base64url')].join('.'), bundle.run_id, key)).toThrow(SealedBundleError);
+    expect(() =>
+      openBundle([parts[0], parts[1], parts[2], ct.toString('base64url')].join('.'), bundle.run_id, key),
+    ).toThrow(SealedBundleError);
     expect(() => openBundle('nonsense', bundle.run_id, key)).toThrow(/not a sealed run bundle/);
   });
 

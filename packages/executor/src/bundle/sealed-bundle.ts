@@ -24,7 +24,9 @@ export function sealBundle(bundle: RunBundle, key: Buffer): string {
   const cipher = crypto.createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(`${VERSION}:${bundle.run_id}`));
   const ct = Buffer.concat([cipher.update(JSON.stringify(bundle), 'utf8'), cipher.final()]);
-  return [VERSION, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.');
+  return [VERSION, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join(
+    '.',
+  );
 }
 
 /** Opens a bundle sealed for `runId`; a wrong key, another run's bundle or any tampering is a SealedBundleError. */
@@ -38,10 +40,16 @@ export function openBundle(sealed: string, runId: string, key: Buffer): RunBundl
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     plain = Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]);
   } catch {
-    throw new SealedBundleError(`the bundle of run ${runId} does not open with this worker key (another key, another run, or altered)`);
+    throw new SealedBundleError(
+      `the bundle of run ${runId} does not open with this worker key (another key, another run, or altered)`,
+    );
   }
   const parsed = RunBundle.safeParse(JSON.parse(plain.toString('utf8')));
-  if (!parsed.success) throw new SealedBundleError(`the bundle of run ${runId} is not a valid run bundle: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-  if (parsed.data.run_id !== runId) throw new SealedBundleError(`the bundle of run ${runId} names run ${parsed.data.run_id}`);
+  if (!parsed.success)
+    throw new SealedBundleError(
+      `the bundle of run ${runId} is not a valid run bundle: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+    );
+  if (parsed.data.run_id !== runId)
+    throw new SealedBundleError(`the bundle of run ${runId} names run ${parsed.data.run_id}`);
   return parsed.data;
 }

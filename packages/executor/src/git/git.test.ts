@@ -3,7 +3,15 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { createRepo, expectGitError, freePort, gitFirstOnPath, ownTmpdirForGitOperations, sshKeyPair, startSshd } from '../testing/index.js';
+import {
+  createRepo,
+  expectGitError,
+  freePort,
+  gitFirstOnPath,
+  ownTmpdirForGitOperations,
+  sshKeyPair,
+  startSshd,
+} from '../testing/index.js';
 import { checkoutCommit, resolveBranchHead } from './git.js';
 
 const SAFETY_TIMEOUT_MS = 20_000;
@@ -30,15 +38,27 @@ describe('git over file://', () => {
     const nested = createRepo(path.join(root, 'nested'));
     nested.git('branch', 'release/main');
     nested.git('branch', '-m', 'main', 'trunk');
-    await expectGitError(resolveBranchHead({ url: nested.url, branch: 'main' }), 'branch_not_found', /branch main not found/);
+    await expectGitError(
+      resolveBranchHead({ url: nested.url, branch: 'main' }),
+      'branch_not_found',
+      /branch main not found/,
+    );
   });
 
   it('names a missing branch', async () => {
-    await expectGitError(resolveBranchHead({ url: repo.url, branch: 'nope' }), 'branch_not_found', /branch nope not found/);
+    await expectGitError(
+      resolveBranchHead({ url: repo.url, branch: 'nope' }),
+      'branch_not_found',
+      /branch nope not found/,
+    );
   });
 
   it("passes on git's reason for a path that is not a repository", async () => {
-    await expectGitError(resolveBranchHead({ url: `file://${root}/does-not-exist`, branch: 'main' }), 'git_failed', /does not appear to be a git repository|not a git repository/);
+    await expectGitError(
+      resolveBranchHead({ url: `file://${root}/does-not-exist`, branch: 'main' }),
+      'git_failed',
+      /does not appear to be a git repository|not a git repository/,
+    );
   });
 
   it.each([
@@ -76,8 +96,15 @@ describe('git over file://', () => {
   });
 
   it('refuses a commit that is not a full id, and one the remote does not have', async () => {
-    await expectGitError(checkoutCommit({ url: repo.url, commit: 'main', dir: path.join(root, 'co-ref') }), 'bad_input');
-    await expectGitError(checkoutCommit({ url: repo.url, commit: '0'.repeat(40), dir: path.join(root, 'co-missing') }), 'git_failed', /is not on any branch/);
+    await expectGitError(
+      checkoutCommit({ url: repo.url, commit: 'main', dir: path.join(root, 'co-ref') }),
+      'bad_input',
+    );
+    await expectGitError(
+      checkoutCommit({ url: repo.url, commit: '0'.repeat(40), dir: path.join(root, 'co-missing') }),
+      'git_failed',
+      /is not on any branch/,
+    );
   });
 });
 
@@ -99,7 +126,9 @@ describe('token auth', () => {
   ]);
 
   it('answers git through the askpass helper, never through argv, the URL or a file', async () => {
-    expect(await resolveBranchHead({ url: repo.url, branch: 'main', auth: { kind: 'token', token: TOKEN } })).toBe(repo.head());
+    expect(await resolveBranchHead({ url: repo.url, branch: 'main', auth: { kind: 'token', token: TOKEN } })).toBe(
+      repo.head(),
+    );
     const log = fs.readFileSync(spyLog, 'utf8');
     expect(log).toContain(`argv:ls-remote --heads -- ${repo.url} refs/heads/main`);
     expect(log).toContain('username:x-access-token');
@@ -112,12 +141,19 @@ describe('token auth', () => {
 
   it('uses the given username', async () => {
     fs.rmSync(spyLog, { force: true });
-    await resolveBranchHead({ url: repo.url, branch: 'main', auth: { kind: 'token', token: TOKEN, username: 'deploy-bot' } });
+    await resolveBranchHead({
+      url: repo.url,
+      branch: 'main',
+      auth: { kind: 'token', token: TOKEN, username: 'deploy-bot' },
+    });
     expect(fs.readFileSync(spyLog, 'utf8')).toContain('username:deploy-bot');
   });
 
   it('scrubs the token out of git’s reason', async () => {
-    const err = await expectGitError(resolveBranchHead({ url: `file://${root}/${TOKEN}`, branch: 'main', auth: { kind: 'token', token: TOKEN } }), 'git_failed');
+    const err = await expectGitError(
+      resolveBranchHead({ url: `file://${root}/${TOKEN}`, branch: 'main', auth: { kind: 'token', token: TOKEN } }),
+      'git_failed',
+    );
     expect(err.reason).toContain('***');
     expect(err.reason).not.toContain(TOKEN);
   });
@@ -151,7 +187,12 @@ describe('git over ssh from a real sshd on loopback', () => {
   it('resolves an scp-like user@host:path URL… through ssh', async () => {
     // scp-like URLs have no port: only check that it is treated as ssh (refused by the closed port 1), not as a path.
     const err = await expectGitError(
-      resolveBranchHead({ url: `root@127.0.0.1:${repo.dir}`, branch: 'main', auth: { kind: 'ssh_key', privateKey: plain.privateKey }, timeoutMs: SAFETY_TIMEOUT_MS }),
+      resolveBranchHead({
+        url: `root@127.0.0.1:${repo.dir}`,
+        branch: 'main',
+        auth: { kind: 'ssh_key', privateKey: plain.privateKey },
+        timeoutMs: SAFETY_TIMEOUT_MS,
+      }),
       'git_failed',
     );
     expect(err.reason).toMatch(/ssh|connect|Connection|port 22/i);
@@ -164,27 +205,67 @@ describe('git over ssh from a real sshd on loopback', () => {
 
   it('refuses a wrong passphrase, without echoing it', async () => {
     const err = await expectGitError(
-      resolveBranchHead({ url, branch: 'main', auth: { kind: 'ssh_key', privateKey: locked.privateKey, passphrase: 'not it at all' }, timeoutMs: SAFETY_TIMEOUT_MS }),
+      resolveBranchHead({
+        url,
+        branch: 'main',
+        auth: { kind: 'ssh_key', privateKey: locked.privateKey, passphrase: 'not it at all' },
+        timeoutMs: SAFETY_TIMEOUT_MS,
+      }),
       'bad_credential',
     );
     expect(err.reason).not.toContain('not it at all');
   });
 
   it('refuses a key that needs a passphrase when none is given, and text that is no key', async () => {
-    await expectGitError(resolveBranchHead({ url, branch: 'main', auth: { kind: 'ssh_key', privateKey: locked.privateKey }, timeoutMs: SAFETY_TIMEOUT_MS }), 'bad_credential');
-    await expectGitError(resolveBranchHead({ url, branch: 'main', auth: { kind: 'ssh_key', privateKey: 'hello' }, timeoutMs: SAFETY_TIMEOUT_MS }), 'bad_credential');
+    await expectGitError(
+      resolveBranchHead({
+        url,
+        branch: 'main',
+        auth: { kind: 'ssh_key', privateKey: locked.privateKey },
+        timeoutMs: SAFETY_TIMEOUT_MS,
+      }),
+      'bad_credential',
+    );
+    await expectGitError(
+      resolveBranchHead({
+        url,
+        branch: 'main',
+        auth: { kind: 'ssh_key', privateKey: 'hello' },
+        timeoutMs: SAFETY_TIMEOUT_MS,
+      }),
+      'bad_credential',
+    );
   });
 
   it("passes on ssh's refusal of a key the server does not know, and of no key at all", async () => {
-    await expectGitError(resolveBranchHead({ url, branch: 'main', auth: { kind: 'ssh_key', privateKey: stranger.privateKey }, timeoutMs: SAFETY_TIMEOUT_MS }), 'git_failed', /Permission denied/);
-    await expectGitError(resolveBranchHead({ url, branch: 'main', timeoutMs: SAFETY_TIMEOUT_MS }), 'git_failed', /Permission denied/);
+    await expectGitError(
+      resolveBranchHead({
+        url,
+        branch: 'main',
+        auth: { kind: 'ssh_key', privateKey: stranger.privateKey },
+        timeoutMs: SAFETY_TIMEOUT_MS,
+      }),
+      'git_failed',
+      /Permission denied/,
+    );
+    await expectGitError(
+      resolveBranchHead({ url, branch: 'main', timeoutMs: SAFETY_TIMEOUT_MS }),
+      'git_failed',
+      /Permission denied/,
+    );
   });
 
   it('checks out an older commit over ssh (this sshd speaks protocol v0: the every-branch fallback)', async () => {
     const older = repo.head();
     repo.commit();
     const out = path.join(root, 'ssh-checkout');
-    await checkoutCommit({ url, commit: older, dir: out, auth: { kind: 'ssh_key', privateKey: plain.privateKey }, timeoutMs: SAFETY_TIMEOUT_MS });
+    await checkoutCommit({
+      url,
+      commit: older,
+      dir: out,
+      auth: { kind: 'ssh_key', privateKey: plain.privateKey },
+      timeoutMs: SAFETY_TIMEOUT_MS,
+    });
     expect(execFileSync('git', ['rev-parse', 'HEAD'], { cwd: out, encoding: 'utf8' }).trim()).toBe(older);
   });
 });
@@ -199,7 +280,12 @@ describe('timeouts', () => {
     try {
       const { privateKey } = sshKeyPair(root, 'timeout-key');
       await expectGitError(
-        resolveBranchHead({ url: `ssh://git@127.0.0.1:${port}/repo.git`, branch: 'main', auth: { kind: 'ssh_key', privateKey }, timeoutMs: 1500 }),
+        resolveBranchHead({
+          url: `ssh://git@127.0.0.1:${port}/repo.git`,
+          branch: 'main',
+          auth: { kind: 'ssh_key', privateKey },
+          timeoutMs: 1500,
+        }),
         'timeout',
       );
     } finally {

@@ -57,12 +57,25 @@ function remaining(ws: Workspace): number {
   return left;
 }
 
-function run(ws: Workspace, cmd: string, args: string[], opts: { cwd?: string; stdin?: string } = {}): Promise<RunResult> {
+function run(
+  ws: Workspace,
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string; stdin?: string } = {},
+): Promise<RunResult> {
   const timeoutMs = remaining(ws);
-  return runCapped(cmd, args, { cwd: opts.cwd ?? ws.dir, env: ws.env, timeoutMs, maxOutputBytes: OUTPUT_CAP_BYTES, stdin: opts.stdin ?? '' }).then(
+  return runCapped(cmd, args, {
+    cwd: opts.cwd ?? ws.dir,
+    env: ws.env,
+    timeoutMs,
+    maxOutputBytes: OUTPUT_CAP_BYTES,
+    stdin: opts.stdin ?? '',
+  }).then(
     (r) => {
-      if (r.killedFor === 'timeout') throw new GitError('timeout', `${cmd} did not finish within ${Math.round(timeoutMs / 1000)} s`);
-      if (r.killedFor === 'output-too-large') throw new GitError('git_failed', `${cmd} printed more than ${OUTPUT_CAP_BYTES} bytes`);
+      if (r.killedFor === 'timeout')
+        throw new GitError('timeout', `${cmd} did not finish within ${Math.round(timeoutMs / 1000)} s`);
+      if (r.killedFor === 'output-too-large')
+        throw new GitError('git_failed', `${cmd} printed more than ${OUTPUT_CAP_BYTES} bytes`);
       return { code: r.exitCode, stdout: r.stdout, stderr: r.stderr };
     },
     (e: Error) => {
@@ -94,11 +107,18 @@ async function writeAskpass(dir: string, name: string, body: string): Promise<st
  * ignore the setgid bit, so the signal stays (the agent still forbids tracing itself, as it does anyway).
  */
 function startAgent(ws: Workspace, socket: string): Promise<ChildProcess> {
-  const agent = spawn('setpriv', ['--pdeathsig', 'KILL', '--no-new-privs', '--', 'ssh-agent', '-D', '-a', socket], { env: ws.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const agent = spawn('setpriv', ['--pdeathsig', 'KILL', '--no-new-privs', '--', 'ssh-agent', '-D', '-a', socket], {
+    env: ws.env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   ws.agent = agent;
   return new Promise((resolve, reject) => {
     let said = '';
-    const timer = setTimeout(() => reject(new GitError('timeout', 'ssh-agent did not start in time')), Math.min(remaining(ws), 10_000));
+    const timer = setTimeout(
+      () => reject(new GitError('timeout', 'ssh-agent did not start in time')),
+      Math.min(remaining(ws), 10_000),
+    );
     // In the foreground the agent prints SSH_AUTH_SOCK=… once the socket is bound.
     agent.stdout!.on('data', (chunk: Buffer) => {
       said += chunk.toString('utf8');
@@ -127,7 +147,11 @@ async function loadSshKey(ws: Workspace, privateKey: string, passphrase: string 
   if (passphrase !== undefined) {
     // ssh-add reads the key from stdin, so the passphrase comes from SSH_ASKPASS, which echoes an env var.
     // ssh-add asks again after a wrong passphrase ("Bad passphrase, try again…"): refuse then, or it asks forever.
-    addEnv.SSH_ASKPASS = await writeAskpass(ws.dir, 'ssh-askpass', 'case "$1" in\n  Bad*) exit 1 ;;\n  *) printf "%s\\n" "$BATON_SSH_PASSPHRASE" ;;\nesac');
+    addEnv.SSH_ASKPASS = await writeAskpass(
+      ws.dir,
+      'ssh-askpass',
+      'case "$1" in\n  Bad*) exit 1 ;;\n  *) printf "%s\\n" "$BATON_SSH_PASSPHRASE" ;;\nesac',
+    );
     addEnv.SSH_ASKPASS_REQUIRE = 'force';
     addEnv.DISPLAY = 'none';
     addEnv.BATON_SSH_PASSPHRASE = passphrase;
@@ -137,11 +161,19 @@ async function loadSshKey(ws: Workspace, privateKey: string, passphrase: string 
   }
   const key = privateKey.endsWith('\n') ? privateKey : `${privateKey}\n`;
   const r = await run({ ...ws, env: addEnv }, 'ssh-add', ['-q', '-'], { stdin: key });
-  if (r.code !== 0) throw new GitError('bad_credential', `the SSH key could not be loaded (not a private key, or a wrong passphrase): ${reasonFrom(r.stderr, ws.secrets)}`);
+  if (r.code !== 0)
+    throw new GitError(
+      'bad_credential',
+      `the SSH key could not be loaded (not a private key, or a wrong passphrase): ${reasonFrom(r.stderr, ws.secrets)}`,
+    );
 }
 
 /** Runs `fn` in a fresh private workspace set up for `auth`; always stops the agent and removes the directory. */
-export async function withWorkspace<T>(auth: GitAuth | undefined, timeoutMs: number, fn: (ws: Workspace) => Promise<T>): Promise<T> {
+export async function withWorkspace<T>(
+  auth: GitAuth | undefined,
+  timeoutMs: number,
+  fn: (ws: Workspace) => Promise<T>,
+): Promise<T> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'baton-git-'));
   await fs.chmod(dir, 0o700);
   const home = path.join(dir, 'home');
@@ -169,7 +201,11 @@ export async function withWorkspace<T>(auth: GitAuth | undefined, timeoutMs: num
   try {
     if (auth?.kind === 'token') {
       ws.secrets.push(auth.token);
-      ws.env.GIT_ASKPASS = await writeAskpass(dir, 'git-askpass', 'case "$1" in\n  Username*) printf "%s\\n" "$BATON_GIT_USERNAME" ;;\n  *) printf "%s\\n" "$BATON_GIT_TOKEN" ;;\nesac');
+      ws.env.GIT_ASKPASS = await writeAskpass(
+        dir,
+        'git-askpass',
+        'case "$1" in\n  Username*) printf "%s\\n" "$BATON_GIT_USERNAME" ;;\n  *) printf "%s\\n" "$BATON_GIT_TOKEN" ;;\nesac',
+      );
       ws.env.BATON_GIT_USERNAME = auth.username || DEFAULT_TOKEN_USERNAME;
       ws.env.BATON_GIT_TOKEN = auth.token;
     } else if (auth?.kind === 'ssh_key') {
@@ -202,8 +238,19 @@ export interface OwnedSshAgent {
  * Starts an ssh-agent listening in `dir` (a private 0700 directory the caller removes) and loads `privateKey`
  * from stdin, so the key never touches disk. Throws GitError('bad_credential') when the key does not load.
  */
-export async function startOwnedSshAgent(opts: { dir: string; env: NodeJS.ProcessEnv; privateKey: string; passphrase?: string | undefined; timeoutMs?: number | undefined }): Promise<OwnedSshAgent> {
-  const ws: Workspace = { dir: opts.dir, env: { ...opts.env }, secrets: opts.passphrase ? [opts.passphrase] : [], deadline: Date.now() + (opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS) };
+export async function startOwnedSshAgent(opts: {
+  dir: string;
+  env: NodeJS.ProcessEnv;
+  privateKey: string;
+  passphrase?: string | undefined;
+  timeoutMs?: number | undefined;
+}): Promise<OwnedSshAgent> {
+  const ws: Workspace = {
+    dir: opts.dir,
+    env: { ...opts.env },
+    secrets: opts.passphrase ? [opts.passphrase] : [],
+    deadline: Date.now() + (opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS),
+  };
   try {
     await loadSshKey(ws, opts.privateKey, opts.passphrase || undefined);
   } catch (err) {
@@ -220,11 +267,17 @@ export function checkUrl(url: string): void {
 
 /** A branch name git could read as an option, or that holds whitespace, is refused before git runs. */
 export function checkBranchName(branch: string): void {
-  if (!branch || branch.startsWith('-') || /\s/.test(branch)) throw new GitError('bad_input', `not a branch name: ${branch}`);
+  if (!branch || branch.startsWith('-') || /\s/.test(branch))
+    throw new GitError('bad_input', `not a branch name: ${branch}`);
 }
 
 /** The commit at the head of `branch` in the remote repository at `url`. */
-export async function resolveBranchHead(opts: { url: string; branch: string; auth?: GitAuth | undefined; timeoutMs?: number | undefined }): Promise<string> {
+export async function resolveBranchHead(opts: {
+  url: string;
+  branch: string;
+  auth?: GitAuth | undefined;
+  timeoutMs?: number | undefined;
+}): Promise<string> {
   checkUrl(opts.url);
   checkBranchName(opts.branch);
   const ref = `refs/heads/${opts.branch}`;
@@ -233,13 +286,20 @@ export async function resolveBranchHead(opts: { url: string; branch: string; aut
     // ls-remote matches patterns against the tail of ref names: keep only the exact ref.
     const line = out.split('\n').find((l) => l.split('\t')[1] === ref);
     const commit = line?.split('\t')[0];
-    if (!commit || !COMMIT.test(commit)) throw new GitError('branch_not_found', `branch ${opts.branch} not found in ${opts.url}`);
+    if (!commit || !COMMIT.test(commit))
+      throw new GitError('branch_not_found', `branch ${opts.branch} not found in ${opts.url}`);
     return commit;
   });
 }
 
 /** Fetches exactly `commit` from `url` into `dir` (created if missing) and checks it out detached. */
-export async function checkoutCommit(opts: { url: string; commit: string; dir: string; auth?: GitAuth | undefined; timeoutMs?: number | undefined }): Promise<void> {
+export async function checkoutCommit(opts: {
+  url: string;
+  commit: string;
+  dir: string;
+  auth?: GitAuth | undefined;
+  timeoutMs?: number | undefined;
+}): Promise<void> {
   checkUrl(opts.url);
   if (!COMMIT.test(opts.commit)) throw new GitError('bad_input', `not a full commit id: ${opts.commit}`);
   await fs.mkdir(opts.dir, { recursive: true, mode: 0o700 });
@@ -254,7 +314,8 @@ export async function checkoutCommit(opts: { url: string; commit: string; dir: s
       // unadvertised commit by id: fetch every branch instead and look for the commit among them.
       await git(ws, ['fetch', '-q', '--no-tags', '--', opts.url, '+refs/heads/*:refs/baton/heads/*'], opts.dir);
       const found = await run(ws, 'git', ['cat-file', '-e', `${opts.commit}^{commit}`], { cwd: opts.dir });
-      if (found.code !== 0) throw new GitError('git_failed', `commit ${opts.commit} is not on any branch of ${opts.url}`);
+      if (found.code !== 0)
+        throw new GitError('git_failed', `commit ${opts.commit} is not on any branch of ${opts.url}`);
     }
     await git(ws, ['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', opts.commit], opts.dir);
     const head = (await git(ws, ['rev-parse', 'HEAD'], opts.dir)).trim();

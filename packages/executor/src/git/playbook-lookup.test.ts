@@ -1,7 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRepo, expectGitError, gitFirstOnPath, ownTmpdirForGitOperations, sshKeyPair, startSshd } from '../testing/index.js';
+import {
+  createRepo,
+  expectGitError,
+  gitFirstOnPath,
+  ownTmpdirForGitOperations,
+  sshKeyPair,
+  startSshd,
+} from '../testing/index.js';
 import { normalizePlaybookPath, resolvePlaybookAtBranch } from './playbook-lookup.js';
 
 const SAFETY_TIMEOUT_MS = 20_000;
@@ -39,7 +46,10 @@ describe('resolvePlaybookAtBranch over file://', () => {
     ['plays/nope.yml', 'missing'],
     ['site.yml/inner', 'missing'],
   ])('classifies %s as %s at the head of main', async (p, entry) => {
-    expect(await resolvePlaybookAtBranch({ url: repo.url, branch: 'main', path: p })).toEqual({ commit: repo.head('main'), entry });
+    expect(await resolvePlaybookAtBranch({ url: repo.url, branch: 'main', path: p })).toEqual({
+      commit: repo.head('main'),
+      entry,
+    });
   });
 
   it('resolves another branch to its own head, where the file may differ', async () => {
@@ -49,16 +59,30 @@ describe('resolvePlaybookAtBranch over file://', () => {
     const feature = repo.head('feature/x');
     repo.git('checkout', '-q', 'main');
     expect(feature).not.toBe(head);
-    expect(await resolvePlaybookAtBranch({ url: repo.url, branch: 'feature/x', path: 'plays/deploy.yml' })).toEqual({ commit: feature, entry: 'missing' });
-    expect(await resolvePlaybookAtBranch({ url: repo.url, branch: 'main', path: 'plays/deploy.yml' })).toEqual({ commit: repo.head('main'), entry: 'file' });
+    expect(await resolvePlaybookAtBranch({ url: repo.url, branch: 'feature/x', path: 'plays/deploy.yml' })).toEqual({
+      commit: feature,
+      entry: 'missing',
+    });
+    expect(await resolvePlaybookAtBranch({ url: repo.url, branch: 'main', path: 'plays/deploy.yml' })).toEqual({
+      commit: repo.head('main'),
+      entry: 'file',
+    });
   });
 
   it('names a missing branch', async () => {
-    await expectGitError(resolvePlaybookAtBranch({ url: repo.url, branch: 'nope', path: 'site.yml' }), 'branch_not_found', /branch nope not found/);
+    await expectGitError(
+      resolvePlaybookAtBranch({ url: repo.url, branch: 'nope', path: 'site.yml' }),
+      'branch_not_found',
+      /branch nope not found/,
+    );
   });
 
   it("passes on git's reason for a path that is not a repository", async () => {
-    await expectGitError(resolvePlaybookAtBranch({ url: `file://${root}/none`, branch: 'main', path: 'site.yml' }), 'git_failed', /not appear to be a git repository|not a git repository/);
+    await expectGitError(
+      resolvePlaybookAtBranch({ url: `file://${root}/none`, branch: 'main', path: 'site.yml' }),
+      'git_failed',
+      /not appear to be a git repository|not a git repository/,
+    );
   });
 
   it.each([
@@ -72,14 +96,23 @@ describe('resolvePlaybookAtBranch over file://', () => {
   });
 
   it('refuses a URL and a branch that git must never see', async () => {
-    await expectGitError(resolvePlaybookAtBranch({ url: 'ext::sh -c touch% /tmp/pwned', branch: 'main', path: 'site.yml' }), 'refused_url');
-    await expectGitError(resolvePlaybookAtBranch({ url: repo.url, branch: '--upload-pack=x', path: 'site.yml' }), 'bad_input');
+    await expectGitError(
+      resolvePlaybookAtBranch({ url: 'ext::sh -c touch% /tmp/pwned', branch: 'main', path: 'site.yml' }),
+      'refused_url',
+    );
+    await expectGitError(
+      resolvePlaybookAtBranch({ url: repo.url, branch: '--upload-pack=x', path: 'site.yml' }),
+      'bad_input',
+    );
   });
 
   it('works against a server that honours blob filters', async () => {
     const filtered = project('filtered');
     filtered.git('config', 'uploadpack.allowFilter', 'true');
-    expect(await resolvePlaybookAtBranch({ url: filtered.url, branch: 'main', path: 'plays/deploy.yml' })).toEqual({ commit: filtered.head(), entry: 'file' });
+    expect(await resolvePlaybookAtBranch({ url: filtered.url, branch: 'main', path: 'plays/deploy.yml' })).toEqual({
+      commit: filtered.head(),
+      entry: 'file',
+    });
   });
 });
 
@@ -113,12 +146,18 @@ describe('a server that refuses filters', () => {
 
   it('falls back to a plain shallow fetch', async () => {
     fs.writeFileSync(refuse, '');
-    expect(await resolvePlaybookAtBranch({ url: repo.url, branch: 'main', path: 'link.yml' })).toEqual({ commit: repo.head(), entry: 'symlink' });
+    expect(await resolvePlaybookAtBranch({ url: repo.url, branch: 'main', path: 'link.yml' })).toEqual({
+      commit: repo.head(),
+      entry: 'symlink',
+    });
     expect(fs.readFileSync(spyLog, 'utf8')).toBe('fetch-filtered\nfetch-plain\n');
   });
 
   it('does not fetch twice for a failure that is not about filters', async () => {
-    await expectGitError(resolvePlaybookAtBranch({ url: repo.url, branch: 'nope', path: 'site.yml' }), 'branch_not_found');
+    await expectGitError(
+      resolvePlaybookAtBranch({ url: repo.url, branch: 'nope', path: 'site.yml' }),
+      'branch_not_found',
+    );
     expect(fs.readFileSync(spyLog, 'utf8')).toBe('fetch-filtered\n');
   });
 });
@@ -141,11 +180,25 @@ describe('resolvePlaybookAtBranch over ssh from a real sshd on loopback', () => 
 
   it('fetches with the key from its own agent and classifies the path', async () => {
     const auth = { kind: 'ssh_key' as const, privateKey: key.privateKey };
-    expect(await resolvePlaybookAtBranch({ url, branch: 'main', path: 'plays/deploy.yml', auth, timeoutMs: SAFETY_TIMEOUT_MS })).toEqual({ commit: repo.head(), entry: 'file' });
-    expect(await resolvePlaybookAtBranch({ url, branch: 'main', path: 'plays', auth, timeoutMs: SAFETY_TIMEOUT_MS })).toEqual({ commit: repo.head(), entry: 'directory' });
+    expect(
+      await resolvePlaybookAtBranch({
+        url,
+        branch: 'main',
+        path: 'plays/deploy.yml',
+        auth,
+        timeoutMs: SAFETY_TIMEOUT_MS,
+      }),
+    ).toEqual({ commit: repo.head(), entry: 'file' });
+    expect(
+      await resolvePlaybookAtBranch({ url, branch: 'main', path: 'plays', auth, timeoutMs: SAFETY_TIMEOUT_MS }),
+    ).toEqual({ commit: repo.head(), entry: 'directory' });
   });
 
   it("passes on ssh's refusal without a key", async () => {
-    await expectGitError(resolvePlaybookAtBranch({ url, branch: 'main', path: 'site.yml', timeoutMs: SAFETY_TIMEOUT_MS }), 'git_failed', /Permission denied/);
+    await expectGitError(
+      resolvePlaybookAtBranch({ url, branch: 'main', path: 'site.yml', timeoutMs: SAFETY_TIMEOUT_MS }),
+      'git_failed',
+      /Permission denied/,
+    );
   });
 });

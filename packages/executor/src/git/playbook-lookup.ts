@@ -1,7 +1,17 @@
 // Resolves a project's branch head and checks that a playbook path exists there, in one fetch: the commit a run
 // records at submit time, and a clear refusal of a path that is missing or a directory before anything is queued.
 import path from 'node:path';
-import { checkBranchName, checkUrl, COMMIT, DEFAULT_GIT_TIMEOUT_MS, git, GitError, type GitAuth, withWorkspace, type Workspace } from './git.js';
+import {
+  checkBranchName,
+  checkUrl,
+  COMMIT,
+  DEFAULT_GIT_TIMEOUT_MS,
+  git,
+  GitError,
+  type GitAuth,
+  withWorkspace,
+  type Workspace,
+} from './git.js';
 
 export type PlaybookEntry = 'file' | 'symlink' | 'directory' | 'missing';
 
@@ -15,8 +25,10 @@ export interface PlaybookAtBranch {
  * Absolute paths and `..` segments are refused (GitError 'bad_input'): a playbook never leaves its checkout.
  */
 export function normalizePlaybookPath(p: string): string {
-  if (p.startsWith('/')) throw new GitError('bad_input', `the playbook path must be relative to the project root: ${p}`);
-  if (/[\0\\]/.test(p)) throw new GitError('bad_input', 'the playbook path must not contain NUL or backslash characters');
+  if (p.startsWith('/'))
+    throw new GitError('bad_input', `the playbook path must be relative to the project root: ${p}`);
+  if (/[\0\\]/.test(p))
+    throw new GitError('bad_input', 'the playbook path must not contain NUL or backslash characters');
   const segments = p.split('/').filter((s) => s !== '' && s !== '.');
   if (segments.includes('..')) throw new GitError('bad_input', `the playbook path must not contain "..": ${p}`);
   if (segments.length === 0) throw new GitError('bad_input', 'the playbook path names no file');
@@ -39,7 +51,20 @@ async function fetchBranch(ws: Workspace, url: string, branch: string, filter: b
   await git(ws, ['init', '-q', '--template=', repo], ws.dir);
   await git(ws, ['remote', 'add', 'origin', url], repo);
   // Trees only (blob:none): enough to list the path, without downloading the project's files.
-  await git(ws, ['fetch', '-q', '--no-tags', '--depth', '1', ...(filter ? ['--filter=blob:none'] : []), 'origin', `refs/heads/${branch}`], repo);
+  await git(
+    ws,
+    [
+      'fetch',
+      '-q',
+      '--no-tags',
+      '--depth',
+      '1',
+      ...(filter ? ['--filter=blob:none'] : []),
+      'origin',
+      `refs/heads/${branch}`,
+    ],
+    repo,
+  );
   return repo;
 }
 

@@ -2,7 +2,13 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type InventoryFormat, type InventoryGroup, type InventoryHost, InventoryParseError, type ParsedInventory } from '@baton/contracts';
+import {
+  type InventoryFormat,
+  type InventoryGroup,
+  type InventoryHost,
+  InventoryParseError,
+  type ParsedInventory,
+} from '@baton/contracts';
 import { runCapped } from '../process/capped-process.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 
@@ -32,14 +38,18 @@ export const PLUGIN_FOR: Record<InventoryFormat, string> = { ini: 'ini', yaml: '
  */
 export function detectInventoryFormat(content: string): InventoryFormat {
   if (content.trimStart().startsWith('{')) return 'json';
-  const first = content.split(/\r?\n/).map((l) => l.trim()).find((l) => l !== '' && !l.startsWith('#') && !l.startsWith(';'));
+  const first = content
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .find((l) => l !== '' && !l.startsWith('#') && !l.startsWith(';'));
   if (first === undefined) return 'ini';
   return first === '---' || /^[\w.\-"']+\s*:(\s|$)/.test(first) ? 'yaml' : 'ini';
 }
 
 type ScriptGroup = { hosts?: unknown; vars?: unknown; children?: unknown };
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const stringList = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+const stringList = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 
 /** Groups and hosts of an `ansible-inventory --list` document (inventory-script JSON). */
 export function summarizeInventoryList(list: Record<string, unknown>): Pick<ParsedInventory, 'hosts' | 'groups'> {
@@ -86,7 +96,8 @@ export function summarizeInventoryList(list: Record<string, unknown>): Pick<Pars
  * file. Host variables go on a host's first appearance; ansible merges them per host anyway.
  */
 export function scriptJsonToYamlInventory(script: unknown): Record<string, unknown> {
-  if (!isObject(script)) throw new InventorySourceError('not inventory-script JSON: the top level must be an object of groups');
+  if (!isObject(script))
+    throw new InventorySourceError('not inventory-script JSON: the top level must be an object of groups');
   const meta = script._meta;
   const hostvars = isObject(meta) && isObject(meta.hostvars) ? meta.hostvars : {};
   const placed = new Set<string>();
@@ -94,7 +105,8 @@ export function scriptJsonToYamlInventory(script: unknown): Record<string, unkno
   for (const [name, raw] of Object.entries(script)) {
     if (name === '_meta') continue;
     const group: ScriptGroup = Array.isArray(raw) ? { hosts: raw } : isObject(raw) ? raw : {};
-    if (!Array.isArray(raw) && !isObject(raw)) throw new InventorySourceError(`not inventory-script JSON: group ${name} must be an object or a list of hosts`);
+    if (!Array.isArray(raw) && !isObject(raw))
+      throw new InventorySourceError(`not inventory-script JSON: group ${name} must be an object or a list of hosts`);
     const hosts: Record<string, unknown> = {};
     for (const h of stringList(group.hosts)) {
       hosts[h] = placed.has(h) ? null : (hostvars[h] ?? null);
@@ -140,7 +152,12 @@ export function ansibleMessage(stderr: string, hidePaths: Array<[string, string]
   let text = stderr.replace(/\r/g, '');
   const messages = text
     .split(/^(?=\[WARNING\]:|ERROR!|\[ERROR\]:)/m)
-    .map((m) => m.replace(/^(\[WARNING\]:|\[ERROR\]:|ERROR!)\s*(\*\s*)?/, '').replace(/\s+/g, ' ').trim())
+    .map((m) =>
+      m
+        .replace(/^(\[WARNING\]:|\[ERROR\]:|ERROR!)\s*(\*\s*)?/, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    )
     .filter(Boolean);
   text = messages.join('; ');
   for (const [from, to] of hidePaths) text = text.split(from).join(to);
@@ -148,7 +165,9 @@ export function ansibleMessage(stderr: string, hidePaths: Array<[string, string]
 }
 
 /** The environment of an ansible CLI reading an inventory: nothing enabled but `enablePlugins`, no config but ours. */
-export async function ansibleInventoryEnv(run: Pick<ListRun, 'workDir' | 'enablePlugins' | 'env'>): Promise<NodeJS.ProcessEnv> {
+export async function ansibleInventoryEnv(
+  run: Pick<ListRun, 'workDir' | 'enablePlugins' | 'env'>,
+): Promise<NodeJS.ProcessEnv> {
   // An empty ansible.cfg of our own: a config file in the working directory (a project checkout) must not
   // re-enable plugins or change paths behind our back. Environment variables win over it anyway.
   const config = path.join(run.workDir, 'ansible.cfg');
@@ -173,11 +192,20 @@ export async function ansibleInventoryEnv(run: Pick<ListRun, 'workDir' | 'enable
 
 export async function listInventory(run: ListRun, fail: (message: string) => Error): Promise<Record<string, unknown>> {
   const env = await ansibleInventoryEnv(run);
-  const hidePaths: Array<[string, string]> = [[run.inventoryPath, path.basename(run.inventoryPath)], [run.workDir + path.sep, ''], [run.workDir, '.']];
+  const hidePaths: Array<[string, string]> = [
+    [run.inventoryPath, path.basename(run.inventoryPath)],
+    [run.workDir + path.sep, ''],
+    [run.workDir, '.'],
+  ];
   const r = await runCapped('ansible-inventory', ['-i', run.inventoryPath, '--list'], {
-    cwd: run.cwd ?? run.workDir, env, timeoutMs: run.timeoutMs, maxOutputBytes: run.maxOutputBytes, sandbox: inventorySandbox(run),
+    cwd: run.cwd ?? run.workDir,
+    env,
+    timeoutMs: run.timeoutMs,
+    maxOutputBytes: run.maxOutputBytes,
+    sandbox: inventorySandbox(run),
   });
-  if (r.killedFor === 'timeout') throw fail(`ansible-inventory did not finish within ${Math.round(run.timeoutMs / 1000)} s`);
+  if (r.killedFor === 'timeout')
+    throw fail(`ansible-inventory did not finish within ${Math.round(run.timeoutMs / 1000)} s`);
   if (r.killedFor === 'output-too-large') throw fail(`ansible-inventory printed more than ${run.maxOutputBytes} bytes`);
   if (r.exitCode !== 0) throw fail(ansibleMessage(r.stderr, hidePaths));
   try {
@@ -203,14 +231,23 @@ export async function withPrivateDir<T>(fn: (dir: string) => Promise<T>): Promis
  * Parses a stored inventory. It is written to a non-executable file and only the `ini` or `yaml` plugin is
  * enabled, so a stored inventory can never run anything (no `script`, no other plugin).
  */
-export async function parseInventory(opts: { content: string; timeoutMs?: number; maxOutputBytes?: number; sandbox?: Sandbox | undefined }): Promise<ParsedInventory> {
+export async function parseInventory(opts: {
+  content: string;
+  timeoutMs?: number;
+  maxOutputBytes?: number;
+  sandbox?: Sandbox | undefined;
+}): Promise<ParsedInventory> {
   const format = detectInventoryFormat(opts.content);
   return withPrivateDir(async (dir) => {
     const file = path.join(dir, `inventory${EXTENSION[format]}`);
     await fs.writeFile(file, opts.content, { mode: 0o600 });
     const list = await listInventory(
       {
-        inventoryPath: file, workDir: dir, enablePlugins: [PLUGIN_FOR[format]], timeoutMs: opts.timeoutMs ?? DEFAULT_PARSE_TIMEOUT_MS, maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_LIST_BYTES,
+        inventoryPath: file,
+        workDir: dir,
+        enablePlugins: [PLUGIN_FOR[format]],
+        timeoutMs: opts.timeoutMs ?? DEFAULT_PARSE_TIMEOUT_MS,
+        maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_LIST_BYTES,
         sandbox: opts.sandbox,
       },
       (m) => new InventoryParseError(m),
@@ -221,7 +258,12 @@ export async function parseInventory(opts: { content: string; timeoutMs?: number
 
 /** The stored form of a dynamic source's result: YAML-shaped JSON that `parseInventory` reads back without running anything. */
 export function sourceInventoryFromList(list: Record<string, unknown>): SourceInventory {
-  return { format: 'json', list, ...summarizeInventoryList(list), content: JSON.stringify(scriptJsonToYamlInventory(list), null, 2) };
+  return {
+    format: 'json',
+    list,
+    ...summarizeInventoryList(list),
+    content: JSON.stringify(scriptJsonToYamlInventory(list), null, 2),
+  };
 }
 
 /**
@@ -241,8 +283,14 @@ export async function runInventorySource(opts: {
   return withPrivateDir(async (dir) => {
     const list = await listInventory(
       {
-        inventoryPath: path.resolve(opts.source), workDir: dir, enablePlugins: opts.enablePlugins, cwd: opts.cwd, env: opts.env, timeoutMs: opts.timeoutMs,
-        maxOutputBytes: opts.maxOutputBytes, sandbox: opts.sandbox,
+        inventoryPath: path.resolve(opts.source),
+        workDir: dir,
+        enablePlugins: opts.enablePlugins,
+        cwd: opts.cwd,
+        env: opts.env,
+        timeoutMs: opts.timeoutMs,
+        maxOutputBytes: opts.maxOutputBytes,
+        sandbox: opts.sandbox,
       },
       (m) => new InventorySourceError(m),
     );

@@ -42,7 +42,10 @@ const YAML = `all:
 `;
 
 async function errorOf(promise: Promise<unknown>): Promise<Error> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(Error);
   return err as Error;
 }
@@ -51,7 +54,9 @@ describe('inventoryHosts with the real ansible', () => {
   it('lists every host sorted by name when there is no limit', async () => {
     const { hosts, list } = await inventoryHosts({ content: INI });
     expect(hosts).toEqual(['db1', 'web1', 'web2', 'web3']);
-    expect(list).toMatchObject({ _meta: { hostvars: { web1: { ansible_host: '10.0.0.1', role: 'front', env: 'prod', tier: 'web' } } } });
+    expect(list).toMatchObject({
+      _meta: { hostvars: { web1: { ansible_host: '10.0.0.1', role: 'front', env: 'prod', tier: 'web' } } },
+    });
   });
 
   it.each([
@@ -75,10 +80,13 @@ describe('inventoryHosts with the real ansible', () => {
     expect(err.message).toMatch(/Failed to parse inventory\.ini with ini plugin/);
   });
 
-  it.each(['@/etc/hostname', 'web,@/etc/hostname', 'web: @/etc/hostname'])('refuses a limit that reads a file: %s', async (limit) => {
-    expect(hostLimitProblem(limit)).toBeDefined();
-    expect(await errorOf(inventoryHosts({ content: INI, limit }))).toBeInstanceOf(HostPatternError);
-  });
+  it.each(['@/etc/hostname', 'web,@/etc/hostname', 'web: @/etc/hostname'])(
+    'refuses a limit that reads a file: %s',
+    async (limit) => {
+      expect(hostLimitProblem(limit)).toBeDefined();
+      expect(await errorOf(inventoryHosts({ content: INI, limit }))).toBeInstanceOf(HostPatternError);
+    },
+  );
 
   it('gives the same answer inside the bubblewrap sandbox', async () => {
     expect(await probeBwrap()).toEqual({ available: true });
@@ -96,25 +104,53 @@ describe('inventoryForHosts', () => {
   it('splits an INI inventory into shards of exactly their hosts, vars and groups', async () => {
     const { hosts, list } = await inventoryHosts({ content: INI });
     const shards = [0, 1].map((k) => hosts.filter((_, i) => i % 2 === k));
-    expect(shards).toEqual([['db1', 'web2'], ['web1', 'web3']]);
-    const [first, second] = await Promise.all(shards.map((s) => parseInventory({ content: inventoryForHosts(list, s) })));
-    expect(first!.hosts).toEqual([{ name: 'db1', groups: ['db', 'prod'] }, { name: 'web2', groups: ['prod', 'web'] }]);
-    expect(second!.hosts).toEqual([{ name: 'web1', groups: ['prod', 'web'] }, { name: 'web3', groups: ['prod', 'web'] }]);
-    expect(first!.list._meta).toEqual({ hostvars: { db1: { ansible_port: 2222, env: 'prod' }, web2: { env: 'prod', tier: 'web' } } });
+    expect(shards).toEqual([
+      ['db1', 'web2'],
+      ['web1', 'web3'],
+    ]);
+    const [first, second] = await Promise.all(
+      shards.map((s) => parseInventory({ content: inventoryForHosts(list, s) })),
+    );
+    expect(first!.hosts).toEqual([
+      { name: 'db1', groups: ['db', 'prod'] },
+      { name: 'web2', groups: ['prod', 'web'] },
+    ]);
+    expect(second!.hosts).toEqual([
+      { name: 'web1', groups: ['prod', 'web'] },
+      { name: 'web3', groups: ['prod', 'web'] },
+    ]);
+    expect(first!.list._meta).toEqual({
+      hostvars: { db1: { ansible_port: 2222, env: 'prod' }, web2: { env: 'prod', tier: 'web' } },
+    });
     expect(second!.list._meta).toEqual({
-      hostvars: { web1: { ansible_host: '10.0.0.1', role: 'front', env: 'prod', tier: 'web' }, web3: { ansible_host: '10.0.0.3', env: 'prod', tier: 'web' } },
+      hostvars: {
+        web1: { ansible_host: '10.0.0.1', role: 'front', env: 'prod', tier: 'web' },
+        web3: { ansible_host: '10.0.0.3', env: 'prod', tier: 'web' },
+      },
     });
   });
 
   it('keeps hosts outside any group, and the !unsafe and !vault markers of values', async () => {
     const { list } = await inventoryHosts({ content: YAML });
     const shard = await parseInventory({ content: inventoryForHosts(list, ['app-a', 'lonely']) });
-    expect(shard.hosts).toEqual([{ name: 'app-a', groups: ['app'] }, { name: 'lonely', groups: ['ungrouped'] }]);
+    expect(shard.hosts).toEqual([
+      { name: 'app-a', groups: ['app'] },
+      { name: 'lonely', groups: ['ungrouped'] },
+    ]);
     expect(shard.list._meta).toEqual({
-      hostvars: { 'app-a': { secret: { __ansible_unsafe: "{{ lookup('pipe', 'id') }}" } }, lonely: { note: '{{ not_templated }}' } },
+      hostvars: {
+        'app-a': { secret: { __ansible_unsafe: "{{ lookup('pipe', 'id') }}" } },
+        lonely: { note: '{{ not_templated }}' },
+      },
     });
     const vaulted = await parseInventory({ content: inventoryForHosts(list, ['app-b']) });
-    expect(vaulted.list._meta).toEqual({ hostvars: { 'app-b': { vaulted: { __ansible_vault: expect.stringMatching(/^\$ANSIBLE_VAULT;1\.1;AES256\n[0-9a-f]{80}\n/) } } } });
+    expect(vaulted.list._meta).toEqual({
+      hostvars: {
+        'app-b': {
+          vaulted: { __ansible_vault: expect.stringMatching(/^\$ANSIBLE_VAULT;1\.1;AES256\n[0-9a-f]{80}\n/) },
+        },
+      },
+    });
   });
 
   it('refuses a host the inventory does not have', async () => {

@@ -4,8 +4,20 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { runCapped } from '../process/capped-process.js';
 import {
-  ansibleInventoryEnv, ansibleMessage, DEFAULT_MAX_LIST_BYTES, DEFAULT_PARSE_TIMEOUT_MS, detectInventoryFormat, EXTENSION, InventoryParseError, inventorySandbox,
-  type ListRun, listInventory, PLUGIN_FOR, scriptJsonToYamlInventory, summarizeInventoryList, withPrivateDir,
+  ansibleInventoryEnv,
+  ansibleMessage,
+  DEFAULT_MAX_LIST_BYTES,
+  DEFAULT_PARSE_TIMEOUT_MS,
+  detectInventoryFormat,
+  EXTENSION,
+  InventoryParseError,
+  inventorySandbox,
+  type ListRun,
+  listInventory,
+  PLUGIN_FOR,
+  scriptJsonToYamlInventory,
+  summarizeInventoryList,
+  withPrivateDir,
 } from './ansible-inventory.js';
 import { HostPatternError } from '@baton/contracts';
 import type { Sandbox } from '../sandbox/sandbox.js';
@@ -36,18 +48,34 @@ const NO_HOSTS = /no hosts to target|No hosts matched/;
 async function hostsMatching(run: ListRun, limit: string, known: Set<string>): Promise<string[]> {
   const env = await ansibleInventoryEnv(run);
   const r = await runCapped('ansible', ['all', '-i', run.inventoryPath, '--list-hosts', `--limit=${limit}`], {
-    cwd: run.workDir, env, timeoutMs: run.timeoutMs, maxOutputBytes: run.maxOutputBytes, sandbox: inventorySandbox(run),
+    cwd: run.workDir,
+    env,
+    timeoutMs: run.timeoutMs,
+    maxOutputBytes: run.maxOutputBytes,
+    sandbox: inventorySandbox(run),
   });
-  if (r.killedFor === 'timeout') throw new HostPatternError(`ansible did not match the limit within ${Math.round(run.timeoutMs / 1000)} s`);
-  if (r.killedFor === 'output-too-large') throw new HostPatternError(`ansible printed more than ${run.maxOutputBytes} bytes`);
+  if (r.killedFor === 'timeout')
+    throw new HostPatternError(`ansible did not match the limit within ${Math.round(run.timeoutMs / 1000)} s`);
+  if (r.killedFor === 'output-too-large')
+    throw new HostPatternError(`ansible printed more than ${run.maxOutputBytes} bytes`);
   if (r.exitCode !== 0) {
     if (NO_HOSTS.test(r.stderr)) return [];
-    throw new HostPatternError(ansibleMessage(r.stderr, [[run.inventoryPath, path.basename(run.inventoryPath)], [run.workDir + path.sep, ''], [run.workDir, '.']]));
+    throw new HostPatternError(
+      ansibleMessage(r.stderr, [
+        [run.inventoryPath, path.basename(run.inventoryPath)],
+        [run.workDir + path.sep, ''],
+        [run.workDir, '.'],
+      ]),
+    );
   }
   // "  hosts (2):" then one host per line.
-  const hosts = r.stdout.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !/^hosts \(\d+\):$/.test(l));
+  const hosts = r.stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !/^hosts \(\d+\):$/.test(l));
   const strange = hosts.filter((h) => !known.has(h));
-  if (strange.length) throw new HostPatternError(`ansible matched hosts the inventory does not list: ${strange.join(', ')}`);
+  if (strange.length)
+    throw new HostPatternError(`ansible matched hosts the inventory does not list: ${strange.join(', ')}`);
   return hosts;
 }
 
@@ -70,8 +98,12 @@ export async function inventoryHosts(opts: {
     const file = path.join(dir, `inventory${EXTENSION[format]}`);
     await fs.writeFile(file, opts.content, { mode: 0o600 });
     const run: ListRun = {
-      inventoryPath: file, workDir: dir, enablePlugins: [PLUGIN_FOR[format]],
-      timeoutMs: opts.timeoutMs ?? DEFAULT_PARSE_TIMEOUT_MS, maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_LIST_BYTES, sandbox: opts.sandbox,
+      inventoryPath: file,
+      workDir: dir,
+      enablePlugins: [PLUGIN_FOR[format]],
+      timeoutMs: opts.timeoutMs ?? DEFAULT_PARSE_TIMEOUT_MS,
+      maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_LIST_BYTES,
+      sandbox: opts.sandbox,
     };
     const list = await listInventory(run, (m) => new InventoryParseError(m));
     const all = summarizeInventoryList(list).hosts.map((h) => h.name);
@@ -97,8 +129,13 @@ export function inventoryForHosts(list: Record<string, unknown>, hosts: string[]
   };
   for (const [name, group] of Object.entries(list)) {
     if (name === '_meta' || !isObject(group)) continue;
-    const groupHosts = Array.isArray(group.hosts) ? group.hosts.filter((h): h is string => typeof h === 'string' && wanted.has(h)) : [];
-    narrowed[name] = { ...(groupHosts.length ? { hosts: groupHosts } : {}), ...(Array.isArray(group.children) ? { children: group.children } : {}) };
+    const groupHosts = Array.isArray(group.hosts)
+      ? group.hosts.filter((h): h is string => typeof h === 'string' && wanted.has(h))
+      : [];
+    narrowed[name] = {
+      ...(groupHosts.length ? { hosts: groupHosts } : {}),
+      ...(Array.isArray(group.children) ? { children: group.children } : {}),
+    };
   }
   return `${JSON.stringify(scriptJsonToYamlInventory(narrowed), null, 2)}\n`;
 }

@@ -4,7 +4,12 @@ import dns from 'node:dns/promises';
 import https from 'node:https';
 import net from 'node:net';
 import { refusedAddressReason, refusedHostReason } from '@baton/contracts';
-import { InventorySourceError, parseInventory, scriptJsonToYamlInventory, type SourceInventory } from './ansible-inventory.js';
+import {
+  InventorySourceError,
+  parseInventory,
+  scriptJsonToYamlInventory,
+  type SourceInventory,
+} from './ansible-inventory.js';
 
 export interface FetchInventoryUrlOptions {
   url: string;
@@ -26,7 +31,10 @@ const systemResolve = (hostname: string): Promise<Address[]> => dns.lookup(hostn
  * classifier that checked the URL when it was saved (@baton/contracts refused-address).
  */
 async function checkedAddress(hostname: string, resolve: (hostname: string) => Promise<Address[]>): Promise<Address> {
-  const bare = hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  const bare = hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
   const literal = refusedHostReason(bare);
   if (literal) throw new InventorySourceError(`refused: ${literal}`);
   let addresses: Address[];
@@ -54,7 +62,8 @@ export async function fetchInventoryUrl(opts: FetchInventoryUrlOptions): Promise
   } catch {
     throw new InventorySourceError('not a URL');
   }
-  if (url.protocol !== 'https:') throw new InventorySourceError(`refused: only https URLs are fetched, not ${url.protocol.replace(/:$/, '')}`);
+  if (url.protocol !== 'https:')
+    throw new InventorySourceError(`refused: only https URLs are fetched, not ${url.protocol.replace(/:$/, '')}`);
   const target = await checkedAddress(url.hostname, opts.resolve ?? systemResolve);
 
   const body = await new Promise<Buffer>((resolve, reject) => {
@@ -64,21 +73,36 @@ export async function fetchInventoryUrl(opts: FetchInventoryUrlOptions): Promise
       ca: opts.ca,
       servername: net.isIP(url.hostname.replace(/^\[|\]$/g, '')) ? undefined : url.hostname,
       // Node asks for every address (`all`, for its happy-eyeballs connect) or for one; either way: the checked one.
-      lookup: (_host, lookupOpts, cb) => (lookupOpts.all ? cb(null, [target]) : cb(null, target.address, target.family)),
+      lookup: (_host, lookupOpts, cb) =>
+        lookupOpts.all ? cb(null, [target]) : cb(null, target.address, target.family),
       // Pooled sockets could outlive the checked address.
       agent: false,
     });
-    const timer = setTimeout(() => req.destroy(new InventorySourceError(`no complete answer from ${url.host} within ${Math.round(opts.timeoutMs / 1000)} s`)), opts.timeoutMs);
+    const timer = setTimeout(
+      () =>
+        req.destroy(
+          new InventorySourceError(`no complete answer from ${url.host} within ${Math.round(opts.timeoutMs / 1000)} s`),
+        ),
+      opts.timeoutMs,
+    );
     const fail = (err: Error) => {
       clearTimeout(timer);
-      reject(err instanceof InventorySourceError ? err : new InventorySourceError(`fetching ${url.host} failed: ${err.message}`));
+      reject(
+        err instanceof InventorySourceError
+          ? err
+          : new InventorySourceError(`fetching ${url.host} failed: ${err.message}`),
+      );
     };
     req.on('error', fail);
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
       if (status !== 200) {
         res.resume();
-        fail(new InventorySourceError(`${url.host} answered HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}`));
+        fail(
+          new InventorySourceError(
+            `${url.host} answered HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}`,
+          ),
+        );
         req.destroy();
         return;
       }
@@ -86,7 +110,8 @@ export async function fetchInventoryUrl(opts: FetchInventoryUrlOptions): Promise
       let size = 0;
       res.on('data', (chunk: Buffer) => {
         size += chunk.length;
-        if (size > opts.maxBytes) req.destroy(new InventorySourceError(`the answer from ${url.host} is larger than ${opts.maxBytes} bytes`));
+        if (size > opts.maxBytes)
+          req.destroy(new InventorySourceError(`the answer from ${url.host} is larger than ${opts.maxBytes} bytes`));
         else chunks.push(chunk);
       });
       res.on('error', fail);
@@ -109,13 +134,17 @@ export async function fetchInventoryUrl(opts: FetchInventoryUrlOptions): Promise
  * Fetches a URL source and checks its JSON with the real ansible-inventory: converted to the YAML inventory
  * shape (the `script` plugin would need an executable file) and parsed like a stored inventory.
  */
-export async function loadUrlInventory(opts: FetchInventoryUrlOptions & { parseTimeoutMs?: number }): Promise<SourceInventory> {
+export async function loadUrlInventory(
+  opts: FetchInventoryUrlOptions & { parseTimeoutMs?: number },
+): Promise<SourceInventory> {
   const script = await fetchInventoryUrl(opts);
   const content = JSON.stringify(scriptJsonToYamlInventory(script), null, 2);
   try {
     const parsed = await parseInventory({ content, timeoutMs: opts.parseTimeoutMs });
     return { ...parsed, format: 'json', content };
   } catch (err) {
-    throw new InventorySourceError(`the inventory from ${new URL(opts.url).host} was refused by ansible: ${(err as Error).message}`);
+    throw new InventorySourceError(
+      `the inventory from ${new URL(opts.url).host} was refused by ansible: ${(err as Error).message}`,
+    );
   }
 }

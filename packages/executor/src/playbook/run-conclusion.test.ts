@@ -4,10 +4,28 @@
 // null when a signal killed it.
 import { describe, expect, it } from '@jest/globals';
 import type { HostStats } from './run-event-stream.js';
-import { canceledFor, concludeFrom, concludeThrown, RunRefused, type RunVerdict, ShutdownAbort, stoppedLine, WorkerLostAbort } from './run-conclusion.js';
+import {
+  canceledFor,
+  concludeFrom,
+  concludeThrown,
+  RunRefused,
+  type RunVerdict,
+  ShutdownAbort,
+  stoppedLine,
+  WorkerLostAbort,
+} from './run-conclusion.js';
 import type { AnsibleResult } from './run-process.js';
 
-const counts = (some: Partial<HostStats>): HostStats => ({ ok: 0, changed: 0, failed: 0, unreachable: 0, skipped: 0, rescued: 0, ignored: 0, ...some });
+const counts = (some: Partial<HostStats>): HostStats => ({
+  ok: 0,
+  changed: 0,
+  failed: 0,
+  unreachable: 0,
+  skipped: 0,
+  rescued: 0,
+  ignored: 0,
+  ...some,
+});
 
 /** Every host fine, with every count that is no failure set somewhere (ignored errors and rescued tasks included). */
 const healthy = { web1: counts({ ok: 3, changed: 1 }), web2: counts({ ok: 2, skipped: 1, rescued: 1, ignored: 2 }) };
@@ -78,29 +96,79 @@ describe('concludeFrom: a run without playbook_on_stats (ansible stopped before 
 
 describe('concludeFrom: a run Baton stopped', () => {
   it.each<[string, AnsibleResult, Record<string, HostStats> | undefined, unknown, RunVerdict]>([
-    ["a user's cancel, ansible gone by SIGINT", { exitCode: 99, stoppedFor: 'canceled' }, undefined, userCancel, canceled],
+    [
+      "a user's cancel, ansible gone by SIGINT",
+      { exitCode: 99, stoppedFor: 'canceled' },
+      undefined,
+      userCancel,
+      canceled,
+    ],
     ["a user's cancel, ansible killed", { exitCode: null, stoppedFor: 'canceled' }, undefined, userCancel, canceled],
     // A cancel wins over whatever ansible managed before it stopped.
-    ["a user's cancel, after ansible exited 0 with fine stats", { exitCode: 0, stoppedFor: 'canceled' }, healthy, userCancel, canceled],
+    [
+      "a user's cancel, after ansible exited 0 with fine stats",
+      { exitCode: 0, stoppedFor: 'canceled' },
+      healthy,
+      userCancel,
+      canceled,
+    ],
     ["a user's cancel, a host failed before", { exitCode: 2, stoppedFor: 'canceled' }, oneFailed, userCancel, canceled],
     ['a cancel whose reason is no error', { exitCode: null, stoppedFor: 'canceled' }, undefined, 'stop', canceled],
     ['a cancel with no reason', { exitCode: null, stoppedFor: 'canceled' }, undefined, undefined, canceled],
     ["the server's shutdown", { exitCode: 99, stoppedFor: 'canceled' }, healthy, new ShutdownAbort(), shutdown],
-    ["the server's shutdown, its reason from another realm", { exitCode: null, stoppedFor: 'canceled' }, undefined, { name: 'ShutdownAbort' }, shutdown],
-    ['the worker lost its lease', { exitCode: null, stoppedFor: 'canceled' }, oneFailed, new WorkerLostAbort(), workerLost],
-    ['the worker lost its lease, its reason from another realm', { exitCode: 99, stoppedFor: 'canceled' }, undefined, { name: 'WorkerLostAbort' }, workerLost],
+    [
+      "the server's shutdown, its reason from another realm",
+      { exitCode: null, stoppedFor: 'canceled' },
+      undefined,
+      { name: 'ShutdownAbort' },
+      shutdown,
+    ],
+    [
+      'the worker lost its lease',
+      { exitCode: null, stoppedFor: 'canceled' },
+      oneFailed,
+      new WorkerLostAbort(),
+      workerLost,
+    ],
+    [
+      'the worker lost its lease, its reason from another realm',
+      { exitCode: 99, stoppedFor: 'canceled' },
+      undefined,
+      { name: 'WorkerLostAbort' },
+      workerLost,
+    ],
     ['the timeout', { exitCode: null, stoppedFor: 'timeout' }, undefined, undefined, timedOut],
-    ['the timeout, after ansible exited 0 with fine stats', { exitCode: 0, stoppedFor: 'timeout' }, healthy, undefined, timedOut],
+    [
+      'the timeout, after ansible exited 0 with fine stats',
+      { exitCode: 0, stoppedFor: 'timeout' },
+      healthy,
+      undefined,
+      timedOut,
+    ],
     ['the timeout, a host failed before', { exitCode: 99, stoppedFor: 'timeout' }, oneFailed, undefined, timedOut],
     // The signal's reason matters only to a cancel: a run that timed out is not a shutdown or a lost lease.
-    ['the timeout, while the signal says shutdown', { exitCode: null, stoppedFor: 'timeout' }, undefined, new ShutdownAbort(), timedOut],
-    ['the timeout, while the signal says lease lost', { exitCode: null, stoppedFor: 'timeout' }, undefined, new WorkerLostAbort(), timedOut],
+    [
+      'the timeout, while the signal says shutdown',
+      { exitCode: null, stoppedFor: 'timeout' },
+      undefined,
+      new ShutdownAbort(),
+      timedOut,
+    ],
+    [
+      'the timeout, while the signal says lease lost',
+      { exitCode: null, stoppedFor: 'timeout' },
+      undefined,
+      new WorkerLostAbort(),
+      timedOut,
+    ],
   ])('%s', (_, result, stats, abortReason, verdict) => {
     expect(concludeFrom(result, stats, abortReason)).toEqual(verdict);
   });
 
   it('a reason that only looks like a shutdown or a lost lease in its message is a plain cancel', () => {
-    expect(concludeFrom({ exitCode: null, stoppedFor: 'canceled' }, undefined, new Error('ShutdownAbort WorkerLostAbort'))).toEqual(canceled);
+    expect(
+      concludeFrom({ exitCode: null, stoppedFor: 'canceled' }, undefined, new Error('ShutdownAbort WorkerLostAbort')),
+    ).toEqual(canceled);
   });
 });
 
@@ -119,13 +187,33 @@ describe('canceledFor: a run canceled before ansible started', () => {
 
 describe('concludeThrown: a run that broke off before it concluded', () => {
   it.each<[string, unknown, RunVerdict]>([
-    ['a playbook path outside the project', new RunRefused('failed', 'bad_playbook', 'baton: the playbook path "../x.yml" is not inside the project'), badPlaybook],
-    ['a checkout that failed', new RunRefused('error', 'checkout_failed', 'baton: cannot check out the project'), { conclusion: 'error', reason: 'checkout_failed' }],
-    ['an ssh key the agent refused', new RunRefused('error', 'bad_credential', 'baton: bad key'), { conclusion: 'error', reason: 'bad_credential' }],
-    ["an error of Baton's own", new Error('EACCES: permission denied'), { conclusion: 'error', reason: 'executor_error' }],
+    [
+      'a playbook path outside the project',
+      new RunRefused('failed', 'bad_playbook', 'baton: the playbook path "../x.yml" is not inside the project'),
+      badPlaybook,
+    ],
+    [
+      'a checkout that failed',
+      new RunRefused('error', 'checkout_failed', 'baton: cannot check out the project'),
+      { conclusion: 'error', reason: 'checkout_failed' },
+    ],
+    [
+      'an ssh key the agent refused',
+      new RunRefused('error', 'bad_credential', 'baton: bad key'),
+      { conclusion: 'error', reason: 'bad_credential' },
+    ],
+    [
+      "an error of Baton's own",
+      new Error('EACCES: permission denied'),
+      { conclusion: 'error', reason: 'executor_error' },
+    ],
     ['a thrown value that is no error', 'broken', { conclusion: 'error', reason: 'executor_error' }],
     // Only a real refusal decides its own verdict: an error merely shaped like one is Baton's fault.
-    ['an object shaped like a refusal', { conclusion: 'succeeded', reason: 'bad_playbook', message: 'x' }, { conclusion: 'error', reason: 'executor_error' }],
+    [
+      'an object shaped like a refusal',
+      { conclusion: 'succeeded', reason: 'bad_playbook', message: 'x' },
+      { conclusion: 'error', reason: 'executor_error' },
+    ],
   ])('%s', (_, err, verdict) => {
     expect(concludeThrown(err)).toEqual(verdict);
   });
@@ -137,8 +225,20 @@ describe("stoppedLine: the log's last word when Baton stopped ansible", () => {
     ['not stopped, though canceled before ansible started', undefined, canceled, undefined, undefined],
     ['the timeout', 'timeout', timedOut, 30, 'baton: the run exceeded its timeout of 30 s and was stopped'],
     ["a user's cancel", 'canceled', canceled, 30, 'baton: the run was canceled'],
-    ["the server's shutdown", 'canceled', shutdown, undefined, 'baton: the run was stopped: the server is shutting down'],
-    ['the worker lost its lease', 'canceled', workerLost, undefined, 'baton: the run was stopped: this worker lost its lease on the run'],
+    [
+      "the server's shutdown",
+      'canceled',
+      shutdown,
+      undefined,
+      'baton: the run was stopped: the server is shutting down',
+    ],
+    [
+      'the worker lost its lease',
+      'canceled',
+      workerLost,
+      undefined,
+      'baton: the run was stopped: this worker lost its lease on the run',
+    ],
   ])('%s', (_, stoppedFor, verdict, timeoutS, line) => {
     expect(stoppedLine(stoppedFor, verdict, timeoutS)).toBe(line);
   });

@@ -5,7 +5,16 @@ import type { AnsibleResult } from './run-process.js';
 
 export type RunConclusion = 'succeeded' | 'failed' | 'canceled' | 'error';
 /** Why a run ended the way it did, where the conclusion alone does not say. */
-export type RunReason = 'timeout' | 'canceled' | 'shutdown' | 'bad_playbook' | 'checkout_failed' | 'bad_credential' | 'ansible_error' | 'executor_error' | 'worker_lost';
+export type RunReason =
+  | 'timeout'
+  | 'canceled'
+  | 'shutdown'
+  | 'bad_playbook'
+  | 'checkout_failed'
+  | 'bad_credential'
+  | 'ansible_error'
+  | 'executor_error'
+  | 'worker_lost';
 
 export interface RunVerdict {
   conclusion: RunConclusion;
@@ -36,13 +45,18 @@ export class WorkerLostAbort extends Error {
 
 /** Something about the bundle that stops the run before ansible starts; `message` goes into the run's log. */
 export class RunRefused extends Error {
-  constructor(readonly conclusion: RunConclusion, readonly reason: RunReason, message: string) {
+  constructor(
+    readonly conclusion: RunConclusion,
+    readonly reason: RunReason,
+    message: string,
+  ) {
     super(message);
   }
 }
 
 /** By name, not instanceof: the reason may come from another realm (a test runner's, a worker thread's). */
-const isAbortNamed = (reason: unknown, name: string): boolean => typeof reason === 'object' && reason !== null && (reason as Error).name === name;
+const isAbortNamed = (reason: unknown, name: string): boolean =>
+  typeof reason === 'object' && reason !== null && (reason as Error).name === name;
 const isShutdownAbort = (reason: unknown): boolean => isAbortNamed(reason, 'ShutdownAbort');
 const isWorkerLostAbort = (reason: unknown): boolean => isAbortNamed(reason, 'WorkerLostAbort');
 
@@ -54,13 +68,19 @@ const ANSIBLE_PARSER_ERROR_EXIT = 4;
  * signal's reason: neither of the last two may look like a user's cancel.
  */
 export const canceledFor = (abortReason: unknown): RunVerdict =>
-  isWorkerLostAbort(abortReason) ? { conclusion: 'error', reason: 'worker_lost' } : { conclusion: 'canceled', reason: isShutdownAbort(abortReason) ? 'shutdown' : 'canceled' };
+  isWorkerLostAbort(abortReason)
+    ? { conclusion: 'error', reason: 'worker_lost' }
+    : { conclusion: 'canceled', reason: isShutdownAbort(abortReason) ? 'shutdown' : 'canceled' };
 
 /**
  * The verdict on a run ansible-playbook ran to its end (or was stopped in): per-host outcome comes from the final
  * `playbook_on_stats` when there is one, never from the exit code alone.
  */
-export function concludeFrom(result: AnsibleResult, stats: Record<string, HostStats> | undefined, abortReason: unknown): RunVerdict {
+export function concludeFrom(
+  result: AnsibleResult,
+  stats: Record<string, HostStats> | undefined,
+  abortReason: unknown,
+): RunVerdict {
   if (result.stoppedFor === 'canceled') return canceledFor(abortReason);
   if (result.stoppedFor === 'timeout') return { conclusion: 'error', reason: 'timeout' };
   if (stats) {
@@ -75,7 +95,9 @@ export function concludeFrom(result: AnsibleResult, stats: Record<string, HostSt
 
 /** The verdict on a run that threw before it concluded: a refusal carries its own, anything else is Baton's fault. */
 export const concludeThrown = (err: unknown): RunVerdict =>
-  err instanceof RunRefused ? { conclusion: err.conclusion, reason: err.reason } : { conclusion: 'error', reason: 'executor_error' };
+  err instanceof RunRefused
+    ? { conclusion: err.conclusion, reason: err.reason }
+    : { conclusion: 'error', reason: 'executor_error' };
 
 const STOPPED_LINES: Partial<Record<RunReason, string>> = {
   shutdown: 'baton: the run was stopped: the server is shutting down',
@@ -83,7 +105,11 @@ const STOPPED_LINES: Partial<Record<RunReason, string>> = {
 };
 
 /** The run log's last line of Baton's own when Baton stopped ansible, saying why; undefined when it did not. */
-export function stoppedLine(stoppedFor: AnsibleResult['stoppedFor'], verdict: RunVerdict, timeoutS: number | undefined): string | undefined {
+export function stoppedLine(
+  stoppedFor: AnsibleResult['stoppedFor'],
+  verdict: RunVerdict,
+  timeoutS: number | undefined,
+): string | undefined {
   if (stoppedFor === 'timeout') return `baton: the run exceeded its timeout of ${timeoutS} s and was stopped`;
   if (stoppedFor) return (verdict.reason && STOPPED_LINES[verdict.reason]) ?? 'baton: the run was canceled';
   return undefined;

@@ -36,7 +36,13 @@ export interface PreparedCredentials {
   variables: Record<string, string>;
 }
 
-export async function prepareCredentials(dir: string, credentials: BundleCredential[], baseEnv: NodeJS.ProcessEnv, res: RunResources, fifo: FifoServer): Promise<PreparedCredentials> {
+export async function prepareCredentials(
+  dir: string,
+  credentials: BundleCredential[],
+  baseEnv: NodeJS.ProcessEnv,
+  res: RunResources,
+  fifo: FifoServer,
+): Promise<PreparedCredentials> {
   const args: string[] = [];
   const env: NodeJS.ProcessEnv = {};
   const variables: Record<string, string> = {};
@@ -46,7 +52,12 @@ export async function prepareCredentials(dir: string, credentials: BundleCredent
         // One machine credential per run: a second key would only be offered after the first by the agent.
         if (res.agent) break;
         try {
-          res.agent = await startOwnedSshAgent({ dir, env: baseEnv, privateKey: c.inputs.private_key, passphrase: c.inputs.passphrase });
+          res.agent = await startOwnedSshAgent({
+            dir,
+            env: baseEnv,
+            privateKey: c.inputs.private_key,
+            passphrase: c.inputs.passphrase,
+          });
         } catch (err) {
           if (err instanceof GitError) throw new RunRefused('error', 'bad_credential', `baton: ${err.reason}`);
           throw err;
@@ -79,7 +90,11 @@ export async function prepareCredentials(dir: string, credentials: BundleCredent
  * no shell name, a reserved one (LD_AUDIT, PYTHONPATH… : stored before they were refused at create, or sent
  * by a forged bundle), one Baton sets itself for the run, or a value that no environment can hold.
  */
-export function acceptedVariables(variables: Record<string, string>, own: NodeJS.ProcessEnv, notice: (line: string) => void): Record<string, string> {
+export function acceptedVariables(
+  variables: Record<string, string>,
+  own: NodeJS.ProcessEnv,
+  notice: (line: string) => void,
+): Record<string, string> {
   const accepted: Record<string, string> = {};
   for (const [name, value] of Object.entries(variables)) {
     const why = !ENV_NAME_PATTERN.test(name)
@@ -91,7 +106,10 @@ export function acceptedVariables(variables: Record<string, string>, own: NodeJS
           : value.includes('\0')
             ? 'its value holds a NUL character'
             : undefined;
-    if (why) notice(`baton: the env credential variable ${ENV_NAME_PATTERN.test(name) ? name : JSON.stringify(name.slice(0, 128))} was not set: ${why}`);
+    if (why)
+      notice(
+        `baton: the env credential variable ${ENV_NAME_PATTERN.test(name) ? name : JSON.stringify(name.slice(0, 128))} was not set: ${why}`,
+      );
     else accepted[name] = value;
   }
   return accepted;
@@ -109,8 +127,15 @@ const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 const ENV_LAUNCHER = '. "$1"; shift; exec "$@"';
 
 /** `command` itself, or the launcher around it when the run has credential variables to set. */
-export async function withVariables(command: string, args: string[], variables: Record<string, string>, fifo: FifoServer): Promise<{ command: string; args: string[] }> {
+export async function withVariables(
+  command: string,
+  args: string[],
+  variables: Record<string, string>,
+  fifo: FifoServer,
+): Promise<{ command: string; args: string[] }> {
   if (Object.keys(variables).length === 0) return { command, args };
-  const exports = Object.entries(variables).map(([name, value]) => `export ${name}=${shellQuote(value)}\n`).join('');
+  const exports = Object.entries(variables)
+    .map(([name, value]) => `export ${name}=${shellQuote(value)}\n`)
+    .join('');
   return { command: '/bin/sh', args: ['-c', ENV_LAUNCHER, 'baton-env', await fifo('env', exports), command, ...args] };
 }

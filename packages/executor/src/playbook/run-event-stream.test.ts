@@ -6,8 +6,16 @@ const NOW = () => new Date('2030-01-01T00:00:00Z');
 
 function stream(limits: Partial<RunEventStreamLimits> = {}, secrets: string[] = []) {
   const events: RunEvent[] = [];
-  const s = new RunEventStream('run_x', (e) => events.push(e), secrets, NOW, { maxLogBytes: 1_000_000, maxEventResBytes: 1_000_000, ...limits });
-  const log = () => events.filter((e) => e.kind === 'log').map((e) => e.data.text as string).join('');
+  const s = new RunEventStream('run_x', (e) => events.push(e), secrets, NOW, {
+    maxLogBytes: 1_000_000,
+    maxEventResBytes: 1_000_000,
+    ...limits,
+  });
+  const log = () =>
+    events
+      .filter((e) => e.kind === 'log')
+      .map((e) => e.data.text as string)
+      .join('');
   const ansibleEvent = (record: Record<string, unknown>) => s.ansibleEvents(Buffer.from(`${JSON.stringify(record)}\n`));
   return { s, events, log, ansibleEvent };
 }
@@ -18,7 +26,10 @@ describe('RunEventStream', () => {
     const big = { stdout: 'é'.repeat(60) };
     ansibleEvent({ event: 'runner_on_ok', end_line: 1, res: big });
     ansibleEvent({ event: 'runner_on_ok', end_line: 1, res: { stdout: 'small' } });
-    expect(events.map((e) => e.data.res)).toEqual([{ truncated: true, bytes: Buffer.byteLength(JSON.stringify(big)) }, { stdout: 'small' }]);
+    expect(events.map((e) => e.data.res)).toEqual([
+      { truncated: true, bytes: Buffer.byteLength(JSON.stringify(big)) },
+      { stdout: 'small' },
+    ]);
   });
 
   it('keeps whole lines up to maxLogBytes, adds one notice, and still releases events waiting for later lines', () => {
@@ -32,7 +43,9 @@ describe('RunEventStream', () => {
     s.stdout(Buffer.from('eeee\n'.repeat(100)));
     s.ownLogLine('baton: the run was canceled');
     s.flush();
-    expect(log()).toBe('aaaa\nbbbb\nbaton: the log exceeded 10 bytes; further output is dropped (the run goes on)\nbaton: the run was canceled\n');
+    expect(log()).toBe(
+      'aaaa\nbbbb\nbaton: the log exceeded 10 bytes; further output is dropped (the run goes on)\nbaton: the run was canceled\n',
+    );
   });
 
   it('does not buffer an endless line past the cap', () => {
@@ -64,8 +77,16 @@ describe('RunEventStream', () => {
 
   it('shows private paths as given in every string of every event, after masking secrets', () => {
     const { s, events, log, ansibleEvent } = stream({}, ['hunter22']);
-    s.replacePaths([['/tmp/baton-run-1/project/', ''], ['/tmp/baton-run-1/', ''], ['/tmp/baton-run-1', '.']]);
-    s.stdout(Buffer.from("ERROR! in '/tmp/baton-run-1/project/site.yml': hunter22 at /tmp/baton-run-1/inventory.ini cwd /tmp/baton-run-1\n"));
+    s.replacePaths([
+      ['/tmp/baton-run-1/project/', ''],
+      ['/tmp/baton-run-1/', ''],
+      ['/tmp/baton-run-1', '.'],
+    ]);
+    s.stdout(
+      Buffer.from(
+        "ERROR! in '/tmp/baton-run-1/project/site.yml': hunter22 at /tmp/baton-run-1/inventory.ini cwd /tmp/baton-run-1\n",
+      ),
+    );
     ansibleEvent({ event: 'runner_on_ok', end_line: 2, res: { '/tmp/baton-run-1/project/x': ['/tmp/baton-run-1'] } });
     expect(log()).toBe("ERROR! in 'site.yml': ******** at inventory.ini cwd .\n");
     expect(events.at(-1)!.data.res).toEqual({ x: ['.'] });
@@ -73,7 +94,20 @@ describe('RunEventStream', () => {
 
   it('accepts from the callback pipe only Ansible event names: a forged status or log never comes out', () => {
     const { events, ansibleEvent } = stream();
-    for (const event of ['status', 'log', 'end', 'Runner_on_ok', 'runner_on_ok ', 'playbook_on_', 'runner_on-ok', 'x_runner_on_ok', 'playbook_on_stats2', '', 7, null]) {
+    for (const event of [
+      'status',
+      'log',
+      'end',
+      'Runner_on_ok',
+      'runner_on_ok ',
+      'playbook_on_',
+      'runner_on-ok',
+      'x_runner_on_ok',
+      'playbook_on_stats2',
+      '',
+      7,
+      null,
+    ]) {
       ansibleEvent({ event, end_line: 1, data: { status: 'finished', conclusion: 'succeeded' }, text: 'forged\n' });
     }
     ansibleEvent({ end_line: 1, task: 'no name' });
@@ -86,12 +120,43 @@ describe('RunEventStream', () => {
   it('keeps only the known fields, each of its type, and drops the rest', () => {
     const { s, events, ansibleEvent } = stream();
     ansibleEvent({
-      event: 'runner_on_ok', uuid: 'u-1', counter: 3, start_line: 1, end_line: 1, host: 'web1', task: 'ping', changed: true, duration: 0.25, res: { ping: 'pong' },
-      status: 'finished', conclusion: 'succeeded', kind: 'status', extra: 'x',
+      event: 'runner_on_ok',
+      uuid: 'u-1',
+      counter: 3,
+      start_line: 1,
+      end_line: 1,
+      host: 'web1',
+      task: 'ping',
+      changed: true,
+      duration: 0.25,
+      res: { ping: 'pong' },
+      status: 'finished',
+      conclusion: 'succeeded',
+      kind: 'status',
+      extra: 'x',
     });
-    expect(events.at(-1)!.data).toEqual({ uuid: 'u-1', counter: 3, start_line: 1, end_line: 1, host: 'web1', task: 'ping', changed: true, duration: 0.25, res: { ping: 'pong' } });
+    expect(events.at(-1)!.data).toEqual({
+      uuid: 'u-1',
+      counter: 3,
+      start_line: 1,
+      end_line: 1,
+      host: 'web1',
+      task: 'ping',
+      changed: true,
+      duration: 0.25,
+      res: { ping: 'pong' },
+    });
     ansibleEvent({
-      event: 'runner_on_ok', uuid: 5, host: { name: 'web1' }, task: ['ping'], counter: -1, start_line: 1.5, end_line: 2 ** 31, changed: 'yes', no_log: 1, duration: 'long',
+      event: 'runner_on_ok',
+      uuid: 5,
+      host: { name: 'web1' },
+      task: ['ping'],
+      counter: -1,
+      start_line: 1.5,
+      end_line: 2 ** 31,
+      changed: 'yes',
+      no_log: 1,
+      duration: 'long',
     });
     expect(events.at(-1)!.data).toEqual({});
     // A huge or fractional end_line cannot hold an event back forever: dropped, the event goes out at once.
@@ -102,7 +167,11 @@ describe('RunEventStream', () => {
 
   it('takes stats only as host → counts, and strips U+0000 from every string, keys and log included', () => {
     const { s, events, log, ansibleEvent } = stream();
-    ansibleEvent({ event: 'playbook_on_stats', end_line: 1, stats: { web1: { ok: 2, failed: 'many', changed: -1, unreachable: 1.5 }, 'db\u00001': { ok: 1 }, bad: 'x' } });
+    ansibleEvent({
+      event: 'playbook_on_stats',
+      end_line: 1,
+      stats: { web1: { ok: 2, failed: 'many', changed: -1, unreachable: 1.5 }, 'db\u00001': { ok: 1 }, bad: 'x' },
+    });
     const zeros = { ok: 0, changed: 0, failed: 0, unreachable: 0, skipped: 0, rescued: 0, ignored: 0 };
     expect(events.at(-1)!.data.stats).toEqual({ web1: { ...zeros, ok: 2 }, db1: { ...zeros, ok: 1 } });
     expect(s.stats).toEqual({ web1: { ...zeros, ok: 2 }, db1: { ...zeros, ok: 1 } });
@@ -126,7 +195,11 @@ describe('RunEventStream', () => {
     ansibleEvent({ event: 'playbook_on_stats', start_line: 3, end_line: 3 });
     const play = events.find((e) => e.kind === 'playbook_on_play_start')!;
     expect(play.data).toMatchObject({ start_line: 3, end_line: 5 });
-    const logLines = events.filter((e) => e.kind === 'log').map((e) => e.data.text as string).join('').split('\n');
+    const logLines = events
+      .filter((e) => e.kind === 'log')
+      .map((e) => e.data.text as string)
+      .join('')
+      .split('\n');
     expect(logLines.slice(2, 4)).toEqual(['', 'PLAY [all]']);
     expect(events.find((e) => e.kind === 'playbook_on_stats')!.data).toMatchObject({ start_line: 5, end_line: 5 });
   });

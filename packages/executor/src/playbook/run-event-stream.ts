@@ -30,13 +30,28 @@ const REDACTED = '********';
  * `log`, which are Baton's own), only the fields our plugin writes, each of its type; the rest is dropped.
  */
 const ANSIBLE_EVENT_NAME = /^(playbook_on_|runner_)[a-z_]+$/;
-const STRING_FIELDS = ['uuid', 'created', 'playbook', 'play', 'play_uuid', 'pattern', 'task', 'task_uuid', 'task_path', 'parent_uuid', 'host', 'start', 'end'];
+const STRING_FIELDS = [
+  'uuid',
+  'created',
+  'playbook',
+  'play',
+  'play_uuid',
+  'pattern',
+  'task',
+  'task_uuid',
+  'task_path',
+  'parent_uuid',
+  'host',
+  'start',
+  'end',
+];
 const COUNT_FIELDS = ['counter', 'start_line', 'end_line'];
 const BOOLEAN_FIELDS = ['changed', 'no_log'];
 const STAT_COUNTS = ['ok', 'changed', 'failed', 'unreachable', 'skipped', 'rescued', 'ignored'] as const;
 const MAX_COUNT = 2 ** 31 - 1;
 const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_COUNT;
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** playbook_on_stats' `stats`: host → the seven counts, each a count (else 0); a host that is not an object is dropped. */
 function statsFrom(value: unknown): Record<string, HostStats> | undefined {
@@ -44,13 +59,17 @@ function statsFrom(value: unknown): Record<string, HostStats> | undefined {
   const stats: Record<string, HostStats> = {};
   for (const [host, counts] of Object.entries(value)) {
     if (!isPlainObject(counts)) continue;
-    stats[host] = Object.fromEntries(STAT_COUNTS.map((k) => [k, isCount(counts[k]) ? counts[k] : 0])) as unknown as HostStats;
+    stats[host] = Object.fromEntries(
+      STAT_COUNTS.map((k) => [k, isCount(counts[k]) ? counts[k] : 0]),
+    ) as unknown as HostStats;
   }
   return stats;
 }
 
 /** The event name and the well-typed known fields of one parsed callback line; undefined when it is no Ansible event. */
-function ansibleEventFrom(parsed: Record<string, unknown>): { kind: string; data: Record<string, unknown> } | undefined {
+function ansibleEventFrom(
+  parsed: Record<string, unknown>,
+): { kind: string; data: Record<string, unknown> } | undefined {
   const kind = parsed.event;
   if (typeof kind !== 'string' || !ANSIBLE_EVENT_NAME.test(kind)) return undefined;
   const data: Record<string, unknown> = {};
@@ -102,7 +121,9 @@ export class RunEventStream {
 
   /** From now on every string of every event shows `to` where it had `from` (the run directory's paths). */
   replacePaths(pairs: Array<[string, string]>): void {
-    this.replacements = [...this.replacements, ...pairs.filter(([from]) => from.length > 1)].sort((a, b) => b[0].length - a[0].length);
+    this.replacements = [...this.replacements, ...pairs.filter(([from]) => from.length > 1)].sort(
+      (a, b) => b[0].length - a[0].length,
+    );
   }
 
   private emit(kind: string, data: Record<string, unknown>): void {
@@ -133,7 +154,11 @@ export class RunEventStream {
 
   private emitLog(text: string): void {
     const lines = countLines(text);
-    const data: LogEventData = { text: this.redact(text), start_line: this.logLines + 1, end_line: this.logLines + 1 + lines };
+    const data: LogEventData = {
+      text: this.redact(text),
+      start_line: this.logLines + 1,
+      end_line: this.logLines + 1 + lines,
+    };
     this.logLines += lines;
     this.emit('log', { ...data });
   }
@@ -164,7 +189,9 @@ export class RunEventStream {
 
   private capLog(): void {
     this.logCapped = true;
-    this.ownLogLine(`baton: the log exceeded ${this.limits.maxLogBytes} bytes; further output is dropped (the run goes on)`);
+    this.ownLogLine(
+      `baton: the log exceeded ${this.limits.maxLogBytes} bytes; further output is dropped (the run goes on)`,
+    );
   }
 
   /** A chunk of ansible's stdout: complete lines go out at once, the rest waits for its newline. */
@@ -219,7 +246,8 @@ export class RunEventStream {
     const data = this.redactValue(event.data) as Record<string, unknown>;
     if (event.kind === 'playbook_on_stats' && data.stats) this.stats = data.stats as Record<string, HostStats>;
     const endLine = typeof data.end_line === 'number' ? data.end_line : 0;
-    for (const k of ['start_line', 'end_line'] as const) if (typeof data[k] === 'number') data[k] += this.leadingOwnLines;
+    for (const k of ['start_line', 'end_line'] as const)
+      if (typeof data[k] === 'number') data[k] += this.leadingOwnLines;
     this.pending.push({ kind: event.kind, data, endLine });
     this.releaseEventsUpTo(this.ansibleLines);
   }

@@ -35,15 +35,18 @@ const exists = (pid: number) => {
   }
 };
 const groupMembers = (pgid: number) =>
-  fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return fields[0] !== 'Z' && Number(fields[2]) === pgid;
-    } catch {
-      return false;
-    }
-  });
+  fs
+    .readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return fields[0] !== 'Z' && Number(fields[2]) === pgid;
+      } catch {
+        return false;
+      }
+    });
 
 /** Whether a live process has `text` in its command line (ps would cut long lines). */
 const running = (text: string) =>
@@ -94,10 +97,17 @@ describe('cleanupLeftoverRuns', () => {
     const orphan = runDirIn(root, 'baton-run-orphan');
     const ansible = detachedSleeper(orphan); // works in the run directory
     const agent = detachedSleeper(scratch, `${orphan}/agent.sock`); // names it in argv
-    fs.writeFileSync(path.join(orphan, PIDS_FILE), JSON.stringify({ server_pid: deadPid(), ansible_pgid: ansible.pid, agent_pid: agent.pid }));
+    fs.writeFileSync(
+      path.join(orphan, PIDS_FILE),
+      JSON.stringify({ server_pid: deadPid(), ansible_pgid: ansible.pid, agent_pid: agent.pid }),
+    );
     // A recorded group that is someone else's by now (a reused pid, or a forged file): removed, never killed.
     const stranger = detachedSleeper(scratch);
-    const forged = runDirIn(root, 'baton-run-forged', { server_pid: deadPid(), ansible_pgid: stranger.pid!, agent_pid: stranger.pid! });
+    const forged = runDirIn(root, 'baton-run-forged', {
+      server_pid: deadPid(),
+      ansible_pgid: stranger.pid!,
+      agent_pid: stranger.pid!,
+    });
     const live = runDirIn(root, 'baton-run-live', ours);
     const reusedServerPid = runDirIn(root, 'baton-run-reused', { ...ours, server_started: ours.server_started! - 1 });
     const starting = runDirIn(root, 'baton-run-starting');
@@ -128,7 +138,9 @@ function writeChildFiles(dir: string): { register: string; child: string } {
   const register = path.join(REPO_ROOT, 'scripts/ts/register.mjs');
   const child = path.join(dir, 'server.mjs');
   const runPlaybookUrl = pathToFileURL(path.join(REPO_ROOT, 'packages/executor/src/playbook/run-playbook.ts')).href;
-  fs.writeFileSync(child, `
+  fs.writeFileSync(
+    child,
+    `
 import fs from 'node:fs';
 const { runPlaybook } = await import(${JSON.stringify(runPlaybookUrl)});
 const [bundleFile, workRoot, mode] = process.argv.slice(2);
@@ -137,7 +149,8 @@ await runPlaybook(bundle, { workRoot, sandbox: { mode, hidden: [] }, onEvent: (e
   if (e.kind === 'playbook_on_task_start') process.stdout.write('task started\\n');
 } });
 process.stdout.write('run ended\\n');
-`);
+`,
+  );
   return { register, child };
 }
 
@@ -150,7 +163,10 @@ describe.each(['off', 'bwrap'] as const)('a server SIGKILLed mid-run (sandbox %s
     const key = sshKeyPair(dir, 'run_key');
     const bundle: RunBundle = {
       run_id: 'run_killed',
-      playbook: { source: 'inline', content: `- hosts: all\n  gather_facts: false\n  tasks:\n    - command: sh -c 'sleep 300; :' ${marker}\n` },
+      playbook: {
+        source: 'inline',
+        content: `- hosts: all\n  gather_facts: false\n  tasks:\n    - command: sh -c 'sleep 300; :' ${marker}\n`,
+      },
       inventory: { content: 'localhost ansible_connection=local\n', format: 'ini' },
       check: false,
       credentials: [{ type: 'ssh_key', inputs: { private_key: key.privateKey } }],
@@ -160,7 +176,11 @@ describe.each(['off', 'bwrap'] as const)('a server SIGKILLed mid-run (sandbox %s
     const files = writeChildFiles(dir);
     const env = { ...process.env };
     delete env.NODE_OPTIONS;
-    const server = spawn(process.execPath, ['--no-warnings', '--import', pathToFileURL(files.register).href, files.child, bundleFile, workRoot, mode], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn(
+      process.execPath,
+      ['--no-warnings', '--import', pathToFileURL(files.register).href, files.child, bundleFile, workRoot, mode],
+      { env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     started.push(server);
     let stderr = '';
     server.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -178,7 +198,12 @@ describe.each(['off', 'bwrap'] as const)('a server SIGKILLed mid-run (sandbox %s
     const [runName] = fs.readdirSync(workRoot);
     const runDir = path.join(workRoot, runName!);
     const pids = JSON.parse(fs.readFileSync(path.join(runDir, PIDS_FILE), 'utf8')) as RunPids;
-    expect(pids).toEqual({ server_pid: server.pid, server_started: expect.any(Number), ansible_pgid: expect.any(Number), agent_pid: expect.any(Number) });
+    expect(pids).toEqual({
+      server_pid: server.pid,
+      server_started: expect.any(Number),
+      ansible_pgid: expect.any(Number),
+      agent_pid: expect.any(Number),
+    });
     expect(exists(pids.agent_pid!)).toBe(true);
     expect(fs.readFileSync(`/proc/${pids.agent_pid}/cmdline`, 'utf8')).toContain('ssh-agent');
 

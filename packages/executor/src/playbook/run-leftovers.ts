@@ -113,7 +113,10 @@ function kill(target: number, signal: NodeJS.Signals): void {
 
 /** SIGKILLs the recorded process group and agent, each only if one of its processes is the run's. */
 function killRunProcesses(pids: RunPids, dirForms: string[]): void {
-  if (pids.ansible_pgid !== undefined && processGroupMembers(pids.ansible_pgid).some((p) => belongsToRun(p, dirForms))) {
+  if (
+    pids.ansible_pgid !== undefined &&
+    processGroupMembers(pids.ansible_pgid).some((p) => belongsToRun(p, dirForms))
+  ) {
     kill(-pids.ansible_pgid, 'SIGKILL');
   }
   if (pids.agent_pid !== undefined && belongsToRun(pids.agent_pid, dirForms)) {
@@ -130,7 +133,12 @@ export async function closeControlSockets(controlDir: string, env: NodeJS.Proces
     sockets.map(
       (name) =>
         new Promise<void>((resolve) => {
-          execFile('ssh', ['-F', '/dev/null', '-o', `ControlPath=${path.join(controlDir, name)}`, '-O', 'exit', 'baton-control'], { env, timeout: 5_000 }, () => resolve());
+          execFile(
+            'ssh',
+            ['-F', '/dev/null', '-o', `ControlPath=${path.join(controlDir, name)}`, '-O', 'exit', 'baton-control'],
+            { env, timeout: 5_000 },
+            () => resolve(),
+          );
         }),
     ),
   );
@@ -142,7 +150,10 @@ export async function closeControlSockets(controlDir: string, env: NodeJS.Proces
  * group and ssh-agent killed, its ssh control sockets closed, and is removed. Runs of live servers (this one
  * included) are left alone. Returns the directories removed.
  */
-export async function cleanupLeftoverRuns(workRoot: string, opts: { now?: (() => number) | undefined } = {}): Promise<string[]> {
+export async function cleanupLeftoverRuns(
+  workRoot: string,
+  opts: { now?: (() => number) | undefined } = {},
+): Promise<string[]> {
   const now = opts.now ?? Date.now;
   const entries = await fs.promises.readdir(workRoot, { withFileTypes: true }).catch(() => [] as fs.Dirent[]);
   const removed: string[] = [];

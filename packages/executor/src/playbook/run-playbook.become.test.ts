@@ -26,7 +26,11 @@ const commandExists = (cmd: string) => {
 };
 
 beforeAll(async () => {
-  if (!commandExists('sudo')) execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'sudo'], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  if (!commandExists('sudo'))
+    execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'sudo'], {
+      stdio: 'ignore',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
   execFileSync('useradd', ['--create-home', '--shell', '/bin/sh', user]);
   execFileSync('chpasswd', { input: `${user}:${password}\n` });
   // ALL with a password (no NOPASSWD), and no cached sudo ticket between runs: every become must send it.
@@ -61,17 +65,26 @@ const PLAYBOOK = `- hosts: all
 `;
 
 async function runAs(mode: 'off' | 'bwrap', becomePassword: string | undefined) {
-  const credentials: BundleCredential[] = [{ type: 'ssh_key', inputs: { private_key: key.privateKey, username: user } }];
+  const credentials: BundleCredential[] = [
+    { type: 'ssh_key', inputs: { private_key: key.privateKey, username: user } },
+  ];
   if (becomePassword !== undefined) credentials.push({ type: 'become_password', inputs: { password: becomePassword } });
   const bundle: RunBundle = {
     run_id: 'run_become',
     playbook: { source: 'inline', content: PLAYBOOK },
-    inventory: { content: `target ansible_host=127.0.0.1 ansible_port=${sshd.port} ansible_connection=ssh ansible_python_interpreter=/usr/bin/python3\n`, format: 'ini' },
+    inventory: {
+      content: `target ansible_host=127.0.0.1 ansible_port=${sshd.port} ansible_connection=ssh ansible_python_interpreter=/usr/bin/python3\n`,
+      format: 'ini',
+    },
     check: false,
     credentials,
   };
   const events: RunEvent[] = [];
-  const outcome = await runPlaybook(bundle, { workRoot: dir, sandbox: { mode, hidden: [] }, onEvent: (e) => events.push(e) });
+  const outcome = await runPlaybook(bundle, {
+    workRoot: dir,
+    sandbox: { mode, hidden: [] },
+    onEvent: (e) => events.push(e),
+  });
   const results = events.filter((e) => e.kind.startsWith('runner_on_'));
   expect(fs.readdirSync(dir)).toEqual([]); // the run directory (FIFO, agent socket) is gone
   return { outcome, events, results };

@@ -24,13 +24,23 @@ afterAll(() => {
 async function probe(mode: SandboxMode, script: string) {
   const events: RunEvent[] = [];
   const content = `- hosts: all\n  gather_facts: false\n  tasks:\n    - shell: |\n${script.replace(/^/gm, '        ')}\n`;
-  const bundle: RunBundle = { run_id: 'run_sandbox', playbook: { source: 'inline', content }, inventory: { content: 'localhost ansible_connection=local\n', format: 'ini' }, check: false, credentials: [] };
+  const bundle: RunBundle = {
+    run_id: 'run_sandbox',
+    playbook: { source: 'inline', content },
+    inventory: { content: 'localhost ansible_connection=local\n', format: 'ini' },
+    check: false,
+    credentials: [],
+  };
   // A second run directory beside this one, as a concurrent run would have.
   const neighbour = fs.mkdtempSync(path.join(workRoot, 'baton-run-'));
   try {
-    const outcome = await runPlaybook(bundle, { workRoot, sandbox: { mode, hidden: [dataDir] }, onEvent: (e) => events.push(e) });
+    const outcome = await runPlaybook(bundle, {
+      workRoot,
+      sandbox: { mode, hidden: [dataDir] },
+      onEvent: (e) => events.push(e),
+    });
     const result = events.find((e) => e.kind === 'runner_on_ok' || e.kind === 'runner_on_failed');
-    return { outcome, stdout: ((result?.data.res as { stdout?: string } | undefined)?.stdout ?? '') };
+    return { outcome, stdout: (result?.data.res as { stdout?: string } | undefined)?.stdout ?? '' };
   } finally {
     fs.rmSync(neighbour, { recursive: true });
   }

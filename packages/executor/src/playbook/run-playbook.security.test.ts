@@ -12,7 +12,8 @@ import { type RunPlaybookOptions, ShutdownAbort } from './run-playbook.js';
 const workRoot = tempDir('baton-playbook-security');
 afterAll(() => fs.rmSync(workRoot, { recursive: true, force: true }));
 
-const inlineBundle = (content: string, extra: Partial<RunBundle> = {}): RunBundle => testBundle(content, { run_id: 'run_sec', ...extra });
+const inlineBundle = (content: string, extra: Partial<RunBundle> = {}): RunBundle =>
+  testBundle(content, { run_id: 'run_sec', ...extra });
 
 const run = (bundle: RunBundle, opts: Partial<RunPlaybookOptions> = {}) => runCollecting(bundle, { workRoot, ...opts });
 
@@ -36,18 +37,24 @@ const runDir = () => {
 
 /** Regular files under `dir` (FIFOs and sockets are not read: opening a FIFO would take a secret or block). */
 function regularFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
 }
 
 /** Processes whose command line holds `text`. */
 function processesWithArg(text: string): string[] {
-  return fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
-    try {
-      return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(text);
-    } catch {
-      return false;
-    }
-  });
+  return fs
+    .readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(text);
+      } catch {
+        return false;
+      }
+    });
 }
 
 describe.each(['off', 'bwrap'] as const)('env credentials (sandbox %s)', (mode) => {
@@ -91,18 +98,24 @@ describe.each(['off', 'bwrap'] as const)('env credentials (sandbox %s)', (mode) 
         if (e.kind !== 'playbook_on_task_start' || seen.outerEnviron !== undefined) return;
         seen.outerEnviron = fs.readFileSync(`/proc/${spawned}/environ`, 'utf8');
         const dir = runDir();
-        seen.filesWithValue = regularFiles(dir).filter((f) => fs.readFileSync(f, 'utf8').includes(`${process.pid}\nsecond line`));
+        seen.filesWithValue = regularFiles(dir).filter((f) =>
+          fs.readFileSync(f, 'utf8').includes(`${process.pid}\nsecond line`),
+        );
         seen.processesWithValue = processesWithArg(`${process.pid}\nsecond line`);
       },
     });
     expect(outcome.conclusion).toBe('succeeded');
     // the value arrived whole
-    const results = events.filter((e) => e.kind === 'runner_on_ok').map((e) => (e.data.res as { stdout: string }).stdout);
+    const results = events
+      .filter((e) => e.kind === 'runner_on_ok')
+      .map((e) => (e.data.res as { stdout: string }).stdout);
     expect(results[0]).toBe(`${digest}  -`);
     // …and is masked wherever it is printed
     expect(results[1]).toBe('good=********|preload=unset audit=unset home=home'); // the run's private HOME, shown relative
     expect(log).toContain('"probe.stdout": "good=********|preload=unset');
-    expect(stringsOf(events).filter((s) => s.includes(`${process.pid}\nsecond`) || s.includes('second line'))).toEqual([]);
+    expect(stringsOf(events).filter((s) => s.includes(`${process.pid}\nsecond`) || s.includes('second line'))).toEqual(
+      [],
+    );
     // bwrap runs outside the sandbox: the spawned process (bwrap) has only the base environment; without the
     // sandbox the spawned process ends up as ansible-playbook itself, which gets the variable
     expect(seen.outerEnviron!.split('\0').some((kv) => kv.startsWith('GOOD_VAR='))).toBe(mode === 'off');
@@ -111,14 +124,23 @@ describe.each(['off', 'bwrap'] as const)('env credentials (sandbox %s)', (mode) 
     expect(seen.processesWithValue).toEqual([]);
     // no program of the chain (setpriv, sh, chrt, bwrap, ansible) was asked to preload or audit anything
     expect(log).not.toMatch(/ld\.so|cannot be preloaded|audit interface/);
-    for (const name of ['LD_PRELOAD', 'LD_AUDIT', 'PYTHONSTARTUP', 'ANSIBLE_CONFIG', 'ANSIBLE_STDOUT_CALLBACK', 'GIT_SSH_COMMAND']) {
+    for (const name of [
+      'LD_PRELOAD',
+      'LD_AUDIT',
+      'PYTHONSTARTUP',
+      'ANSIBLE_CONFIG',
+      'ANSIBLE_STDOUT_CALLBACK',
+      'GIT_SSH_COMMAND',
+    ]) {
       expect(log).toContain(`baton: the env credential variable ${name} was not set: the name is reserved\n`);
     }
     expect(log).toContain('baton: the env credential variable "BAD;NAME" was not set: not a variable name\n');
     // Baton's own lines come first: an ansible event's line range still points at the lines it printed
     const lines = log.split('\n');
     const playStart = events.find((e) => e.kind === 'playbook_on_play_start')!;
-    expect(lines.slice((playStart.data.start_line as number) - 1, (playStart.data.end_line as number) - 1).join('\n')).toContain('PLAY [all]');
+    expect(
+      lines.slice((playStart.data.start_line as number) - 1, (playStart.data.end_line as number) - 1).join('\n'),
+    ).toContain('PLAY [all]');
     expect(lines.slice(0, 5).every((l) => l.startsWith('baton: the env credential variable'))).toBe(true);
   });
 });
@@ -137,7 +159,10 @@ describe('secret masking', () => {
       '    - debug: msg="{{ [sq, sm, sb] | string }}"\n', // Python's repr of a list of strings
       `    - shell: printf '%s\\n' "$Q" "$M" "$B"\n`, // -v: the result as JSON, stdout_lines too
     ].join('');
-    const bundle = inlineBundle(play(tasks, vars), { verbosity: 1, credentials: [{ type: 'env', inputs: { variables: { Q: quoted, M: multi, B: both } } }] });
+    const bundle = inlineBundle(play(tasks, vars), {
+      verbosity: 1,
+      credentials: [{ type: 'env', inputs: { variables: { Q: quoted, M: multi, B: both } } }],
+    });
     const { outcome, events, log } = await run(bundle);
     expect(outcome.conclusion).toBe('succeeded');
     expect(log).toContain('"sq": "********"');
@@ -147,7 +172,9 @@ describe('secret masking', () => {
     const repr = events.filter((e) => e.kind === 'runner_on_ok').map((e) => (e.data.res as { msg?: unknown }).msg)[4];
     expect(repr).toBe("['********', '********', '********']");
     // Every form of every secret contains one of these fragments.
-    const leaks = stringsOf(events).filter((s) => ['word-x9', 'c-z5', 'line-aaaa', 'line-bbbb'].some((f) => s.includes(f)));
+    const leaks = stringsOf(events).filter((s) =>
+      ['word-x9', 'c-z5', 'line-aaaa', 'line-bbbb'].some((f) => s.includes(f)),
+    );
     expect(leaks).toEqual([]);
   });
 });
@@ -159,7 +186,16 @@ describe('the callback pipe', () => {
     const forged = [
       { event: 'status', status: 'finished', conclusion: 'succeeded', exit_code: 0, stats: {} },
       { event: 'log', text: 'forged log line\n', start_line: 1, end_line: 2 },
-      { event: 'runner_on_ok', host: 'forged-host', task: { not: 'a string' }, counter: -1, end_line: 'x', duration: 'slow', extra: 'dropped', res: { forged: 'n\u0000ul' } },
+      {
+        event: 'runner_on_ok',
+        host: 'forged-host',
+        task: { not: 'a string' },
+        counter: -1,
+        end_line: 'x',
+        duration: 'slow',
+        extra: 'dropped',
+        res: { forged: 'n\u0000ul' },
+      },
     ];
     fs.writeFileSync(
       path.join(repo.dir, 'filter_plugins', 'forge.py'),
@@ -176,11 +212,17 @@ describe('the callback pipe', () => {
         '',
       ].join('\n'),
     );
-    fs.writeFileSync(path.join(repo.dir, 'site.yml'), play(`    - debug: msg="{{ 'x' | forge }}"\n    - command: /bin/false\n`));
+    fs.writeFileSync(
+      path.join(repo.dir, 'site.yml'),
+      play(`    - debug: msg="{{ 'x' | forge }}"\n    - command: /bin/false\n`),
+    );
     repo.git('add', '.');
     repo.git('commit', '-q', '-m', 'a plugin that forges events');
     try {
-      const bundle: RunBundle = { ...inlineBundle(''), playbook: { source: 'project', path: 'site.yml', git: { url: repo.url, commit: repo.head() } } };
+      const bundle: RunBundle = {
+        ...inlineBundle(''),
+        playbook: { source: 'project', path: 'site.yml', git: { url: repo.url, commit: repo.head() } },
+      };
       const { outcome, events, log } = await run(bundle);
       expect(outcome).toMatchObject({ conclusion: 'failed', exitCode: 2 });
       const statuses = events.filter((e) => e.kind === 'status');
@@ -211,7 +253,11 @@ describe('a run stopped for shutdown', () => {
     const shutdown = new AbortController();
     const stopped = await run(sleeper(), abortAtTaskStart(shutdown, new ShutdownAbort()));
     expect(stopped.outcome).toMatchObject({ conclusion: 'canceled', reason: 'shutdown' });
-    expect(stopped.events.at(-1)!.data).toMatchObject({ status: 'finished', conclusion: 'canceled', reason: 'shutdown' });
+    expect(stopped.events.at(-1)!.data).toMatchObject({
+      status: 'finished',
+      conclusion: 'canceled',
+      reason: 'shutdown',
+    });
     expect(stopped.log).toContain('baton: the run was stopped: the server is shutting down\n');
     expect(stopped.log).not.toContain('baton: the run was canceled');
 

@@ -10,24 +10,41 @@ import { hasControllingTerminal } from './run-process.js';
 const workRoot = tempDir('baton-playbook-test');
 afterAll(() => fs.rmSync(workRoot, { recursive: true, force: true }));
 
-const runIn = (bundle: RunBundle, opts: Partial<RunPlaybookOptions> = {}) => runCollecting(bundle, { workRoot, ...opts });
+const runIn = (bundle: RunBundle, opts: Partial<RunPlaybookOptions> = {}) =>
+  runCollecting(bundle, { workRoot, ...opts });
 
 const runDirsLeft = () => fs.readdirSync(workRoot).filter((n) => n.startsWith('baton-run-'));
 
 // Every behaviour holds inside the bubblewrap sandbox as well: the agent socket and FIFOs in the run directory,
 // ssh to loopback, cancel through the process group, local tasks needing a temp directory (check-mode copy).
 describe.each(['off', 'bwrap'] as const)('runPlaybook against localhost (sandbox %s)', (mode) => {
-  const run = (bundle: RunBundle, opts: Partial<RunPlaybookOptions> = {}) => runIn(bundle, { sandbox: { mode, hidden: [] }, ...opts });
+  const run = (bundle: RunBundle, opts: Partial<RunPlaybookOptions> = {}) =>
+    runIn(bundle, { sandbox: { mode, hidden: [] }, ...opts });
 
   it('succeeds with per-host stats, ordered gap-free events and a final status', async () => {
-    const { outcome, events, log, kinds } = await run(inlineBundle(play('    - debug: msg=hello-from-baton\n    - command: echo changed\n')));
+    const { outcome, events, log, kinds } = await run(
+      inlineBundle(play('    - debug: msg=hello-from-baton\n    - command: echo changed\n')),
+    );
     expect(outcome).toMatchObject({ exitCode: 0, conclusion: 'succeeded' });
-    expect(outcome.stats).toEqual({ localhost: { ok: 2, changed: 1, failed: 0, unreachable: 0, skipped: 0, rescued: 0, ignored: 0 } });
+    expect(outcome.stats).toEqual({
+      localhost: { ok: 2, changed: 1, failed: 0, unreachable: 0, skipped: 0, rescued: 0, ignored: 0 },
+    });
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(events.every((e) => e.run_id === 'run_test')).toBe(true);
-    expect(kinds).toEqual(expect.arrayContaining(['playbook_on_start', 'playbook_on_play_start', 'playbook_on_task_start', 'runner_on_ok', 'playbook_on_stats']));
+    expect(kinds).toEqual(
+      expect.arrayContaining([
+        'playbook_on_start',
+        'playbook_on_play_start',
+        'playbook_on_task_start',
+        'runner_on_ok',
+        'playbook_on_stats',
+      ]),
+    );
     expect(kinds.indexOf('playbook_on_start')).toBeLessThan(kinds.indexOf('playbook_on_stats'));
-    expect(events.at(-1)).toMatchObject({ kind: 'status', data: { status: 'finished', conclusion: 'succeeded', exit_code: 0, stats: outcome.stats } });
+    expect(events.at(-1)).toMatchObject({
+      kind: 'status',
+      data: { status: 'finished', conclusion: 'succeeded', exit_code: 0, stats: outcome.stats },
+    });
     expect(log).toContain('hello-from-baton');
     expect(log).toContain('PLAY RECAP');
     // log chunks tile the log without gaps, and their count is what the outcome reports
@@ -35,7 +52,11 @@ describe.each(['off', 'bwrap'] as const)('runPlaybook against localhost (sandbox
     logEvents.forEach((e, i) => expect(e.data.start_line).toBe(i === 0 ? 1 : logEvents[i - 1]!.data.end_line));
     expect(logEvents.at(-1)!.data.end_line).toBe(outcome.logLines + 1);
     const ok = events.find((e) => e.kind === 'runner_on_ok' && e.data.task === 'command')!;
-    expect(ok.data).toMatchObject({ host: 'localhost', changed: true, res: expect.objectContaining({ stdout: 'changed' }) });
+    expect(ok.data).toMatchObject({
+      host: 'localhost',
+      changed: true,
+      res: expect.objectContaining({ stdout: 'changed' }),
+    });
     expect(JSON.stringify(ok.data.res)).not.toContain('_ansible_');
     // an ansible event comes after the log lines it printed
     const okLog = events.find((e) => e.kind === 'log' && (e.data.text as string).includes('changed: [localhost]'))!;
@@ -44,8 +65,20 @@ describe.each(['off', 'bwrap'] as const)('runPlaybook against localhost (sandbox
   });
 
   it('reads a JSON inventory saved as YAML (a shard) with the yaml plugin, every host and no other', async () => {
-    const shard = JSON.stringify({ all: { children: { app: { hosts: { 'shard-a': { ansible_connection: 'local' }, 'shard-b': { ansible_connection: 'local' } } } } } }, null, 2);
-    const { outcome } = await run(inlineBundle(play('    - debug: msg=hi\n'), { inventory: { content: shard, format: 'yaml' } }));
+    const shard = JSON.stringify(
+      {
+        all: {
+          children: {
+            app: { hosts: { 'shard-a': { ansible_connection: 'local' }, 'shard-b': { ansible_connection: 'local' } } },
+          },
+        },
+      },
+      null,
+      2,
+    );
+    const { outcome } = await run(
+      inlineBundle(play('    - debug: msg=hi\n'), { inventory: { content: shard, format: 'yaml' } }),
+    );
     expect(outcome.conclusion).toBe('succeeded');
     expect(Object.keys(outcome.stats).sort()).toEqual(['shard-a', 'shard-b']);
   });
@@ -59,7 +92,9 @@ describe.each(['off', 'bwrap'] as const)('runPlaybook against localhost (sandbox
   });
 
   it('fails with the unreachable host counted', async () => {
-    const bundle = inlineBundle(play('    - ping:\n'), { inventory: { content: 'ghost ansible_host=127.0.0.1 ansible_port=1 ansible_connection=ssh\n', format: 'ini' } });
+    const bundle = inlineBundle(play('    - ping:\n'), {
+      inventory: { content: 'ghost ansible_host=127.0.0.1 ansible_port=1 ansible_connection=ssh\n', format: 'ini' },
+    });
     const { outcome, kinds } = await run(bundle);
     expect(outcome.conclusion).toBe('failed');
     expect(outcome.reason).toBeUndefined();
@@ -75,7 +110,9 @@ describe.each(['off', 'bwrap'] as const)('runPlaybook against localhost (sandbox
 
   it('in check mode reports changed without changing anything', async () => {
     const target = path.join(workRoot, 'check-mode-target');
-    const { outcome, events } = await run(inlineBundle(play(`    - copy: content=x dest=${target}\n`), { check: true }));
+    const { outcome, events } = await run(
+      inlineBundle(play(`    - copy: content=x dest=${target}\n`), { check: true }),
+    );
     expect(outcome.conclusion).toBe('succeeded');
     expect(outcome.stats.localhost).toMatchObject({ changed: 1 });
     expect(events.find((e) => e.kind === 'runner_on_ok')!.data.changed).toBe(true);
@@ -127,7 +164,11 @@ describe.each(['off', 'bwrap'] as const)('runPlaybook against localhost (sandbox
     const becomeSecret = 'become-canary-99e0aa';
     const passwordFile = path.join(workRoot, 'vault-pass');
     fs.writeFileSync(passwordFile, vaultPassword);
-    const encrypted = execFileSync('ansible-vault', ['encrypt_string', '--vault-password-file', passwordFile, 'decrypted-ok', '--name', 'vaulted'], { encoding: 'utf8', env: { PATH: process.env.PATH, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', HOME: workRoot } });
+    const encrypted = execFileSync(
+      'ansible-vault',
+      ['encrypt_string', '--vault-password-file', passwordFile, 'decrypted-ok', '--name', 'vaulted'],
+      { encoding: 'utf8', env: { PATH: process.env.PATH, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', HOME: workRoot } },
+    );
     fs.rmSync(passwordFile);
     const content = `- hosts: all\n  gather_facts: false\n  vars:\n${encrypted.replace(/^/gm, '    ')}\n  tasks:\n    - debug: msg="vault says {{ vaulted }}"\n    - command: echo {{ lookup('env', 'CANARY_ENV') }}\n      no_log: true\n`;
     const { outcome, events, log } = await run(
@@ -152,12 +193,20 @@ describe.each(['off', 'bwrap'] as const)('runPlaybook against localhost (sandbox
     const short = 'abcd';
     const long = 'abcdefgh99';
     const content = `- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: msg="{{ lookup('env', 'Q') }} {{ lookup('env', 'S') }} {{ lookup('env', 'L') }}"\n`;
-    const { outcome, events } = await run(inlineBundle(content, { credentials: [{ type: 'env', inputs: { variables: { Q: quoted, S: short, L: long } } }] }));
+    const { outcome, events } = await run(
+      inlineBundle(content, {
+        credentials: [{ type: 'env', inputs: { variables: { Q: quoted, S: short, L: long } } }],
+      }),
+    );
     expect(outcome.conclusion).toBe('succeeded');
     const strings: string[] = [];
     const collect = (v: unknown): void => {
       if (typeof v === 'string') strings.push(v);
-      else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) { strings.push(k); collect(x); }
+      else if (v && typeof v === 'object')
+        for (const [k, x] of Object.entries(v)) {
+          strings.push(k);
+          collect(x);
+        }
     };
     collect(events);
     const debug = events.find((e) => e.kind === 'runner_on_ok' && e.data.task === 'debug');
@@ -191,7 +240,10 @@ describe.each(['off', 'bwrap'] as const)('runPlaybook against localhost (sandbox
     const sshd = await startSshd(sshDir, [key.publicKey]);
     try {
       const bundle = inlineBundle(play('    - ping:\n'), {
-        inventory: { content: `target ansible_host=127.0.0.1 ansible_port=${sshd.port} ansible_connection=ssh ansible_python_interpreter=/usr/bin/python3\n`, format: 'ini' },
+        inventory: {
+          content: `target ansible_host=127.0.0.1 ansible_port=${sshd.port} ansible_connection=ssh ansible_python_interpreter=/usr/bin/python3\n`,
+          format: 'ini',
+        },
         credentials: [{ type: 'ssh_key', inputs: { private_key: key.privateKey, username: 'root' } }],
       });
       const { outcome, events } = await run(bundle);
@@ -211,20 +263,32 @@ describe.each(['off', 'bwrap'] as const)('runPlaybook against localhost (sandbox
   it('names files relative to the project root in events, and never the run directory', async () => {
     const repo = createRepo(tempDir('baton-playbook-paths'));
     fs.mkdirSync(path.join(repo.dir, 'plays', 'roles', 'greet', 'tasks'), { recursive: true });
-    fs.writeFileSync(path.join(repo.dir, 'plays', 'roles', 'greet', 'tasks', 'main.yml'), '- debug: msg=from-the-role\n');
+    fs.writeFileSync(
+      path.join(repo.dir, 'plays', 'roles', 'greet', 'tasks', 'main.yml'),
+      '- debug: msg=from-the-role\n',
+    );
     const tasks = '    - debug: msg="dir={{ playbook_dir }}"\n    - command: pwd\n    - include_tasks: missing.yml\n';
     fs.writeFileSync(path.join(repo.dir, 'plays', 'site.yml'), play(tasks, '  roles: [greet]\n'));
     repo.git('add', '.');
     repo.git('commit', '-q', '-m', 'a playbook with a role');
-    const bundle: RunBundle = { ...inlineBundle(''), playbook: { source: 'project', path: 'plays/site.yml', git: { url: repo.url, commit: repo.head() } } };
+    const bundle: RunBundle = {
+      ...inlineBundle(''),
+      playbook: { source: 'project', path: 'plays/site.yml', git: { url: repo.url, commit: repo.head() } },
+    };
     try {
       const { outcome, events, log } = await run(bundle);
       expect(outcome.conclusion).toBe('failed'); // the include names a missing file: its error names a path too
       expect(events.find((e) => e.kind === 'playbook_on_start')!.data.playbook).toBe('plays/site.yml');
       const paths = events.filter((e) => e.kind === 'playbook_on_task_start').map((e) => e.data.task_path as string);
       expect(paths[0]).toMatch(/^plays\/roles\/greet\/tasks\/main\.yml:1$/);
-      expect(paths.slice(1)).toEqual([expect.stringMatching(/^plays\/site\.yml:\d+$/), expect.stringMatching(/^plays\/site\.yml:\d+$/), expect.stringMatching(/^plays\/site\.yml:\d+$/)]);
-      expect(events.find((e) => e.kind === 'runner_on_ok' && e.data.task === 'command')!.data.res).toMatchObject({ stdout: 'plays' }); // ansible runs local tasks in the playbook's directory
+      expect(paths.slice(1)).toEqual([
+        expect.stringMatching(/^plays\/site\.yml:\d+$/),
+        expect.stringMatching(/^plays\/site\.yml:\d+$/),
+        expect.stringMatching(/^plays\/site\.yml:\d+$/),
+      ]);
+      expect(events.find((e) => e.kind === 'runner_on_ok' && e.data.task === 'command')!.data.res).toMatchObject({
+        stdout: 'plays',
+      }); // ansible runs local tasks in the playbook's directory
       expect(log).toContain('dir=plays');
       expect(log).toContain('missing.yml');
       expect(JSON.stringify(events)).not.toContain('baton-run-');
@@ -245,7 +309,10 @@ const finals = (events: RunEvent[]) => events.filter((e) => e.kind === 'status' 
 describe('runPlaybook process placement (no controlling terminal here, as under systemd)', () => {
   /** Process group and session of a pid, from /proc (fields 5 and 6; the name in parentheses may hold spaces). */
   const groupAndSession = (pid: number | 'self') => {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    const fields = fs
+      .readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .split(' ');
     return { pgid: Number(fields[2]), sid: Number(fields[3]) };
   };
 
@@ -271,12 +338,20 @@ describe('runPlaybook process placement (no controlling terminal here, as under 
 
 describe('runPlaybook when the executor itself fails', () => {
   it('ends with one final error / executor_error status when the run directory cannot be created', async () => {
-    const { outcome, events, log } = await runIn(inlineBundle(play('    - ping:\n')), { workRoot: path.join(workRoot, 'does-not-exist') });
+    const { outcome, events, log } = await runIn(inlineBundle(play('    - ping:\n')), {
+      workRoot: path.join(workRoot, 'does-not-exist'),
+    });
     expect(outcome).toMatchObject({ conclusion: 'error', reason: 'executor_error', exitCode: null, stats: {} });
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(events[0]!.data).toEqual({ status: 'running' });
     expect(finals(events)).toEqual([events.at(-1)]);
-    expect(events.at(-1)!.data).toEqual({ status: 'finished', conclusion: 'error', reason: 'executor_error', exit_code: null, stats: {} });
+    expect(events.at(-1)!.data).toEqual({
+      status: 'finished',
+      conclusion: 'error',
+      reason: 'executor_error',
+      exit_code: null,
+      stats: {},
+    });
     expect(log).toMatch(/^baton: the executor failed: ENOENT/m);
   });
 
@@ -304,7 +379,9 @@ describe('runPlaybook when the executor itself fails', () => {
 
   it('ends error / executor_error when the sandbox cannot be set up', async () => {
     // The run directory's parent is hidden in the sandbox; hiding the root itself is refused.
-    const { outcome, events, log } = await runIn(inlineBundle(play('    - ping:\n')), { sandbox: { mode: 'bwrap', hidden: ['/'] } });
+    const { outcome, events, log } = await runIn(inlineBundle(play('    - ping:\n')), {
+      sandbox: { mode: 'bwrap', hidden: ['/'] },
+    });
     expect(outcome).toMatchObject({ conclusion: 'error', reason: 'executor_error', exitCode: null });
     expect(finals(events)).toHaveLength(1);
     expect(log).toContain('baton: the executor failed: the sandbox cannot hide the root directory');
@@ -324,7 +401,9 @@ describe('runPlaybook output caps', () => {
     expect(Buffer.byteLength(kept)).toBeGreaterThan(2_000);
     expect(after).toBe('');
     expect(log).not.toContain('PLAY RECAP');
-    expect(events.find((e) => e.kind === 'runner_on_ok' && (e.data.res as { msg?: string })?.msg === 'after-the-cap')).toBeDefined();
+    expect(
+      events.find((e) => e.kind === 'runner_on_ok' && (e.data.res as { msg?: string })?.msg === 'after-the-cap'),
+    ).toBeDefined();
     expect(events.filter((e) => e.kind === 'playbook_on_stats')).toHaveLength(1);
     expect(outcome.stats.localhost).toMatchObject({ ok: 2 });
     const logEvents = events.filter((e) => e.kind === 'log');
@@ -333,7 +412,10 @@ describe('runPlaybook output caps', () => {
   });
 
   it('replaces an event res larger than maxEventResBytes with its size', async () => {
-    const { outcome, events } = await runIn(inlineBundle(play('    - command: seq 1 5000\n    - command: echo small\n')), { maxEventResBytes: 2_000 });
+    const { outcome, events } = await runIn(
+      inlineBundle(play('    - command: seq 1 5000\n    - command: echo small\n')),
+      { maxEventResBytes: 2_000 },
+    );
     expect(outcome.conclusion).toBe('succeeded');
     const [big, small] = events.filter((e) => e.kind === 'runner_on_ok');
     expect(big!.data.res).toEqual({ truncated: true, bytes: expect.any(Number) });

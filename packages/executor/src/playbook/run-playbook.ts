@@ -10,7 +10,16 @@ import os from 'node:os';
 import path from 'node:path';
 import type { RunBundle, RunEvent } from '@baton/contracts';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { canceledFor, concludeFrom, concludeThrown, RunRefused, type RunConclusion, type RunReason, type RunVerdict, stoppedLine } from './run-conclusion.js';
+import {
+  canceledFor,
+  concludeFrom,
+  concludeThrown,
+  RunRefused,
+  type RunConclusion,
+  type RunReason,
+  type RunVerdict,
+  stoppedLine,
+} from './run-conclusion.js';
 import type { RunResources } from './run-credentials.js';
 import { type HostStats, RunEventStream } from './run-event-stream.js';
 import { closeControlSockets, processStartTime, recordRunPids, RUN_DIR_PREFIX, type RunPids } from './run-leftovers.js';
@@ -72,7 +81,10 @@ async function privatePathReplacements(dir: string, root: string): Promise<Array
 /** What broke, for the run's log: the error's own words, with the run directory's path left out. */
 function describeFailure(err: unknown, dir: string | undefined): string {
   // Duck-typed: errors from Node's own modules may come from another realm (vm contexts, test runners).
-  const text = typeof err === 'object' && err !== null && typeof (err as Error).message === 'string' ? (err as Error).message : String(err);
+  const text =
+    typeof err === 'object' && err !== null && typeof (err as Error).message === 'string'
+      ? (err as Error).message
+      : String(err);
   const oneLine = text.replace(/\s+/g, ' ').trim() || 'unknown error';
   return dir ? oneLine.split(dir).join('<run dir>') : oneLine;
 }
@@ -88,7 +100,10 @@ async function cleanUp(dir: string | undefined, resources: RunResources): Promis
     }
   };
   await Promise.all(resources.fifos.map((f) => attempt('closing a secret FIFO', () => f.close())));
-  if (dir) await attempt('closing ssh control sockets', () => closeControlSockets(path.join(dir, 'cp'), { PATH: process.env.PATH }));
+  if (dir)
+    await attempt('closing ssh control sockets', () =>
+      closeControlSockets(path.join(dir, 'cp'), { PATH: process.env.PATH }),
+    );
   if (resources.agent) await attempt('stopping the ssh-agent', () => resources.agent!.stop());
   if (dir) await attempt('removing the run directory', () => fs.rm(dir, { recursive: true, force: true }));
   return problems;
@@ -124,7 +139,9 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
     fsSync.chmodSync(dir, 0o700);
     recordRunPids(dir, pids);
     // Before anything can print a path: a checkout error names the project directory too.
-    stream.replacePaths(await privatePathReplacements(dir, bundle.playbook.source === 'project' ? path.join(dir, PROJECT_DIR) : dir));
+    stream.replacePaths(
+      await privatePathReplacements(dir, bundle.playbook.source === 'project' ? path.join(dir, PROJECT_DIR) : dir),
+    );
     const prepared = await prepareRun(bundle, dir, resources, {
       maxEventResBytes: opts.maxEventResBytes ?? DEFAULT_MAX_EVENT_RES_BYTES,
       sandbox: opts.sandbox,
@@ -164,6 +181,12 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
     // As above: only the final status still matters.
   }
   const stats = stream.stats ?? {};
-  stream.status({ status: 'finished', conclusion: outcome.conclusion, ...(outcome.reason ? { reason: outcome.reason } : {}), exit_code: result.exitCode, stats });
+  stream.status({
+    status: 'finished',
+    conclusion: outcome.conclusion,
+    ...(outcome.reason ? { reason: outcome.reason } : {}),
+    exit_code: result.exitCode,
+    stats,
+  });
   return { exitCode: result.exitCode, ...outcome, stats, logLines: stream.logLines };
 }

@@ -10,11 +10,21 @@ import type { RunBundle } from '@baton/contracts';
 import { GitError, checkoutCommit } from '../git/git.js';
 import { type Sandbox, sandboxed } from '../sandbox/sandbox.js';
 import { RunRefused } from './run-conclusion.js';
-import { acceptedVariables, fifoServer, prepareCredentials, type RunResources, withVariables } from './run-credentials.js';
+import {
+  acceptedVariables,
+  fifoServer,
+  prepareCredentials,
+  type RunResources,
+  withVariables,
+} from './run-credentials.js';
 import { PIDS_FILE } from './run-leftovers.js';
 import { EVENTS_FD, type PreparedRun } from './run-process.js';
 
-const INVENTORY_EXTENSION: Record<RunBundle['inventory']['format'], string> = { ini: '.ini', yaml: '.yaml', json: '.json' };
+const INVENTORY_EXTENSION: Record<RunBundle['inventory']['format'], string> = {
+  ini: '.ini',
+  yaml: '.yaml',
+  json: '.json',
+};
 /**
  * The callback plugin ships as a file next to src/ and dist/: both compile-time locations of this module are
  * two levels below the package root, so this resolves in the sources (tests) and in the build output alike.
@@ -25,10 +35,18 @@ export const PROJECT_DIR = 'project';
 
 /** The inside of `root` only: an absolute path, `..` or a symlink pointing out of the checkout is refused. */
 async function projectPlaybookPath(root: string, relative: string): Promise<string> {
-  const escape = new RunRefused('failed', 'bad_playbook', `baton: the playbook path ${JSON.stringify(relative)} is not inside the project`);
+  const escape = new RunRefused(
+    'failed',
+    'bad_playbook',
+    `baton: the playbook path ${JSON.stringify(relative)} is not inside the project`,
+  );
   if (path.isAbsolute(relative) || relative.split(/[\\/]/).includes('..')) throw escape;
   const real = await fs.realpath(path.join(root, relative)).catch(() => {
-    throw new RunRefused('failed', 'bad_playbook', `baton: the playbook ${JSON.stringify(relative)} does not exist in the project at this commit`);
+    throw new RunRefused(
+      'failed',
+      'bad_playbook',
+      `baton: the playbook ${JSON.stringify(relative)} does not exist in the project at this commit`,
+    );
   });
   const realRoot = await fs.realpath(root);
   if (!real.startsWith(realRoot + path.sep)) throw escape;
@@ -58,7 +76,12 @@ async function localRemoteTemp(): Promise<string | undefined> {
   }
 }
 
-export async function prepareRun(bundle: RunBundle, dir: string, res: RunResources, settings: RunSettings): Promise<PreparedRun> {
+export async function prepareRun(
+  bundle: RunBundle,
+  dir: string,
+  res: RunResources,
+  settings: RunSettings,
+): Promise<PreparedRun> {
   const home = path.join(dir, 'home');
   const controlDir = path.join(dir, 'cp');
   const localTemp = path.join(dir, 'tmp');
@@ -86,7 +109,8 @@ export async function prepareRun(bundle: RunBundle, dir: string, res: RunResourc
     try {
       await checkoutCommit({ url: git.url, commit: git.commit, dir: project, auth: git.auth });
     } catch (err) {
-      if (err instanceof GitError) throw new RunRefused('error', 'checkout_failed', `baton: cannot check out the project: ${err.reason}`);
+      if (err instanceof GitError)
+        throw new RunRefused('error', 'checkout_failed', `baton: cannot check out the project: ${err.reason}`);
       throw err;
     }
     playbook = await projectPlaybookPath(project, bundle.playbook.path);
@@ -152,7 +176,12 @@ export async function prepareRun(bundle: RunBundle, dir: string, res: RunResourc
           mode: 'bwrap',
           // The run directory's parent holds every other run's directory (its ssh-agent socket, its FIFOs); the
           // system temp directory holds checkouts and other private directories, and becomes a private, writable /tmp.
-          hidden: [...sandbox.hidden, path.dirname(dir), os.tmpdir(), ...[await localRemoteTemp()].filter((d): d is string => d !== undefined)],
+          hidden: [
+            ...sandbox.hidden,
+            path.dirname(dir),
+            os.tmpdir(),
+            ...[await localRemoteTemp()].filter((d): d is string => d !== undefined),
+          ],
           writable: [dir],
           // pids.json tells the next start-up which processes to kill: the playbook must not be able to rewrite it.
           readable: [CALLBACK_PLUGIN_DIR, path.join(dir, PIDS_FILE)],

@@ -61,21 +61,39 @@ export function hasControllingTerminal(): boolean {
 }
 
 /** Own process group (for cancel) without a new session: `setpgid(0, 0)`, then the command. perl-base is essential on Debian. */
-const OWN_GROUP = ['perl', '-e', 'setpgrp(0, 0) or die "baton: setpgid: $!\\n"; exec { $ARGV[0] } @ARGV or die "baton: cannot run $ARGV[0]: $!\\n"'];
+const OWN_GROUP = [
+  'perl',
+  '-e',
+  'setpgrp(0, 0) or die "baton: setpgid: $!\\n"; exec { $ARGV[0] } @ARGV or die "baton: cannot run $ARGV[0]: $!\\n"',
+];
 
 /**
  * Spawns ansible-playbook in its own process group, streams its output into `stream`, stops it on request.
  * Rejects when it cannot start or when handling its output throws (the event consumer broke): the group is
  * stopped first, so nothing keeps running unwatched.
  */
-export function runAnsible(prepared: PreparedRun, stream: Pick<RunEventStream, 'stdout' | 'ansibleEvents'>, opts: RunAnsibleOptions): Promise<AnsibleResult> {
+export function runAnsible(
+  prepared: PreparedRun,
+  stream: Pick<RunEventStream, 'stdout' | 'ansibleEvents'>,
+  opts: RunAnsibleOptions,
+): Promise<AnsibleResult> {
   return new Promise((resolve, reject) => {
     // stderr joins stdout in the shell, so parser errors land in the log in the order they were printed. Playbooks
     // run at the lowest CPU priority (SCHED_IDLE): twenty ansible processes starting at once must not starve the API
     // and dispatch. That works only inside one scheduling group: see hasControllingTerminal.
     // The kernel kills the chain (ansible itself, in the end: each step execs the next) if this server dies, even
     // of SIGKILL (`setpriv --pdeathsig`); what ansible forked is left to cleanupLeftoverRuns.
-    const chain = ['setpriv', '--pdeathsig', 'KILL', '--', '/bin/sh', '-c', `exec chrt --idle 0 "$0" "$@" 2>&1`, prepared.command, ...prepared.args];
+    const chain = [
+      'setpriv',
+      '--pdeathsig',
+      'KILL',
+      '--',
+      '/bin/sh',
+      '-c',
+      `exec chrt --idle 0 "$0" "$@" 2>&1`,
+      prepared.command,
+      ...prepared.args,
+    ];
     // Either way the chain leads a process group of its own, which cancel signals.
     const ownSession = hasControllingTerminal();
     const [command, ...args] = ownSession ? chain : [...OWN_GROUP, ...chain];
@@ -112,8 +130,14 @@ export function runAnsible(prepared: PreparedRun, stream: Pick<RunEventStream, '
         void stop('broken');
       }
     };
-    child.stdout!.on('data', guarded((chunk) => stream.stdout(chunk)));
-    (child.stdio[EVENTS_FD] as NodeJS.ReadableStream).on('data', guarded((chunk) => stream.ansibleEvents(chunk)));
+    child.stdout!.on(
+      'data',
+      guarded((chunk) => stream.stdout(chunk)),
+    );
+    (child.stdio[EVENTS_FD] as NodeJS.ReadableStream).on(
+      'data',
+      guarded((chunk) => stream.ansibleEvents(chunk)),
+    );
     // Whatever ansible left behind in its group (a module's child, a stuck worker) goes with it; otherwise a
     // leftover holding the pipes would keep 'close' from ever coming.
     child.once('exit', () => killProcessGroupOf(child.pid));

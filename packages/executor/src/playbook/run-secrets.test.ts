@@ -3,7 +3,11 @@ import type { BundleCredential, RunBundle } from '@baton/contracts';
 import { secretsOf } from './run-secrets.js';
 
 const bundleWith = (...credentials: BundleCredential[]): RunBundle => ({
-  run_id: 'run_s', playbook: { source: 'inline', content: '' }, inventory: { content: '', format: 'ini' }, check: false, credentials,
+  run_id: 'run_s',
+  playbook: { source: 'inline', content: '' },
+  inventory: { content: '', format: 'ini' },
+  check: false,
+  credentials,
 });
 const env = (value: string): BundleCredential => ({ type: 'env', inputs: { variables: { V: value } } });
 
@@ -20,12 +24,23 @@ describe('secretsOf', () => {
     );
     const quotes = secretsOf(bundleWith(env(`it's "x"`)));
     expect(quotes).toEqual(expect.arrayContaining([`it\\'s "x"`, `it's "x"`, `it\\\\'s \\"x\\"`]));
-    expect(secretsOf(bundleWith(env('bell\u0007-x')))).toEqual(expect.arrayContaining(['bell\\x07-x', 'bell\\u0007-x']));
+    expect(secretsOf(bundleWith(env('bell\u0007-x')))).toEqual(
+      expect.arrayContaining(['bell\\x07-x', 'bell\\u0007-x']),
+    );
   });
 
   it('adds each line of at least 8 characters of a multi-line secret, and the whole in its escaped forms', () => {
-    const secrets = secretsOf(bundleWith({ type: 'vault_password', inputs: { password: '  first-line-1\r\nshort\n  second-line-2  \n' } }));
-    expect(secrets).toEqual(expect.arrayContaining(['first-line-1\r\nshort\n  second-line-2', 'first-line-1\\r\\nshort\\n  second-line-2', 'first-line-1', 'second-line-2']));
+    const secrets = secretsOf(
+      bundleWith({ type: 'vault_password', inputs: { password: '  first-line-1\r\nshort\n  second-line-2  \n' } }),
+    );
+    expect(secrets).toEqual(
+      expect.arrayContaining([
+        'first-line-1\r\nshort\n  second-line-2',
+        'first-line-1\\r\\nshort\\n  second-line-2',
+        'first-line-1',
+        'second-line-2',
+      ]),
+    );
     expect(secrets).not.toContain('short');
   });
 

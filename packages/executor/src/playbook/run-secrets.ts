@@ -24,7 +24,10 @@ const asciiJsonInner = (s: string) => jsonInner(s).replace(/[\u0080-\uffff]/g, (
 const PYTHON_REPR_ESCAPED = /[\\\t\n\r\u0000-\u001f\u007f]/g;
 
 function pythonReprInners(s: string): string[] {
-  const body = s.replace(PYTHON_REPR_ESCAPED, (c) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[c] ?? `\\x${hex(c, 2)}`);
+  const body = s.replace(
+    PYTHON_REPR_ESCAPED,
+    (c) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[c] ?? `\\x${hex(c, 2)}`,
+  );
   return [body, body.replace(/'/g, "\\'")];
 }
 
@@ -54,7 +57,12 @@ export function secretsOf(bundle: RunBundle): string[] {
   for (const value of values) {
     const whole = value.trim();
     if (whole.length < MIN_SECRET_CHARS) continue;
-    const lines = whole.includes('\n') ? whole.split(/\r?\n/).map((l) => l.trim()).filter((l) => l.length >= MIN_SECRET_LINE_CHARS) : [];
+    const lines = whole.includes('\n')
+      ? whole
+          .split(/\r?\n/)
+          .map((l) => l.trim())
+          .filter((l) => l.length >= MIN_SECRET_LINE_CHARS)
+      : [];
     for (const part of [whole, ...lines]) for (const form of printedForms(part)) secrets.add(form);
   }
   return [...secrets];

@@ -28,7 +28,9 @@ it('closes while nobody ever opened it', async () => {
 
 it('holds no libuv thread while waiting for readers: file I/O goes on with many unread FIFOs', async () => {
   // libuv has four threads; a blocking open() per FIFO would take all of them and this read would hang.
-  const fifos = await Promise.all(Array.from({ length: 6 }, (_, i) => serveSecretThroughFifo(path.join(dir, `many-${i}.fifo`), `secret-${i}`)));
+  const fifos = await Promise.all(
+    Array.from({ length: 6 }, (_, i) => serveSecretThroughFifo(path.join(dir, `many-${i}.fifo`), `secret-${i}`)),
+  );
   const probe = path.join(dir, 'probe.txt');
   fs.writeFileSync(probe, 'still responsive');
   expect(await fs.promises.readFile(probe, 'utf8')).toBe('still responsive');

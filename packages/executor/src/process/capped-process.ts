@@ -47,8 +47,20 @@ export function killProcessGroup(child: ChildProcess): void {
 export function runCapped(command: string, args: string[], opts: CappedRunOptions): Promise<CappedRunResult> {
   return new Promise((resolve, reject) => {
     const sb = opts.sandbox;
-    const run = sb ? sandboxed(command, args, { mode: sb.mode, hidden: sb.hidden, writable: sb.writable ?? [opts.cwd], readable: sb.readable }) : { command, args };
-    const child = spawn(run.command, run.args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const run = sb
+      ? sandboxed(command, args, {
+          mode: sb.mode,
+          hidden: sb.hidden,
+          writable: sb.writable ?? [opts.cwd],
+          readable: sb.readable,
+        })
+      : { command, args };
+    const child = spawn(run.command, run.args, {
+      cwd: opts.cwd,
+      env: opts.env,
+      detached: true,
+      stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
     if (opts.stdin !== undefined) {
       child.stdin!.on('error', () => undefined); // a child that exits before reading stdin is judged by its exit code
       child.stdin!.end(opts.stdin);
@@ -81,7 +93,12 @@ export function runCapped(command: string, args: string[], opts: CappedRunOption
     });
     child.on('close', (exitCode) => {
       clearTimeout(timer);
-      resolve({ exitCode, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), killedFor });
+      resolve({
+        exitCode,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+        killedFor,
+      });
     });
   });
 }

@@ -40,7 +40,21 @@ export class SandboxUnavailableError extends Error {
  * controlling terminal, and our children never share one: when the server has a terminal, ansible gets a session of
  * its own (see hasControllingTerminal in run-playbook.ts); otherwise there is none to share.
  */
-const BASE_ARGS = ['--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--cap-drop', 'ALL', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
+const BASE_ARGS = [
+  '--die-with-parent',
+  '--unshare-pid',
+  '--unshare-ipc',
+  '--unshare-uts',
+  '--cap-drop',
+  'ALL',
+  '--ro-bind',
+  '/',
+  '/',
+  '--proc',
+  '/proc',
+  '--dev',
+  '/dev',
+];
 
 /**
  * The outer bwrap process is in the signalled group too, and dies of SIGINT or SIGTERM at once, taking the
@@ -62,7 +76,9 @@ const isInside = (inner: string, outer: string) => outer === path.sep || inner.s
  */
 function redundant(m: Mount, mounts: Mount[]): boolean {
   if (m.kind !== 'hide') return false;
-  const enclosing = mounts.filter((o) => o !== m && o.path !== m.path && isInside(m.path, o.path)).sort((a, b) => depth(b.path) - depth(a.path))[0];
+  const enclosing = mounts
+    .filter((o) => o !== m && o.path !== m.path && isInside(m.path, o.path))
+    .sort((a, b) => depth(b.path) - depth(a.path))[0];
   return enclosing?.kind === 'hide';
 }
 
@@ -84,7 +100,10 @@ function mountArgs(spec: SandboxSpec): string[] {
     if (found.path === path.sep) throw new Error('the sandbox cannot hide the root directory');
     mounts.push({ kind: 'hide', path: found.path, isFile: found.isFile });
   }
-  for (const [kind, list] of [['read', spec.readable ?? []], ['write', spec.writable]] as const) {
+  for (const [kind, list] of [
+    ['read', spec.readable ?? []],
+    ['write', spec.writable],
+  ] as const) {
     for (const p of list) {
       const found = realExisting(p);
       if (!found) throw new Error(`the sandbox cannot mount ${p}: it does not exist`);
@@ -92,12 +111,14 @@ function mountArgs(spec: SandboxSpec): string[] {
     }
   }
   mounts.sort((a, b) => depth(a.path) - depth(b.path) || ORDER[a.kind] - ORDER[b.kind]);
-  return mounts.filter((m) => !redundant(m, mounts)).flatMap((m) => {
-    if (m.kind === 'write') return ['--bind', m.path, m.path];
-    if (m.kind === 'read') return ['--ro-bind', m.path, m.path];
-    // A bind mount is nodev: the /dev/null over a hidden file cannot even be opened.
-    return m.isFile ? ['--ro-bind', '/dev/null', m.path] : ['--tmpfs', m.path];
-  });
+  return mounts
+    .filter((m) => !redundant(m, mounts))
+    .flatMap((m) => {
+      if (m.kind === 'write') return ['--bind', m.path, m.path];
+      if (m.kind === 'read') return ['--ro-bind', m.path, m.path];
+      // A bind mount is nodev: the /dev/null over a hidden file cannot even be opened.
+      return m.isFile ? ['--ro-bind', '/dev/null', m.path] : ['--tmpfs', m.path];
+    });
 }
 
 /**
@@ -107,7 +128,20 @@ function mountArgs(spec: SandboxSpec): string[] {
  */
 export function sandboxed(command: string, args: string[], opts: SandboxSpec): { command: string; args: string[] } {
   if (opts.mode === 'off') return { command, args };
-  return { command: '/bin/sh', args: ['-c', OUTER_SHELL, 'baton-sandbox', ...BASE_ARGS, ...mountArgs(opts), '--', ...INNER_PREFIX, command, ...args] };
+  return {
+    command: '/bin/sh',
+    args: [
+      '-c',
+      OUTER_SHELL,
+      'baton-sandbox',
+      ...BASE_ARGS,
+      ...mountArgs(opts),
+      '--',
+      ...INNER_PREFIX,
+      command,
+      ...args,
+    ],
+  };
 }
 
 export type SandboxProbe = { available: true } | { available: false; error: string };
@@ -120,10 +154,15 @@ export function probeBwrap(bwrap = 'bwrap'): Promise<SandboxProbe> {
   if (!probe) {
     probe = new Promise((resolve) => {
       // The same shape as a real run, `env --default-signal` (coreutils 8.31+) included.
-      execFile(bwrap, [...BASE_ARGS, '--', ...INNER_PREFIX, 'true'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, timeout: 10_000 }, (err, _stdout, stderr) => {
-        if (!err) resolve({ available: true });
-        else resolve({ available: false, error: stderr.trim() || err.message });
-      });
+      execFile(
+        bwrap,
+        [...BASE_ARGS, '--', ...INNER_PREFIX, 'true'],
+        { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, timeout: 10_000 },
+        (err, _stdout, stderr) => {
+          if (!err) resolve({ available: true });
+          else resolve({ available: false, error: stderr.trim() || err.message });
+        },
+      );
     });
     probes.set(bwrap, probe);
   }
@@ -131,10 +170,16 @@ export function probeBwrap(bwrap = 'bwrap'): Promise<SandboxProbe> {
 }
 
 /** The mode for a setting: `auto` falls back to `off` when bwrap does not work; `bwrap` then throws. */
-export async function resolveSandboxMode(setting: SandboxSetting, probe: () => Promise<SandboxProbe> = probeBwrap): Promise<SandboxMode> {
+export async function resolveSandboxMode(
+  setting: SandboxSetting,
+  probe: () => Promise<SandboxProbe> = probeBwrap,
+): Promise<SandboxMode> {
   if (setting === 'off') return 'off';
   const result = await probe();
   if (result.available) return 'bwrap';
-  if (setting === 'bwrap') throw new SandboxUnavailableError(`BATON_SANDBOX=bwrap, but bubblewrap does not work on this host: ${result.error}`);
+  if (setting === 'bwrap')
+    throw new SandboxUnavailableError(
+      `BATON_SANDBOX=bwrap, but bubblewrap does not work on this host: ${result.error}`,
+    );
   return 'off';
 }

@@ -53,7 +53,9 @@ export function gitFirstOnPath(dir: string, lines: string[]): void {
   beforeAll(() => {
     const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
     fs.mkdirSync(dir);
-    fs.writeFileSync(path.join(dir, 'git'), ['#!/bin/sh', ...lines, `exec '${realGit}' "$@"`, ''].join('\n'), { mode: 0o755 });
+    fs.writeFileSync(path.join(dir, 'git'), ['#!/bin/sh', ...lines, `exec '${realGit}' "$@"`, ''].join('\n'), {
+      mode: 0o755,
+    });
     process.env.PATH = `${dir}:${savedPath}`;
   });
   afterAll(() => {

@@ -11,7 +11,8 @@ const GIT_IDENTITY = ['-c', 'user.name=Baton Test', '-c', 'user.email=test@baton
 export function createRepo(parent: string, name = 'repo') {
   const dir = path.join(parent, name);
   fs.mkdirSync(dir, { recursive: true });
-  const git = (...args: string[]) => execFileSync('git', [...GIT_IDENTITY, ...args], { cwd: dir, encoding: 'utf8' }).trim();
+  const git = (...args: string[]) =>
+    execFileSync('git', [...GIT_IDENTITY, ...args], { cwd: dir, encoding: 'utf8' }).trim();
   git('init', '-q', '-b', 'main');
   let n = 0;
   const commit = (branch = 'main') => {
@@ -60,7 +61,10 @@ async function waitForPort(port: number, child: ChildProcess, log: () => string)
 }
 
 /** A real sshd on 127.0.0.1 (needs root) that lets in exactly the given public keys as root. */
-export async function startSshd(dir: string, authorizedKeys: string[]): Promise<{ port: number; stop(): Promise<void> }> {
+export async function startSshd(
+  dir: string,
+  authorizedKeys: string[],
+): Promise<{ port: number; stop(): Promise<void> }> {
   fs.mkdirSync('/run/sshd', { recursive: true });
   const hostKey = path.join(dir, 'host_ed25519');
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', hostKey]);
@@ -68,9 +72,30 @@ export async function startSshd(dir: string, authorizedKeys: string[]): Promise<
   fs.writeFileSync(authorized, `${authorizedKeys.join('\n')}\n`, { mode: 0o600 });
   const port = await freePort();
   const args = [
-    '-D', '-e', '-f', '/dev/null', '-p', String(port), '-h', hostKey, '-o', 'ListenAddress=127.0.0.1', '-o', 'UsePAM=no', '-o', 'StrictModes=no',
-    '-o', `AuthorizedKeysFile=${authorized}`, '-o', `PidFile=${path.join(dir, 'sshd.pid')}`, '-o', 'PermitRootLogin=prohibit-password',
-    '-o', 'PasswordAuthentication=no', '-o', 'KbdInteractiveAuthentication=no',
+    '-D',
+    '-e',
+    '-f',
+    '/dev/null',
+    '-p',
+    String(port),
+    '-h',
+    hostKey,
+    '-o',
+    'ListenAddress=127.0.0.1',
+    '-o',
+    'UsePAM=no',
+    '-o',
+    'StrictModes=no',
+    '-o',
+    `AuthorizedKeysFile=${authorized}`,
+    '-o',
+    `PidFile=${path.join(dir, 'sshd.pid')}`,
+    '-o',
+    'PermitRootLogin=prohibit-password',
+    '-o',
+    'PasswordAuthentication=no',
+    '-o',
+    'KbdInteractiveAuthentication=no',
   ];
   const sshd = spawn('/usr/sbin/sshd', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';

@@ -9,7 +9,14 @@ export const play = (tasks: string, header = '') => `- hosts: all\n  gather_fact
 
 /** An inline playbook against localhost; `extra` overrides any field. */
 export function inlineBundle(content: string, extra: Partial<RunBundle> = {}): RunBundle {
-  return { run_id: 'run_test', playbook: { source: 'inline', content }, inventory: { content: LOCAL_INVENTORY, format: 'ini' }, check: false, credentials: [], ...extra };
+  return {
+    run_id: 'run_test',
+    playbook: { source: 'inline', content },
+    inventory: { content: LOCAL_INVENTORY, format: 'ini' },
+    check: false,
+    credentials: [],
+    ...extra,
+  };
 }
 
 /** Runs the bundle to its end and returns its outcome, its events in order, its log text and the event kinds. */
@@ -22,6 +29,9 @@ export async function runCollecting(bundle: RunBundle, opts: Partial<RunPlaybook
       opts.onEvent?.(e);
     },
   });
-  const log = events.filter((e) => e.kind === 'log').map((e) => e.data.text as string).join('');
+  const log = events
+    .filter((e) => e.kind === 'log')
+    .map((e) => e.data.text as string)
+    .join('');
   return { outcome, events, log, kinds: events.map((e) => e.kind) };
 }

@@ -31,7 +31,11 @@ interface Holding {
  * Embedded mode's RunQueue: the same lease rules as BullMQ in queue mode (one attempt, lease renewed by
  * heartbeat, cancel aborts the holder), kept in memory of the one `baton serve` process.
  */
-export function createInProcessRunQueue({ onLost, leaseMs = DEFAULT_LEASE_MS, timers = systemTimers }: InProcessRunQueueDeps): RunQueue {
+export function createInProcessRunQueue({
+  onLost,
+  leaseMs = DEFAULT_LEASE_MS,
+  timers = systemTimers,
+}: InProcessRunQueueDeps): RunQueue {
   const pending: RunJob[] = [];
   // Every run whose handler has not settled: it keeps enqueue idempotent even after its lease expired,
   // because the handler may still be running and a second start would run the playbook twice.
@@ -60,14 +64,23 @@ export function createInProcessRunQueue({ onLost, leaseMs = DEFAULT_LEASE_MS, ti
     const { worker } = holding;
     release(worker);
     // After a cancel the handler is expected to end early, possibly by throwing; an expiry was reported already.
-    if (failed && !holding.expired && !holding.canceled) onLost(holding.job.runId, worker.spec.name, 'handler_failed', error);
+    if (failed && !holding.expired && !holding.canceled)
+      onLost(holding.job.runId, worker.spec.name, 'handler_failed', error);
     dispatch();
   };
 
   const start = (job: RunJob, worker: WorkerSlot): void => {
     worker.active += 1;
     worker.lastAssigned = ++assignments;
-    const holding: Holding = { job, worker, controller: new AbortController(), expiresAt: 0, timer: undefined, expired: false, canceled: false };
+    const holding: Holding = {
+      job,
+      worker,
+      controller: new AbortController(),
+      expiresAt: 0,
+      timer: undefined,
+      expired: false,
+      canceled: false,
+    };
     holdings.set(job.runId, holding);
     armExpiry(holding);
     const lease = {
@@ -87,7 +100,7 @@ export function createInProcessRunQueue({ onLost, leaseMs = DEFAULT_LEASE_MS, ti
 
   const dispatch = (): void => {
     if (closed) return;
-    for (let i = 0; i < pending.length; ) {
+    for (let i = 0; i < pending.length;) {
       const job = pending[i]!;
       const worker = pickWorker(job);
       if (!worker) {
@@ -103,7 +116,11 @@ export function createInProcessRunQueue({ onLost, leaseMs = DEFAULT_LEASE_MS, ti
     async enqueue(job) {
       if (closed) throw new RunQueueClosedError();
       if (holdings.has(job.runId) || pending.some((queued) => queued.runId === job.runId)) return;
-      pending.push({ runId: job.runId, ...(job.labels ? { labels: [...job.labels] } : {}), ...(job.bundle !== undefined ? { bundle: job.bundle } : {}) });
+      pending.push({
+        runId: job.runId,
+        ...(job.labels ? { labels: [...job.labels] } : {}),
+        ...(job.bundle !== undefined ? { bundle: job.bundle } : {}),
+      });
       dispatch();
     },
 
@@ -142,7 +159,11 @@ export function createInProcessRunQueue({ onLost, leaseMs = DEFAULT_LEASE_MS, ti
     async leasedIds(): Promise<LeasedRun[]> {
       return [...holdings.values()]
         .filter((holding) => !holding.expired)
-        .map((holding) => ({ runId: holding.job.runId, worker: holding.worker.spec.name, expiresAt: holding.expiresAt }));
+        .map((holding) => ({
+          runId: holding.job.runId,
+          worker: holding.worker.spec.name,
+          expiresAt: holding.expiresAt,
+        }));
     },
 
     async close() {

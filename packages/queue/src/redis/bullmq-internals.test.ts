@@ -24,7 +24,14 @@ describe('BullMQ internals (the layout of the pinned bullmq)', () => {
     redis = openRedis(TEST_REDIS_URL, 'bullmq-internals-test');
     queue = new Queue(QUEUE, { connection: redis, prefix });
     // Fetched by hand, as the run queue's leasing does: no processor, no lock renewal, no stalled checker.
-    worker = new Worker(QUEUE, null, { connection: redis, prefix, autorun: false, lockDuration: LOCK_MS, skipLockRenewal: true, skipStalledCheck: true });
+    worker = new Worker(QUEUE, null, {
+      connection: redis,
+      prefix,
+      autorun: false,
+      lockDuration: LOCK_MS,
+      skipLockRenewal: true,
+      skipStalledCheck: true,
+    });
   });
   afterAll(async () => {
     await worker.close(true);
@@ -54,9 +61,20 @@ describe('BullMQ internals (the layout of the pinned bullmq)', () => {
     expect(await redis.type(keys.job('run_a'))).toBe('hash');
     expect(await redis.hget(keys.job('run_a'), 'timestamp')).toBe(String(a.timestamp));
 
-    expect(await internals.listedOldestFirst([OTHER_QUEUE, QUEUE], 'wait')).toEqual([[], [{ queueName: QUEUE, jobId: 'run_a' }, { queueName: QUEUE, jobId: 'run_b' }]]);
+    expect(await internals.listedOldestFirst([OTHER_QUEUE, QUEUE], 'wait')).toEqual([
+      [],
+      [
+        { queueName: QUEUE, jobId: 'run_a' },
+        { queueName: QUEUE, jobId: 'run_b' },
+      ],
+    ]);
     expect(await internals.oldestWaiting([QUEUE, OTHER_QUEUE])).toEqual(['run_a', undefined]);
-    expect(await internals.createdAt([{ queueName: QUEUE, jobId: 'run_b' }, { queueName: QUEUE, jobId: 'run_gone' }])).toEqual([b.timestamp, Number.MAX_SAFE_INTEGER]);
+    expect(
+      await internals.createdAt([
+        { queueName: QUEUE, jobId: 'run_b' },
+        { queueName: QUEUE, jobId: 'run_gone' },
+      ]),
+    ).toEqual([b.timestamp, Number.MAX_SAFE_INTEGER]);
     expect(await internals.queueHolding([OTHER_QUEUE, QUEUE], 'run_a')).toBe(QUEUE);
     expect(await internals.queueHolding([OTHER_QUEUE, QUEUE], 'run_gone')).toBeUndefined();
   });
@@ -100,7 +118,9 @@ describe('BullMQ internals (the layout of the pinned bullmq)', () => {
     // The lease runs out: BullMQ's lock key disappears.
     await redis.del(keys.lock('run_a'));
     expect(await internals.activeWithoutLock(QUEUE)).toEqual(['run_a']);
-    expect(await internals.leaseStates([{ queueName: QUEUE, jobId: 'run_a' }])).toEqual([{ ttlMs: -2, holder: 'worker-1' }]);
+    expect(await internals.leaseStates([{ queueName: QUEUE, jobId: 'run_a' }])).toEqual([
+      { ttlMs: -2, holder: 'worker-1' },
+    ]);
     expect(await internals.lockOwnerAndTtl(QUEUE, 'run_a')).toEqual({ owner: null, ttlMs: -2 });
 
     expect(await internals.claimLostReport(QUEUE, 'run_a', marker, 60)).toBe(true);

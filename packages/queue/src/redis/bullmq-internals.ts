@@ -75,7 +75,8 @@ return 1
 
 type PipelineReplies = Array<[Error | null, unknown]> | null;
 const replyAt = (replies: PipelineReplies, i: number): unknown => (replies?.[i]?.[0] ? undefined : replies?.[i]?.[1]);
-const asNumber = (value: unknown, fallback: number): number => (value === undefined || value === null ? fallback : Number(value));
+const asNumber = (value: unknown, fallback: number): number =>
+  value === undefined || value === null ? fallback : Number(value);
 
 export type BullmqInternals = ReturnType<typeof createBullmqInternals>;
 
@@ -94,8 +95,12 @@ export function createBullmqInternals(commands: Redis, prefix: string) {
 
     /** Per queue, the ids in its wait or active list, oldest first. */
     async listedOldestFirst(queueNames: readonly string[], list: 'wait' | 'active'): Promise<QueuedJob[][]> {
-      const replies = await commands.pipeline(queueNames.map((name) => ['lrange', keysOf(name)[list], '0', '-1'])).exec();
-      return queueNames.map((queueName, i) => ((replyAt(replies, i) as string[] | undefined) ?? []).reverse().map((jobId) => ({ queueName, jobId })));
+      const replies = await commands
+        .pipeline(queueNames.map((name) => ['lrange', keysOf(name)[list], '0', '-1']))
+        .exec();
+      return queueNames.map((queueName, i) =>
+        ((replyAt(replies, i) as string[] | undefined) ?? []).reverse().map((jobId) => ({ queueName, jobId })),
+      );
     },
 
     /** Per queue, the id of its oldest waiting job, or undefined when nothing waits. */
@@ -109,7 +114,9 @@ export function createBullmqInternals(commands: Redis, prefix: string) {
 
     /** Each job's creation time (ms since epoch); a job gone meanwhile sorts last (MAX_SAFE_INTEGER). */
     async createdAt(jobs: readonly QueuedJob[]): Promise<number[]> {
-      const replies = await commands.pipeline(jobs.map(({ queueName, jobId }) => ['hget', keysOf(queueName).job(jobId), TIMESTAMP_FIELD])).exec();
+      const replies = await commands
+        .pipeline(jobs.map(({ queueName, jobId }) => ['hget', keysOf(queueName).job(jobId), TIMESTAMP_FIELD]))
+        .exec();
       return jobs.map((_, i) => asNumber(replyAt(replies, i), Number.MAX_SAFE_INTEGER));
     },
 
@@ -143,11 +150,19 @@ export function createBullmqInternals(commands: Redis, prefix: string) {
     async leaseStates(jobs: readonly QueuedJob[]): Promise<LeaseState[]> {
       if (jobs.length === 0) return [];
       const replies = await commands
-        .pipeline(jobs.flatMap(({ queueName, jobId }) => [['pttl', keysOf(queueName).lock(jobId)], ['hget', keysOf(queueName).job(jobId), HOLDER_FIELD]]))
+        .pipeline(
+          jobs.flatMap(({ queueName, jobId }) => [
+            ['pttl', keysOf(queueName).lock(jobId)],
+            ['hget', keysOf(queueName).job(jobId), HOLDER_FIELD],
+          ]),
+        )
         .exec();
       return jobs.map((_, i) => {
         const holder = replyAt(replies, 2 * i + 1);
-        return { ttlMs: asNumber(replyAt(replies, 2 * i), -2), holder: typeof holder === 'string' ? holder : undefined };
+        return {
+          ttlMs: asNumber(replyAt(replies, 2 * i), -2),
+          holder: typeof holder === 'string' ? holder : undefined,
+        };
       });
     },
 
@@ -162,9 +177,24 @@ export function createBullmqInternals(commands: Redis, prefix: string) {
     },
 
     /** CLAIM_LOST_SCRIPT: true to the one caller that must report this job's lost lease. */
-    async claimLostReport(queueName: string, jobId: string, markerKey: string, markerTtlSeconds: number): Promise<boolean> {
+    async claimLostReport(
+      queueName: string,
+      jobId: string,
+      markerKey: string,
+      markerTtlSeconds: number,
+    ): Promise<boolean> {
       const keys = keysOf(queueName);
-      const claimed = await commands.eval(CLAIM_LOST_SCRIPT, 4, keys.active, keys.lock(jobId), keys.job(jobId), markerKey, jobId, markerTtlSeconds, TIMESTAMP_FIELD);
+      const claimed = await commands.eval(
+        CLAIM_LOST_SCRIPT,
+        4,
+        keys.active,
+        keys.lock(jobId),
+        keys.job(jobId),
+        markerKey,
+        jobId,
+        markerTtlSeconds,
+        TIMESTAMP_FIELD,
+      );
       return Number(claimed) === 1;
     },
 

@@ -20,7 +20,11 @@ export interface OpenRedisOptions {
  * Commands wait through reconnects instead of failing after 20 retries (`maxRetriesPerRequest: null`, which
  * BullMQ also requires); callers that must not wait use their own timeouts.
  */
-export function openRedis(url: string, name: string, { onError = () => {}, overrides = {} }: OpenRedisOptions = {}): Redis {
+export function openRedis(
+  url: string,
+  name: string,
+  { onError = () => {}, overrides = {} }: OpenRedisOptions = {},
+): Redis {
   const redis = new Redis(url, {
     connectionName: name.replace(/\s+/g, '_'),
     maxRetriesPerRequest: null,
@@ -61,7 +65,8 @@ export async function closeRedis(redis: Redis): Promise<void> {
 export function whenFirstReady(redis: Redis, timeoutMs: number): Promise<void> {
   if (redis.status === 'ready') everReady.add(redis);
   if (everReady.has(redis)) return Promise.resolve();
-  if (redis.status === 'end' || redis.status === 'close') return Promise.reject(new RedisUnavailableError(`connection is ${redis.status}`));
+  if (redis.status === 'end' || redis.status === 'close')
+    return Promise.reject(new RedisUnavailableError(`connection is ${redis.status}`));
   return new Promise<void>((resolve, reject) => {
     const settle = (error?: unknown): void => {
       clearTimeout(timer);

@@ -3,9 +3,22 @@ import { Redis } from 'ioredis';
 import type { RunEvent } from '@baton/contracts';
 import type { EventBus } from '../event-bus.js';
 import { Counter, eventBusContract, within } from '../testing/index.js';
-import { createRedisEventBus, MalformedBusMessageError, runChannel, type RedisEventBusOptions } from './redis-event-bus.js';
+import {
+  createRedisEventBus,
+  MalformedBusMessageError,
+  runChannel,
+  type RedisEventBusOptions,
+} from './redis-event-bus.js';
 import { RedisUnavailableError } from './redis-run-queue-errors.js';
-import { TEST_REDIS_URL, clientsNamed, deleteKeys, eventually, startRedisProxy, testEvent, testPrefix } from '../testing/redis-test-support.js';
+import {
+  TEST_REDIS_URL,
+  clientsNamed,
+  deleteKeys,
+  eventually,
+  startRedisProxy,
+  testEvent,
+  testPrefix,
+} from '../testing/redis-test-support.js';
 
 // Two bus instances with one prefix stand for two API replicas: the contract publishes on one, listens on the other.
 eventBusContract('redis', async () => {
@@ -26,7 +39,11 @@ describe('Redis EventBus', () => {
     prefixes.push(prefix);
     return prefix;
   };
-  const newBus = (prefix: string, onError?: (error: unknown) => void, options: Partial<RedisEventBusOptions> = {}): EventBus => {
+  const newBus = (
+    prefix: string,
+    onError?: (error: unknown) => void,
+    options: Partial<RedisEventBusOptions> = {},
+  ): EventBus => {
     const bus = createRedisEventBus({ redisUrl: TEST_REDIS_URL, prefix, onError, ...options });
     buses.push(bus);
     return bus;
@@ -136,7 +153,11 @@ describe('Redis EventBus', () => {
   it('reports an unreachable Redis through onError instead of crashing, and still closes', async () => {
     const errors: unknown[] = [];
     // Port 1 refuses connections: the bus keeps retrying in the background and says so.
-    const bus = createRedisEventBus({ redisUrl: 'redis://127.0.0.1:1', prefix: newPrefix(), onError: (e) => errors.push(e) });
+    const bus = createRedisEventBus({
+      redisUrl: 'redis://127.0.0.1:1',
+      prefix: newPrefix(),
+      onError: (e) => errors.push(e),
+    });
     await eventually(() => errors.length > 0, 'a connection error report');
     await bus.close();
 
@@ -161,7 +182,9 @@ describe('Redis EventBus', () => {
 
       await proxy.down();
       await eventually(() => errors.length > 0, 'the publisher to notice the outage');
-      await expect(within(bus.publish(testEvent('run-x', 2)), 'publish to fail')).rejects.toBeInstanceOf(RedisUnavailableError);
+      await expect(within(bus.publish(testEvent('run-x', 2)), 'publish to fail')).rejects.toBeInstanceOf(
+        RedisUnavailableError,
+      );
 
       await proxy.up();
       await eventually(async () => {
@@ -190,7 +213,12 @@ describe('Redis EventBus', () => {
 
       await proxy.down();
       await eventually(() => errors.length > 0, 'the subscriber to notice the outage');
-      await expect(within(bus.subscribe('run-x', () => {}), 'subscribe to fail')).rejects.toBeInstanceOf(RedisUnavailableError);
+      await expect(
+        within(
+          bus.subscribe('run-x', () => {}),
+          'subscribe to fail',
+        ),
+      ).rejects.toBeInstanceOf(RedisUnavailableError);
       expect(bus.subscriptionCount()).toBe(1); // only run-warm: the failed channel is not kept
 
       await proxy.up();

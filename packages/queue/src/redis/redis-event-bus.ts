@@ -51,12 +51,20 @@ function parseMessage(channel: string, message: string): RunEvent {
  * another replica ingested. One publisher and one subscriber connection per bus, however many runs are
  * watched: the shared fan-out turns many listeners of a run into one SUBSCRIBE.
  */
-export function createRedisEventBus({ redisUrl, prefix, onError = () => {}, subscribeTimeoutMs = DEFAULT_SUBSCRIBE_TIMEOUT_MS }: RedisEventBusOptions): EventBus {
+export function createRedisEventBus({
+  redisUrl,
+  prefix,
+  onError = () => {},
+  subscribeTimeoutMs = DEFAULT_SUBSCRIBE_TIMEOUT_MS,
+}: RedisEventBusOptions): EventBus {
   // No offline queue: while Redis is away a publish rejects at once instead of waiting for the reconnect. The
   // ingester awaits each publish before its next batch, so waiting would stall persisting (and with it the API's
   // finish and cancel) for the whole outage; a failed publish only costs live viewers an event they re-read on
   // reconnect (Last-Event-ID), the database has it.
-  const publisher = openRedis(redisUrl, `${prefix}:event-bus:pub`, { onError, overrides: { enableOfflineQueue: false } });
+  const publisher = openRedis(redisUrl, `${prefix}:event-bus:pub`, {
+    onError,
+    overrides: { enableOfflineQueue: false },
+  });
   const subscriber = openRedis(redisUrl, `${prefix}:event-bus:sub`, { onError });
   const deliverers = new Map<string, (event: RunEvent) => void>();
 
@@ -94,10 +102,12 @@ export function createRedisEventBus({ redisUrl, prefix, onError = () => {}, subs
         if (gaveUp) {
           // The queued SUBSCRIBE goes out once Redis is back: undo it then, unless another listener of the run
           // opened the channel meanwhile (the subscription is theirs now).
-          subscribing.then(
-            () => (deliverers.has(channel) || closed ? undefined : subscriber.unsubscribe(channel)),
-            () => undefined,
-          ).catch(onError);
+          subscribing
+            .then(
+              () => (deliverers.has(channel) || closed ? undefined : subscriber.unsubscribe(channel)),
+              () => undefined,
+            )
+            .catch(onError);
         }
         throw error;
       } finally {

@@ -13,7 +13,13 @@ export interface LeaderLease {
 const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
-export function createLeaderLease(opts: { redis: Redis; prefix: string; holder: string; ttlMs: number; onError?: (err: unknown) => void }): LeaderLease {
+export function createLeaderLease(opts: {
+  redis: Redis;
+  prefix: string;
+  holder: string;
+  ttlMs: number;
+  onError?: (err: unknown) => void;
+}): LeaderLease {
   const key = `${opts.prefix}:leader`;
   const onError = opts.onError ?? (() => {});
   return {

@@ -193,7 +193,9 @@ export function createRunQueueContext(options: RunQueueContextOptions): RunQueue
     },
 
     async closeBullmq() {
-      const closing = [...fetchers.values()].map((fetcher) => fetcher.close(true)).concat([...queues.values()].map((queue) => queue.close()));
+      const closing = [...fetchers.values()]
+        .map((fetcher) => fetcher.close(true))
+        .concat([...queues.values()].map((queue) => queue.close()));
       fetchers.clear();
       queues.clear();
       for (const result of await Promise.allSettled(closing)) if (result.status === 'rejected') onError(result.reason);

@@ -45,7 +45,10 @@ export function assertRunJob(job: unknown): asserts job is RunJob {
   if (typeof job !== 'object' || job === null) throw new InvalidRunJobError('job must be an object');
   const { runId, labels, bundle } = job as Record<string, unknown>;
   assertRunId(runId);
-  if (labels !== undefined && !(Array.isArray(labels) && labels.every((label) => typeof label === 'string' && label.length > 0))) {
+  if (
+    labels !== undefined &&
+    !(Array.isArray(labels) && labels.every((label) => typeof label === 'string' && label.length > 0))
+  ) {
     throw new InvalidRunJobError('labels must be an array of non-empty strings');
   }
   if (bundle !== undefined && typeof bundle !== 'string') throw new InvalidRunJobError('bundle must be a string');
@@ -54,7 +57,8 @@ export function assertRunJob(job: unknown): asserts job is RunJob {
 export function assertWorkerSpec(spec: unknown): asserts spec is WorkerSpec {
   if (typeof spec !== 'object' || spec === null) throw new InvalidWorkerSpecError('spec must be an object');
   const { name, labels, capacity } = spec as Record<string, unknown>;
-  if (typeof name !== 'string' || name.length === 0) throw new InvalidWorkerSpecError('name must be a non-empty string');
+  if (typeof name !== 'string' || name.length === 0)
+    throw new InvalidWorkerSpecError('name must be a non-empty string');
   if (!Array.isArray(labels) || !labels.every((label) => typeof label === 'string')) {
     throw new InvalidWorkerSpecError('labels must be an array of strings');
   }

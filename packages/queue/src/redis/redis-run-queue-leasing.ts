@@ -67,7 +67,9 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
   const oldestFirst = async (queueNames: string[]): Promise<string[]> => {
     if (queueNames.length <= 1) return queueNames;
     const heads = await ctx.bullmq.oldestWaiting(queueNames);
-    const waiting = queueNames.flatMap((queueName, i) => (heads[i] === undefined ? [] : [{ queueName, jobId: heads[i] }]));
+    const waiting = queueNames.flatMap((queueName, i) =>
+      heads[i] === undefined ? [] : [{ queueName, jobId: heads[i] }],
+    );
     if (waiting.length <= 1) return waiting.map((entry) => entry.queueName);
     const stamps = await ctx.bullmq.createdAt(waiting);
     return waiting
@@ -80,7 +82,9 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
   const fillOnce = async (): Promise<void> => {
     // While disconnected a fetch would wait in the offline queue for the whole outage: the poll tries again.
     if (ctx.commands.status !== 'ready') return;
-    const servable = [...ctx.labelSets].filter(([, labels]) => subscriptions.some((sub) => hasRoom(sub) && mayServe(sub, labels)));
+    const servable = [...ctx.labelSets].filter(([, labels]) =>
+      subscriptions.some((sub) => hasRoom(sub) && mayServe(sub, labels)),
+    );
     for (const queueName of await oldestFirst(servable.map(([name]) => name))) {
       const labels = ctx.labelSets.get(queueName) ?? [];
       if (!pickSubscription(labels) || stopped) continue;
@@ -143,7 +147,8 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
     holding.expired = true;
     clearTimeout(holding.timer);
     holding.controller.abort(new LeaseExpiredError(holding.runId));
-    if (await ctx.claimLost(holding.queueName, holding.job)) ctx.onLost(holding.runId, holding.subscription.spec.name, 'expired');
+    if (await ctx.claimLost(holding.queueName, holding.job))
+      ctx.onLost(holding.runId, holding.subscription.spec.name, 'expired');
   };
 
   /**
@@ -171,7 +176,11 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
     }
     const sentAt = Date.now();
     try {
-      const { owner, ttlMs } = await withTimeout(ctx.bullmq.lockOwnerAndTtl(holding.queueName, holding.runId), checkWaitMs, () => new Error(`Redis did not answer within ${checkWaitMs} ms`));
+      const { owner, ttlMs } = await withTimeout(
+        ctx.bullmq.lockOwnerAndTtl(holding.queueName, holding.runId),
+        checkWaitMs,
+        () => new Error(`Redis did not answer within ${checkWaitMs} ms`),
+      );
       if (holding.settled || holding.expired) return;
       if (owner === holding.token && ttlMs > 0) {
         holding.deadline = Math.max(holding.deadline, sentAt + ttlMs);
@@ -190,7 +199,9 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
   const checkCancelMarkers = async (held: Holding[]): Promise<void> => {
     const live = held.filter((holding) => !holding.settled && !holding.expired && !holding.canceled);
     if (live.length === 0) return;
-    const replies = await ctx.commands.pipeline(live.map((holding) => ['exists', ctx.keys.canceled(holding.runId)])).exec();
+    const replies = await ctx.commands
+      .pipeline(live.map((holding) => ['exists', ctx.keys.canceled(holding.runId)]))
+      .exec();
     live.forEach((holding, i) => {
       if (replies?.[i]?.[1] === 1) markCanceled(holding);
     });
@@ -227,7 +238,8 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
           const error = failure.error instanceof Error ? failure.error : new Error(String(failure.error));
           await holding.job.moveToFailed(error, holding.token, false);
           // After a cancel the handler is expected to end early, possibly by throwing: not a lost worker.
-          if (!holding.canceled) ctx.onLost(holding.runId, holding.subscription.spec.name, 'handler_failed', failure.error);
+          if (!holding.canceled)
+            ctx.onLost(holding.runId, holding.subscription.spec.name, 'handler_failed', failure.error);
         } else {
           // fetchNext false: BullMQ would otherwise move the next waiting job to active, outside this queue's bookkeeping.
           await holding.job.moveToCompleted('done', holding.token, false);
@@ -249,7 +261,13 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
     pump();
   };
 
-  const start = async (job: Job<RunJob>, sub: Subscription, queueName: string, token: string, fetchedAt: number): Promise<void> => {
+  const start = async (
+    job: Job<RunJob>,
+    sub: Subscription,
+    queueName: string,
+    token: string,
+    fetchedAt: number,
+  ): Promise<void> => {
     const runId = job.id!;
     sub.active += 1;
     sub.lastAssigned = ++assignments;
@@ -271,7 +289,10 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
       // Record the holder for leasedIds() and watchers, and catch a cancel sent between the fetch and now. Not
       // waited for past a local expiry: the handler then starts with its signal aborted instead of after the outage.
       const replies = await Promise.race([
-        ctx.bullmq.recordHolder(ctx.commands.pipeline(), queueName, runId, sub.spec.name).exists(ctx.keys.canceled(runId)).exec(),
+        ctx.bullmq
+          .recordHolder(ctx.commands.pipeline(), queueName, runId, sub.spec.name)
+          .exists(ctx.keys.canceled(runId))
+          .exec(),
         whenAborted(holding.controller.signal),
       ]);
       if (replies?.[1]?.[1] === 1) markCanceled(holding);
@@ -381,12 +402,12 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
       for (const holding of holdings.values()) clearTimeout(holding.timer);
       // A fetch in flight is finished (a job it took goes back to wait), but not waited for through an outage: the
       // owner closes the connection next, which fails whatever still waits on it.
-      if (pumping && ctx.commands.status === 'ready') await ctx.whileConnected(() => pumping ?? Promise.resolve()).catch(ctx.onError);
+      if (pumping && ctx.commands.status === 'ready')
+        await ctx.whileConnected(() => pumping ?? Promise.resolve()).catch(ctx.onError);
       if (subscriber) await closeRedis(subscriber);
     },
   };
 }
-
 
 /** Resolves (to undefined) once `signal` aborts; never rejects. */
 function whenAborted(signal: AbortSignal): Promise<undefined> {

@@ -4,8 +4,19 @@ import { Redis } from 'ioredis';
 import type { Lease, OnLeaseLost, RunJob, RunQueue } from '../run-queue.js';
 import { Counter, deferred, runQueueContract, within, type Deferred } from '../testing/index.js';
 import { deleteKeys, eventually, startRedisProxy, TEST_REDIS_URL, testPrefix } from '../testing/redis-test-support.js';
-import { InvalidRunJobError, InvalidWorkerSpecError, LeaseExpiredError, RunCanceledError, RunQueueClosedError } from '../run-queue-errors.js';
-import { createRedisRunQueue, InvalidRunQueueOptionsError, RedisUnavailableError, type RedisRunQueueOptions } from './redis-run-queue.js';
+import {
+  InvalidRunJobError,
+  InvalidWorkerSpecError,
+  LeaseExpiredError,
+  RunCanceledError,
+  RunQueueClosedError,
+} from '../run-queue-errors.js';
+import {
+  createRedisRunQueue,
+  InvalidRunQueueOptionsError,
+  RedisUnavailableError,
+  type RedisRunQueueOptions,
+} from './redis-run-queue.js';
 
 const LEASE_MS = 1_500;
 const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -65,7 +76,11 @@ describe('Redis RunQueue', () => {
 
     const received = deferred<RunJob>();
     queue.lease({ name: 'w1', labels: ['gpu', 'linux', 'x86'], capacity: 1 }, async (job) => received.resolve(job));
-    await expect(within(received.promise, 'the job')).resolves.toEqual({ runId, labels: ['linux', 'gpu'], bundle: 'sealed:abc' });
+    await expect(within(received.promise, 'the job')).resolves.toEqual({
+      runId,
+      labels: ['linux', 'gpu'],
+      bundle: 'sealed:abc',
+    });
   });
 
   it('never runs a finished run id again: its record stays, so the recovery sweep re-enqueueing a run whose events lag is a no-op', async () => {
@@ -114,7 +129,9 @@ describe('Redis RunQueue', () => {
     expect(() => queue.lease({ name: 'w', labels: [], capacity: 0 }, async () => {})).toThrow(InvalidWorkerSpecError);
     expect(() => queue.lease({ name: '', labels: [], capacity: 1 }, async () => {})).toThrow(InvalidWorkerSpecError);
     expect(() => createRedisRunQueue({ redisUrl: TEST_REDIS_URL, prefix: 'a:b' })).toThrow(InvalidRunQueueOptionsError);
-    expect(() => createRedisRunQueue({ redisUrl: TEST_REDIS_URL, prefix: 'p', leaseMs: 0 })).toThrow(InvalidRunQueueOptionsError);
+    expect(() => createRedisRunQueue({ redisUrl: TEST_REDIS_URL, prefix: 'p', leaseMs: 0 })).toThrow(
+      InvalidRunQueueOptionsError,
+    );
     await queue.close();
     await expect(queue.cancel('run_x')).rejects.toBeInstanceOf(RunQueueClosedError);
     await expect(queue.pendingIds()).rejects.toBeInstanceOf(RunQueueClosedError);
@@ -176,7 +193,10 @@ describe('Redis RunQueue', () => {
           // Keeps the lease alive like the worker daemon does, until the gate opens or the run is aborted.
           const beat = setInterval(() => lease.heartbeat(), Math.floor(LEASE_MS / 3));
           try {
-            await Promise.race([gate(job.runId).promise, new Promise((resolve) => lease.signal.addEventListener('abort', resolve))]);
+            await Promise.race([
+              gate(job.runId).promise,
+              new Promise((resolve) => lease.signal.addEventListener('abort', resolve)),
+            ]);
           } finally {
             clearInterval(beat);
           }
@@ -200,7 +220,12 @@ describe('Redis RunQueue', () => {
       await started.reach(4, 'both workers to fill their capacity');
       expect(ran.filter((r) => r.worker === 'worker-a')).toHaveLength(2);
       expect(ran.filter((r) => r.worker === 'worker-b')).toHaveLength(2);
-      expect((await api.leasedIds()).map((l) => l.worker).sort()).toEqual(['worker-a', 'worker-a', 'worker-b', 'worker-b']);
+      expect((await api.leasedIds()).map((l) => l.worker).sort()).toEqual([
+        'worker-a',
+        'worker-a',
+        'worker-b',
+        'worker-b',
+      ]);
 
       await api.enqueue({ runId: 'run_gpu', labels: ['gpu'] });
       for (const runId of ids) {
@@ -211,7 +236,10 @@ describe('Redis RunQueue', () => {
       b.release('run_gpu');
       expect(ran.find((r) => r.runId === 'run_gpu')?.worker).toBe('worker-b');
       expect(ran.map((r) => r.runId).sort()).toEqual([...ids, 'run_gpu'].sort());
-      await eventually(async () => (await api.leasedIds()).length === 0 && (await api.pendingIds()).length === 0, 'the queue to drain');
+      await eventually(
+        async () => (await api.leasedIds()).length === 0 && (await api.pendingIds()).length === 0,
+        'the queue to drain',
+      );
     });
 
     it('delivers a cancel from the API instance to the worker instance that holds the run', async () => {
@@ -222,11 +250,14 @@ describe('Redis RunQueue', () => {
       const started = new Counter();
       const ran: Array<{ runId: string; worker: string }> = [];
       const w = holdingHandler('worker-a', started, ran);
-      const subscription = open({ prefix, onLost: (...args) => workerLost.push(args) }).lease({ name: 'worker-a', labels: [], capacity: 1 }, async (job, lease) => {
-        await w.handler(job, lease);
-        // An executor ends a canceled run by failing: not a lost worker.
-        if (lease.signal.aborted) throw new Error('playbook interrupted');
-      });
+      const subscription = open({ prefix, onLost: (...args) => workerLost.push(args) }).lease(
+        { name: 'worker-a', labels: [], capacity: 1 },
+        async (job, lease) => {
+          await w.handler(job, lease);
+          // An executor ends a canceled run by failing: not a lost worker.
+          if (lease.signal.aborted) throw new Error('playbook interrupted');
+        },
+      );
 
       await api.enqueue({ runId: 'run_c' });
       await started.reach(1, 'the run to start on the worker instance');
@@ -336,7 +367,8 @@ describe('Redis RunQueue robustness', () => {
       lease.resolve(given);
       const beat = setInterval(() => given.heartbeat(), Math.floor(leaseMs / 3));
       try {
-        if (!given.signal.aborted) await new Promise((resolve) => given.signal.addEventListener('abort', resolve, { once: true }));
+        if (!given.signal.aborted)
+          await new Promise((resolve) => given.signal.addEventListener('abort', resolve, { once: true }));
       } finally {
         clearInterval(beat);
       }
@@ -350,7 +382,10 @@ describe('Redis RunQueue robustness', () => {
     const lost: LostCall[] = [];
     const api = open({ prefix, onLost: (...args) => lost.push(args) });
     const { handler, lease } = abortableHandler(LEASE_MS);
-    open({ prefix, onLost: (...args) => lost.push(args) }).lease({ name: 'worker-a', labels: [], capacity: 1 }, handler);
+    open({ prefix, onLost: (...args) => lost.push(args) }).lease(
+      { name: 'worker-a', labels: [], capacity: 1 },
+      handler,
+    );
     await api.enqueue({ runId: 'run_m' });
     const held = await within(lease, 'the run to start');
 
@@ -371,7 +406,13 @@ describe('Redis RunQueue robustness', () => {
     const proxy = await startRedisProxy();
     const workerErrors: unknown[] = [];
     const { handler, lease } = abortableHandler(leaseMs);
-    const worker = open({ prefix, leaseMs, redisUrl: proxy.url, onError: (error) => workerErrors.push(error), onLost: (...args) => lost.push(args) });
+    const worker = open({
+      prefix,
+      leaseMs,
+      redisUrl: proxy.url,
+      onError: (error) => workerErrors.push(error),
+      onLost: (...args) => lost.push(args),
+    });
     worker.lease({ name: 'worker-a', labels: [], capacity: 1 }, handler);
     await api.enqueue({ runId: 'run_p' });
     const held = await within(lease, 'the run to start');
@@ -422,7 +463,10 @@ describe('Redis RunQueue robustness', () => {
 
     const received = deferred<RunJob>();
     open({ prefix }).lease({ name: 'worker-gpu', labels: ['gpu'], capacity: 1 }, async (job) => received.resolve(job));
-    await expect(within(received.promise, 'the labeled run on a worker started after the wipe')).resolves.toEqual({ runId: 'run_w', labels: ['gpu'] });
+    await expect(within(received.promise, 'the labeled run on a worker started after the wipe')).resolves.toEqual({
+      runId: 'run_w',
+      labels: ['gpu'],
+    });
   });
 
   it('rejects enqueue, cancel, pendingIds and leasedIds with RedisUnavailableError while its connection is down', async () => {
@@ -433,7 +477,9 @@ describe('Redis RunQueue robustness', () => {
     await proxy.down();
     await eventually(() => errors.length > 0, 'the connection loss to be reported');
 
-    await expect(within(queue.enqueue({ runId: 'run_x' }), 'enqueue to fail')).rejects.toBeInstanceOf(RedisUnavailableError);
+    await expect(within(queue.enqueue({ runId: 'run_x' }), 'enqueue to fail')).rejects.toBeInstanceOf(
+      RedisUnavailableError,
+    );
     await expect(within(queue.cancel('run_x'), 'cancel to fail')).rejects.toBeInstanceOf(RedisUnavailableError);
     await expect(within(queue.pendingIds(), 'pendingIds to fail')).rejects.toBeInstanceOf(RedisUnavailableError);
     await expect(within(queue.leasedIds(), 'leasedIds to fail')).rejects.toBeInstanceOf(RedisUnavailableError);

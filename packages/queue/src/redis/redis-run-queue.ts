@@ -4,7 +4,13 @@ import { closeRedis, openRedis } from './redis-connection.js';
 import { createRunQueueContext } from './redis-run-queue-context.js';
 import { InvalidRunJobError, InvalidWorkerSpecError, RunQueueClosedError } from '../run-queue-errors.js';
 import { InvalidRunQueueOptionsError } from './redis-run-queue-errors.js';
-import { assertRunJob, assertWorkerSpec, MARKER_TTL_SECONDS, normalizeLabels, runQueueKeys } from './redis-run-queue-keys.js';
+import {
+  assertRunJob,
+  assertWorkerSpec,
+  MARKER_TTL_SECONDS,
+  normalizeLabels,
+  runQueueKeys,
+} from './redis-run-queue-keys.js';
 import { createLeasing } from './redis-run-queue-leasing.js';
 import { startLeaseWatch } from './redis-run-queue-watch.js';
 
@@ -42,10 +48,20 @@ export interface RedisRunQueueOptions {
 export const FINISHED_JOB_RETENTION_S = 24 * 3600;
 
 export function createRedisRunQueue(options: RedisRunQueueOptions): RunQueue {
-  const { redisUrl, prefix, leaseMs = DEFAULT_LEASE_MS, onLost = () => {}, watchLeases = false, onError = () => {} } = options;
-  if (typeof redisUrl !== 'string' || redisUrl.length === 0) throw new InvalidRunQueueOptionsError('redisUrl must be a non-empty string');
-  if (typeof prefix !== 'string' || !/^[^\s:]+$/.test(prefix)) throw new InvalidRunQueueOptionsError('prefix must be non-empty, without spaces or ":"');
-  if (!Number.isInteger(leaseMs) || leaseMs < 1) throw new InvalidRunQueueOptionsError('leaseMs must be a positive integer');
+  const {
+    redisUrl,
+    prefix,
+    leaseMs = DEFAULT_LEASE_MS,
+    onLost = () => {},
+    watchLeases = false,
+    onError = () => {},
+  } = options;
+  if (typeof redisUrl !== 'string' || redisUrl.length === 0)
+    throw new InvalidRunQueueOptionsError('redisUrl must be a non-empty string');
+  if (typeof prefix !== 'string' || !/^[^\s:]+$/.test(prefix))
+    throw new InvalidRunQueueOptionsError('prefix must be non-empty, without spaces or ":"');
+  if (!Number.isInteger(leaseMs) || leaseMs < 1)
+    throw new InvalidRunQueueOptionsError('leaseMs must be a positive integer');
 
   let closed = false;
   let closing: Promise<void> | undefined;
@@ -68,7 +84,8 @@ export function createRedisRunQueue(options: RedisRunQueueOptions): RunQueue {
   const { bullmq } = ctx;
 
   /** The label-set queue that holds a job for `runId` (waiting or active), if any. */
-  const locate = async (runId: string): Promise<string | undefined> => bullmq.queueHolding([...(await ctx.refreshLabelSets()).keys()], runId);
+  const locate = async (runId: string): Promise<string | undefined> =>
+    bullmq.queueHolding([...(await ctx.refreshLabelSets()).keys()], runId);
 
   /** The jobs (job id = run id) in one list of every label-set queue, oldest first. */
   const idsOldestFirst = async (list: 'wait' | 'active'): Promise<QueuedJob[]> => {
@@ -138,8 +155,16 @@ export function createRedisRunQueue(options: RedisRunQueueOptions): RunQueue {
     // a day, so enqueueing its run id again is a no-op: the API's database lags the queue (a run that ran may
     // still read `pending` until its events are ingested) and the recovery sweep must not start it again. After a
     // Redis restart nothing is left, and the sweep's re-enqueue takes.
-    await ctx.queue(queueName).add('run', data, { jobId: job.runId, attempts: 1, removeOnComplete: { age: FINISHED_JOB_RETENTION_S }, removeOnFail: { age: FINISHED_JOB_RETENTION_S } });
-    await commands.publish(keys.enqueuedChannel, JSON.stringify({ queue: queueName, labels: ctx.labelSets.get(queueName) }));
+    await ctx.queue(queueName).add('run', data, {
+      jobId: job.runId,
+      attempts: 1,
+      removeOnComplete: { age: FINISHED_JOB_RETENTION_S },
+      removeOnFail: { age: FINISHED_JOB_RETENTION_S },
+    });
+    await commands.publish(
+      keys.enqueuedChannel,
+      JSON.stringify({ queue: queueName, labels: ctx.labelSets.get(queueName) }),
+    );
   }
 
   async function cancelReady(runId: string): Promise<boolean> {
@@ -157,7 +182,11 @@ export function createRedisRunQueue(options: RedisRunQueueOptions): RunQueue {
     if ((await bullmq.lockTtlMs(queueName, runId)) <= 0) return false;
     // The marker covers a worker that fetched the job but has not subscribed or looked yet, or missed the PUBLISH
     // while its subscriber reconnected (the holder also looks at the marker on every heartbeat).
-    await commands.pipeline().set(keys.canceled(runId), '1', 'EX', MARKER_TTL_SECONDS).publish(keys.cancelChannel, runId).exec();
+    await commands
+      .pipeline()
+      .set(keys.canceled(runId), '1', 'EX', MARKER_TTL_SECONDS)
+      .publish(keys.cancelChannel, runId)
+      .exec();
     leasing.cancelLocal(runId);
     return true;
   }

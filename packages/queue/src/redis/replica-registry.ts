@@ -34,7 +34,16 @@ export function createReplicaRegistry(opts: {
 }): ReplicaRegistry {
   const key = `${opts.prefix}:replicas`;
   const now = opts.now ?? Date.now;
-  const announce = () => opts.redis.hset(key, opts.name, JSON.stringify({ name: opts.name, database: opts.database, at: new Date(now()).toISOString() } satisfies ReplicaAnnouncement));
+  const announce = () =>
+    opts.redis.hset(
+      key,
+      opts.name,
+      JSON.stringify({
+        name: opts.name,
+        database: opts.database,
+        at: new Date(now()).toISOString(),
+      } satisfies ReplicaAnnouncement),
+    );
 
   async function liveOthers(): Promise<ReplicaAnnouncement[]> {
     const entries = await opts.redis.hgetall(key);

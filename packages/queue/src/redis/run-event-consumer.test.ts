@@ -32,7 +32,11 @@ function memoryStore() {
       const seqs = stored.get(event.run_id) ?? [];
       const last = seqs.at(-1) ?? 0;
       if (seqs.includes(event.seq)) duplicates += 1;
-      else if (event.seq === last + 1 || event.seq < last || options.acceptGaps) stored.set(event.run_id, [...seqs, event.seq].sort((a, b) => a - b));
+      else if (event.seq === last + 1 || event.seq < last || options.acceptGaps)
+        stored.set(
+          event.run_id,
+          [...seqs, event.seq].sort((a, b) => a - b),
+        );
       else later.push(event);
     }
     return { deferred: later };
@@ -99,7 +103,7 @@ describe('run event consumer', () => {
     await admin.quit();
   });
 
-  it("persists every event, each batch grouped by run and sorted by seq, and leaves the stream empty", async () => {
+  it('persists every event, each batch grouped by run and sorted by seq, and leaves the stream empty', async () => {
     const store = memoryStore();
     const runs = ['run-a', 'run-b', 'run-c'];
     await produce(seqsUpTo(300).flatMap((seq) => runs.map((run) => testEvent(run, seq))));
@@ -111,7 +115,9 @@ describe('run event consumer', () => {
     for (const call of store.calls) {
       const runOrder = call.map((e) => e.run_id).filter((run, i, all) => all.indexOf(run) === i);
       // Grouped: each run's events are one contiguous slice, in ascending seq.
-      expect(call.map((e) => e.run_id)).toEqual(runOrder.flatMap((run) => call.filter((e) => e.run_id === run).map(() => run)));
+      expect(call.map((e) => e.run_id)).toEqual(
+        runOrder.flatMap((run) => call.filter((e) => e.run_id === run).map(() => run)),
+      );
       for (const run of runOrder) {
         const seqs = call.filter((e) => e.run_id === run).map((e) => e.seq);
         expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
@@ -161,7 +167,7 @@ describe('run event consumer', () => {
     await eventually(streamDrained, 'the stream acknowledged and emptied');
   });
 
-  it("claims the entries of a replica that died holding them, after claimIdleMs, and loses nothing", async () => {
+  it('claims the entries of a replica that died holding them, after claimIdleMs, and loses nothing', async () => {
     const store = memoryStore();
     await produce(seqsUpTo(20).map((seq) => testEvent('run-k', seq)));
     // A replica reads seqs 1..10 into its pending list, then dies: connection gone, nothing acknowledged.
@@ -171,7 +177,12 @@ describe('run event consumer', () => {
     dying.disconnect();
 
     const errors: unknown[] = [];
-    await consumerOf({ consumer: 'replica-live', persist: store.persist, claimIdleMs: 200, onError: (e) => errors.push(e) }).start();
+    await consumerOf({
+      consumer: 'replica-live',
+      persist: store.persist,
+      claimIdleMs: 200,
+      onError: (e) => errors.push(e),
+    }).start();
 
     await eventually(() => store.count() === 20, 'all 20 events stored');
     expect(store.stored.get('run-k')).toEqual(seqsUpTo(20));
@@ -202,10 +213,19 @@ describe('run event consumer', () => {
     const store = memoryStore();
     const errors: unknown[] = [];
     await produce([testEvent('run-d', 2), testEvent('run-d', 3)]);
-    await consumerOf({ consumer: 'replica-1', persist: store.persist, onError: (e) => errors.push(e), now: () => 1_000_000 }).start();
+    await consumerOf({
+      consumer: 'replica-1',
+      persist: store.persist,
+      onError: (e) => errors.push(e),
+      now: () => 1_000_000,
+    }).start();
 
     await eventually(() => store.calls.length >= 3, 'persist offered the deferred events again');
-    expect(store.calls.slice(0, 3).map((call) => call.map((e) => e.seq))).toEqual([[2, 3], [2, 3], [2, 3]]);
+    expect(store.calls.slice(0, 3).map((call) => call.map((e) => e.seq))).toEqual([
+      [2, 3],
+      [2, 3],
+      [2, 3],
+    ]);
     expect(store.callOptions.every((options) => options.acceptGaps === false)).toBe(true);
     expect(errors).toEqual([]);
 
@@ -221,14 +241,22 @@ describe('run event consumer', () => {
     let clock = 1_000_000;
     const errors: unknown[] = [];
     await produce([testEvent('run-g', 2), testEvent('run-g', 3)]);
-    await consumerOf({ consumer: 'replica-1', persist: store.persist, gapTimeoutMs: 60_000, onError: (e) => errors.push(e), now: () => clock }).start();
+    await consumerOf({
+      consumer: 'replica-1',
+      persist: store.persist,
+      gapTimeoutMs: 60_000,
+      onError: (e) => errors.push(e),
+      now: () => clock,
+    }).start();
     await eventually(() => store.calls.length >= 2, 'the events deferred and offered again');
     expect(store.stored.get('run-g')).toBeUndefined();
 
     clock += 60_000;
     await eventually(() => store.count() === 2, 'the events after the gap stored');
     expect(store.stored.get('run-g')).toEqual([2, 3]);
-    const accepting = store.callOptions.flatMap((options, i) => (options.acceptGaps ? [store.calls[i]!.map((e) => e.seq)] : []));
+    const accepting = store.callOptions.flatMap((options, i) =>
+      options.acceptGaps ? [store.calls[i]!.map((e) => e.seq)] : [],
+    );
     expect(accepting).toEqual([[2, 3]]);
     expect(errors.every((e) => e instanceof EventDeferredTooLongError)).toBe(true);
     expect(errors.map((e) => (e as EventDeferredTooLongError).seq).sort()).toEqual([2, 3]);
@@ -247,8 +275,18 @@ describe('run event consumer', () => {
   it('reads no new entries while maxDeferred entries wait, and loses none of them', async () => {
     const store = memoryStore();
     let clock = 1_000_000;
-    await produce(seqsUpTo(20).slice(1).map((seq) => testEvent('run-c', seq))); // seqs 2..20: seq 1 is missing
-    await consumerOf({ consumer: 'replica-1', persist: store.persist, maxDeferred: 5, gapTimeoutMs: 60_000, now: () => clock }).start();
+    await produce(
+      seqsUpTo(20)
+        .slice(1)
+        .map((seq) => testEvent('run-c', seq)),
+    ); // seqs 2..20: seq 1 is missing
+    await consumerOf({
+      consumer: 'replica-1',
+      persist: store.persist,
+      maxDeferred: 5,
+      gapTimeoutMs: 60_000,
+      now: () => clock,
+    }).start();
 
     await eventually(() => store.calls.length >= 4, 'the deferred entries offered again and again');
     // Only 5 entries ever left the stream for this consumer: the other 14 wait there.
@@ -267,9 +305,15 @@ describe('run event consumer', () => {
   });
 
   it('refuses bad options with a named error', () => {
-    expect(() => createRunEventConsumer({ redisUrl: TEST_REDIS_URL, prefix, consumer: 'c', persist: async () => ({ deferred: [] }), maxDeferred: 0 })).toThrow(
-      InvalidRunEventConsumerOptionsError,
-    );
+    expect(() =>
+      createRunEventConsumer({
+        redisUrl: TEST_REDIS_URL,
+        prefix,
+        consumer: 'c',
+        persist: async () => ({ deferred: [] }),
+        maxDeferred: 0,
+      }),
+    ).toThrow(InvalidRunEventConsumerOptionsError);
   });
 
   it('retries the same batch while persist throws, reads nothing more meanwhile, and loses nothing', async () => {
@@ -292,7 +336,11 @@ describe('run event consumer', () => {
     }).start();
 
     await eventually(() => offered.length >= 1, 'the first attempt');
-    await produce(seqsUpTo(60).slice(50).map((seq) => testEvent('run-p', seq)));
+    await produce(
+      seqsUpTo(60)
+        .slice(50)
+        .map((seq) => testEvent('run-p', seq)),
+    );
     await eventually(() => store.count() === 60, 'all 60 events stored');
 
     // The failed batch came back unchanged three times; the 10 newer events only after it was taken.

@@ -63,7 +63,9 @@ export class EventDeferredTooLongError extends Error {
     readonly seq: number,
     readonly deferredMs: number,
   ) {
-    super(`run event ${runId}#${seq} (entry ${entryId}) deferred for ${Math.round(deferredMs / 1000)} s: an earlier event of the run is missing, persisting it with the gap`);
+    super(
+      `run event ${runId}#${seq} (entry ${entryId}) deferred for ${Math.round(deferredMs / 1000)} s: an earlier event of the run is missing, persisting it with the gap`,
+    );
     this.name = 'EventDeferredTooLongError';
   }
 }
@@ -127,7 +129,8 @@ function decode(entry: RawEntry): Decoded {
     return { error: new MalformedStreamEntryError(entry.id, 'not a JSON object') };
   }
   const parsed = RunEvent.safeParse(value);
-  if (!parsed.success) return { error: new MalformedStreamEntryError(entry.id, `not a RunEvent: ${parsed.error.message}`) };
+  if (!parsed.success)
+    return { error: new MalformedStreamEntryError(entry.id, `not a RunEvent: ${parsed.error.message}`) };
   return { event: parsed.data };
 }
 
@@ -156,8 +159,10 @@ export function createRunEventConsumer(options: RunEventConsumerOptions): RunEve
     gapTimeoutMs = DEFAULT_GAP_TIMEOUT_MS,
     maxDeferred = DEFAULT_MAX_DEFERRED,
   } = options;
-  if (!Number.isInteger(maxDeferred) || maxDeferred < 1) throw new InvalidRunEventConsumerOptionsError('maxDeferred must be a positive integer');
-  if (typeof gapTimeoutMs !== 'number' || !(gapTimeoutMs >= 0)) throw new InvalidRunEventConsumerOptionsError('gapTimeoutMs must be a number ≥ 0');
+  if (!Number.isInteger(maxDeferred) || maxDeferred < 1)
+    throw new InvalidRunEventConsumerOptionsError('maxDeferred must be a positive integer');
+  if (typeof gapTimeoutMs !== 'number' || !(gapTimeoutMs >= 0))
+    throw new InvalidRunEventConsumerOptionsError('gapTimeoutMs must be a number ≥ 0');
   const key = runEventStreamKey(prefix);
   const claimEveryMs = Math.max(1, Math.floor(claimIdleMs / 2));
 
@@ -200,7 +205,11 @@ export function createRunEventConsumer(options: RunEventConsumerOptions): RunEve
     const ids = unacked;
     unacked = [];
     try {
-      const results = await commands!.multi().xack(key, INGEST_GROUP, ...ids).xdel(key, ...ids).exec();
+      const results = await commands!
+        .multi()
+        .xack(key, INGEST_GROUP, ...ids)
+        .xdel(key, ...ids)
+        .exec();
       const failed = results?.find(([error]) => error);
       if (failed) throw failed[0];
     } catch (error) {
@@ -219,14 +228,27 @@ export function createRunEventConsumer(options: RunEventConsumerOptions): RunEve
 
   /** One page of entries other consumers have held longer than claimIdleMs. */
   async function claimIdle(count: number): Promise<RawEntry[]> {
-    const reply = (await commands!.call('XAUTOCLAIM', key, INGEST_GROUP, consumer, String(claimIdleMs), claimCursor, 'COUNT', String(count))) as unknown[];
+    const reply = (await commands!.call(
+      'XAUTOCLAIM',
+      key,
+      INGEST_GROUP,
+      consumer,
+      String(claimIdleMs),
+      claimCursor,
+      'COUNT',
+      String(count),
+    )) as unknown[];
     claimCursor = String(reply?.[0] ?? '0-0');
     return toEntries(reply?.[1]);
   }
 
   /** Calls persist until it answers; undefined if close cut a retry short (nothing is acknowledged then). */
-  async function persistWithRetry(events: RunEvent[], heldIds: string[], acceptGaps: boolean): Promise<RunEvent[] | undefined> {
-    for (let failures = 0; ; ) {
+  async function persistWithRetry(
+    events: RunEvent[],
+    heldIds: string[],
+    acceptGaps: boolean,
+  ): Promise<RunEvent[] | undefined> {
+    for (let failures = 0; ;) {
       try {
         const result = await persist(events, { acceptGaps });
         return Array.isArray(result?.deferred) ? result.deferred : [];
@@ -284,14 +306,18 @@ export function createRunEventConsumer(options: RunEventConsumerOptions): RunEve
     const normal = new Map<string, HeldEvent[]>();
     const overdue = new Map<string, HeldEvent[]>();
     for (const [eventId, sameEvent] of byEvent([...deferred.values(), ...fresh])) {
-      const isOverdue = sameEvent.some((held) => held.deferredSince !== undefined && at - held.deferredSince >= gapTimeoutMs);
+      const isOverdue = sameEvent.some(
+        (held) => held.deferredSince !== undefined && at - held.deferredSince >= gapTimeoutMs,
+      );
       (isOverdue ? overdue : normal).set(eventId, sameEvent);
     }
     for (const [, sameEvent] of overdue) {
       for (const held of sameEvent) {
         if (held.reported) continue;
         held.reported = true;
-        onError(new EventDeferredTooLongError(held.id, held.event.run_id, held.event.seq, at - (held.deferredSince ?? at)));
+        onError(
+          new EventDeferredTooLongError(held.id, held.event.run_id, held.event.seq, at - (held.deferredSince ?? at)),
+        );
       }
     }
     if (!(await offer(normal, false))) return;
@@ -316,7 +342,18 @@ export function createRunEventConsumer(options: RunEventConsumerOptions): RunEve
 
   async function readGroup(from: string, block: number | undefined, count = READ_COUNT): Promise<RawEntry[]> {
     const blockArgs = block === undefined ? [] : ['BLOCK', String(block)];
-    const reply = await reader!.call('XREADGROUP', 'GROUP', INGEST_GROUP, consumer, 'COUNT', String(count), ...blockArgs, 'STREAMS', key, from);
+    const reply = await reader!.call(
+      'XREADGROUP',
+      'GROUP',
+      INGEST_GROUP,
+      consumer,
+      'COUNT',
+      String(count),
+      ...blockArgs,
+      'STREAMS',
+      key,
+      from,
+    );
     return readReplyEntries(reply);
   }
 
@@ -352,7 +389,7 @@ export function createRunEventConsumer(options: RunEventConsumerOptions): RunEve
   async function run(): Promise<void> {
     // After a restart under the same name, what this consumer read but never acknowledged comes first.
     let ownPendingFrom: string | undefined = '0';
-    for (let failures = 0; !stopping; ) {
+    for (let failures = 0; !stopping;) {
       try {
         const room = Math.min(READ_COUNT, maxDeferred - deferred.size);
         if (ownPendingFrom !== undefined && room <= 0) {

@@ -144,8 +144,14 @@ describe('run event producer', () => {
     const prefix = newPrefix();
     const proxy = await startRedisProxy();
     const errors: unknown[] = [];
-    const producer = createRunEventProducer({ redisUrl: proxy.url, prefix, maxBuffered: 10, onError: (e) => errors.push(e) });
-    const overflows = (): RunEventBufferFullError[] => errors.filter((e): e is RunEventBufferFullError => e instanceof RunEventBufferFullError);
+    const producer = createRunEventProducer({
+      redisUrl: proxy.url,
+      prefix,
+      maxBuffered: 10,
+      onError: (e) => errors.push(e),
+    });
+    const overflows = (): RunEventBufferFullError[] =>
+      errors.filter((e): e is RunEventBufferFullError => e instanceof RunEventBufferFullError);
     try {
       producer.push(testEvent('run-a', 1));
       await within(producer.flush(), 'the first flush through the proxy');
@@ -170,7 +176,9 @@ describe('run event producer', () => {
       expect(overflows()).toHaveLength(2);
       await proxy.up();
       await within(producer.flush(), 'the second flush once Redis is back', 15_000);
-      expect([...new Set((await streamEvents(prefix)).map((e) => e.seq))]).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+      expect([...new Set((await streamEvents(prefix)).map((e) => e.seq))]).toEqual(
+        Array.from({ length: 60 }, (_, i) => i + 1),
+      );
     } finally {
       await proxy.up();
       await within(producer.close(), 'closing the producer');
@@ -179,6 +187,8 @@ describe('run event producer', () => {
   });
 
   it('refuses a bad maxBuffered with a named error', () => {
-    expect(() => createRunEventProducer({ redisUrl: TEST_REDIS_URL, prefix: newPrefix(), maxBuffered: 0 })).toThrow(InvalidRunEventProducerOptionsError);
+    expect(() => createRunEventProducer({ redisUrl: TEST_REDIS_URL, prefix: newPrefix(), maxBuffered: 0 })).toThrow(
+      InvalidRunEventProducerOptionsError,
+    );
   });
 });

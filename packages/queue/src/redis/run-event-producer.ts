@@ -31,7 +31,9 @@ export class RunEventBufferFullError extends Error {
     readonly buffered: number,
     readonly maxBuffered: number,
   ) {
-    super(`run event producer holds ${buffered} unsent events (more than ${maxBuffered}): Redis has been unreachable for long, memory grows until it is back`);
+    super(
+      `run event producer holds ${buffered} unsent events (more than ${maxBuffered}): Redis has been unreachable for long, memory grows until it is back`,
+    );
     this.name = 'RunEventBufferFullError';
   }
 }
@@ -58,7 +60,9 @@ export class UnserializableRunEventError extends Error {
     readonly seq: unknown,
     cause: unknown,
   ) {
-    super(`run event ${String(runId)}#${String(seq)} cannot be serialized: ${cause instanceof Error ? cause.message : String(cause)}`);
+    super(
+      `run event ${String(runId)}#${String(seq)} cannot be serialized: ${cause instanceof Error ? cause.message : String(cause)}`,
+    );
     this.name = 'UnserializableRunEventError';
   }
 }
@@ -78,8 +82,14 @@ interface FlushWaiter {
  * get a batch added twice; the ingest persists idempotently on (run_id, seq), so a duplicate is harmless,
  * while a dropped event would be a gap forever.
  */
-export function createRunEventProducer({ redisUrl, prefix, onError = () => {}, maxBuffered = DEFAULT_MAX_BUFFERED }: RunEventProducerOptions): RunEventProducer {
-  if (!Number.isInteger(maxBuffered) || maxBuffered < 1) throw new InvalidRunEventProducerOptionsError('maxBuffered must be a positive integer');
+export function createRunEventProducer({
+  redisUrl,
+  prefix,
+  onError = () => {},
+  maxBuffered = DEFAULT_MAX_BUFFERED,
+}: RunEventProducerOptions): RunEventProducer {
+  if (!Number.isInteger(maxBuffered) || maxBuffered < 1)
+    throw new InvalidRunEventProducerOptionsError('maxBuffered must be a positive integer');
   const redis = openRedis(redisUrl, `${prefix}:events-producer`, { onError });
   const key = runEventStreamKey(prefix);
   /** Serialized events not yet confirmed by Redis, oldest first. */

@@ -1,7 +1,12 @@
 import crypto from 'node:crypto';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { createWorkerRegistry, type WorkerHeartbeat, WorkerHeartbeatError, type WorkerRegistry } from './worker-registry.js';
+import {
+  createWorkerRegistry,
+  type WorkerHeartbeat,
+  WorkerHeartbeatError,
+  type WorkerRegistry,
+} from './worker-registry.js';
 
 const REDIS_URL = process.env.BATON_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -18,8 +23,15 @@ async function deleteKeys(prefix: string): Promise<void> {
 }
 
 const beatOf = (name: string, extra: Partial<WorkerHeartbeat> = {}): WorkerHeartbeat => ({
-  name, host: 'host-a', pid: 4242, labels: ['linux'], capacity: 2, running: ['run_1'],
-  last_heartbeat: '2030-01-02T03:04:05.000Z', lease_expires_at: '2030-01-02T03:04:35.000Z', started_at: '2030-01-02T03:00:00.000Z',
+  name,
+  host: 'host-a',
+  pid: 4242,
+  labels: ['linux'],
+  capacity: 2,
+  running: ['run_1'],
+  last_heartbeat: '2030-01-02T03:04:05.000Z',
+  lease_expires_at: '2030-01-02T03:04:35.000Z',
+  started_at: '2030-01-02T03:00:00.000Z',
   ...extra,
 });
 
@@ -71,7 +83,11 @@ describe('createWorkerRegistry (real Redis)', () => {
     await admin.hset(`${prefix}:workers`, 'not-json', '{oops');
     await admin.hset(`${prefix}:workers`, 'array', '[]');
     await admin.hset(`${prefix}:workers`, 'no-pid', JSON.stringify({ ...beatOf('no-pid'), pid: 'x' }));
-    await admin.hset(`${prefix}:workers`, 'bad-time', JSON.stringify(beatOf('bad-time', { last_heartbeat: 'yesterday' })));
+    await admin.hset(
+      `${prefix}:workers`,
+      'bad-time',
+      JSON.stringify(beatOf('bad-time', { last_heartbeat: 'yesterday' })),
+    );
     await admin.hset(`${prefix}:workers`, 'impostor', JSON.stringify(beatOf('good')));
     await admin.hset(`${prefix}:workers`, 'extra', JSON.stringify({ ...beatOf('extra'), secret: 'dropped' }));
 
@@ -82,7 +98,9 @@ describe('createWorkerRegistry (real Redis)', () => {
 
   it('refuses a heartbeat that is not one with a named error and stores nothing', async () => {
     await expect(registry.beat(beatOf(''))).rejects.toThrow(WorkerHeartbeatError);
-    await expect(registry.beat({ ...beatOf('w'), running: 'run_1' } as unknown as WorkerHeartbeat)).rejects.toThrow(/running/);
+    await expect(registry.beat({ ...beatOf('w'), running: 'run_1' } as unknown as WorkerHeartbeat)).rejects.toThrow(
+      /running/,
+    );
     await expect(registry.beat(beatOf('w', { started_at: 'never' }))).rejects.toThrow(/started_at/);
     expect(await admin.exists(`${prefix}:workers`)).toBe(0);
   });

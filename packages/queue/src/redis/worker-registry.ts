@@ -55,7 +55,8 @@ function heartbeatProblem(h: unknown): string | undefined {
   if (!Number.isInteger(o.capacity) || (o.capacity as number) < 0) return 'capacity must be a whole number';
   if (!isStringArray(o.running)) return 'running must be a list of run ids';
   if (!isIsoTime(o.last_heartbeat)) return 'last_heartbeat must be an ISO time';
-  if (o.lease_expires_at !== null && !isIsoTime(o.lease_expires_at)) return 'lease_expires_at must be an ISO time or null';
+  if (o.lease_expires_at !== null && !isIsoTime(o.lease_expires_at))
+    return 'lease_expires_at must be an ISO time or null';
   if (!isIsoTime(o.started_at)) return 'started_at must be an ISO time';
   if (o.stopped !== undefined && typeof o.stopped !== 'boolean') return 'stopped must be a boolean';
   return undefined;
@@ -64,8 +65,15 @@ function heartbeatProblem(h: unknown): string | undefined {
 /** Only the known fields: whatever else a newer or broken writer put there is not passed on. */
 function pickHeartbeat(o: WorkerHeartbeat): WorkerHeartbeat {
   return {
-    name: o.name, host: o.host, pid: o.pid, labels: [...o.labels], capacity: o.capacity, running: [...o.running],
-    last_heartbeat: o.last_heartbeat, lease_expires_at: o.lease_expires_at, started_at: o.started_at,
+    name: o.name,
+    host: o.host,
+    pid: o.pid,
+    labels: [...o.labels],
+    capacity: o.capacity,
+    running: [...o.running],
+    last_heartbeat: o.last_heartbeat,
+    lease_expires_at: o.lease_expires_at,
+    started_at: o.started_at,
     ...(o.stopped !== undefined ? { stopped: o.stopped } : {}),
   };
 }

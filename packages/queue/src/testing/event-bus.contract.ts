@@ -78,8 +78,16 @@ export function eventBusContract(name: string, make: MakeEventBus): void {
       await a.count.reach(3, 'run-a events');
       await b.count.reach(3, 'run-b events');
 
-      expect(a.events.map((e) => [e.run_id, e.seq])).toEqual([['run-a', 1], ['run-a', 2], ['run-a', 3]]);
-      expect(b.events.map((e) => [e.run_id, e.seq])).toEqual([['run-b', 1], ['run-b', 2], ['run-b', 3]]);
+      expect(a.events.map((e) => [e.run_id, e.seq])).toEqual([
+        ['run-a', 1],
+        ['run-a', 2],
+        ['run-a', 3],
+      ]);
+      expect(b.events.map((e) => [e.run_id, e.seq])).toEqual([
+        ['run-b', 1],
+        ['run-b', 2],
+        ['run-b', 3],
+      ]);
     });
 
     it('stops delivering to a listener once it unsubscribes, and only to that one', async () => {

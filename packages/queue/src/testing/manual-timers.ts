@@ -30,7 +30,9 @@ export class ManualTimers implements Timers {
   advance(ms: number): void {
     const target = this.current + ms;
     for (;;) {
-      const due = [...this.scheduled.values()].filter((t) => t.at <= target).sort((a, b) => a.at - b.at || a.id - b.id)[0];
+      const due = [...this.scheduled.values()]
+        .filter((t) => t.at <= target)
+        .sort((a, b) => a.at - b.at || a.id - b.id)[0];
       if (!due) break;
       this.scheduled.delete(due.id);
       this.current = due.at;

@@ -88,7 +88,8 @@ class Bench {
 }
 
 const worker = (name: string, capacity = 1, labels: string[] = []): WorkerSpec => ({ name, labels, capacity });
-const runIds = (count: number, prefix = 'run'): string[] => Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(3, '0')}`);
+const runIds = (count: number, prefix = 'run'): string[] =>
+  Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(3, '0')}`);
 
 /**
  * The behaviour every RunQueue must show (ARCHITECTURE.md, "A run's path"), run against each implementation.
@@ -147,7 +148,11 @@ export function runQueueContract(name: string, make: MakeRunQueue): void {
       const received = deferred<RunJob>();
       queue.lease(worker('w1', 1, ['linux']), async (job) => received.resolve({ ...job }));
       await queue.enqueue({ runId: runId!, labels: ['linux'], bundle: 'wb1.iv.tag.ciphertext' });
-      await expect(within(received.promise, 'the job')).resolves.toEqual({ runId, labels: ['linux'], bundle: 'wb1.iv.tag.ciphertext' });
+      await expect(within(received.promise, 'the job')).resolves.toEqual({
+        runId,
+        labels: ['linux'],
+        bundle: 'wb1.iv.tag.ciphertext',
+      });
     });
 
     it('hands each job to exactly one of several concurrent workers', async () => {
