@@ -71,6 +71,24 @@ describe.each(DIALECTS)('inventories on %s', (dialect) => {
     expect(list.body[0]).toMatchObject({ id: inv.id, host_count: 3, format: 'ini' });
   });
 
+  it('pages hosts past long and non-ASCII names by following the Link the server issued', async () => {
+    const op = await h.user('operator');
+    // Each name makes a cursor of about 4 000 base64url characters: a server-issued cursor must never be refused.
+    const names = ['a', 'b', 'c'].map((c) => `${c}${'h'.repeat(2990)}é.example`).sort();
+    const inv = await create(op.token, `${names.join('\n')}\n`);
+    const seen: string[] = [];
+    let next: string | undefined = `/v1/inventories/${inv.id}/hosts?limit=1`;
+    while (next) {
+      const res: { status: number; body: unknown; headers: Record<string, string> } = await h.http
+        .get(next)
+        .set(bearer(op.token));
+      expect(res.status).toBe(200);
+      seen.push(...(res.body as Array<{ name: string }>).map((x) => x.name));
+      next = /<([^>]+)>; rel="next"/.exec(String(res.headers.link ?? ''))?.[1];
+    }
+    expect(seen).toEqual(names);
+  });
+
   it('shows each operator only the inventories they hold a grant on', async () => {
     const [a, b] = [await h.user('operator'), await h.user('operator')];
     const mine = await create(a.token);

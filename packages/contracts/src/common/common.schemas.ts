@@ -43,10 +43,14 @@ export const PageLimit = decimalInteger(1, 500)
   .prefault('50')
   .meta({ description: 'page size: a decimal integer from 1 to 500 (default 50)' });
 
-/** base64url as this server issues it; whether it decodes to a key is checked where the key is used (400 if not). */
+/**
+ * base64url as this server issues it; whether it decodes to a key is checked where the key is used (400 if not).
+ * Host-list cursors carry a host name, so the bound leaves room for names of about 6 000 bytes (Node's 16 KiB
+ * header limit caps the whole request line anyway).
+ */
 export const PageCursor = z
   .string()
-  .max(200)
+  .max(8192)
   .regex(/^[A-Za-z0-9_-]+$/, 'not a cursor this server issued')
   .meta({ description: 'opaque cursor from the previous page’s Link header; one that does not decode is a 400' });
 

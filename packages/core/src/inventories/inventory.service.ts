@@ -15,7 +15,7 @@ import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, ValidationError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
-import { decodeCursor, decodeTextCursor, type Page, toPage } from '../common/paging.js';
+import { decodeCursor, decodeTextCursor, encodeCursor, type Page, toPage } from '../common/paging.js';
 
 /**
  * Parses inventory content with the real ansible-inventory (the executor's parseInventory, injected so core
@@ -182,7 +182,7 @@ export function createInventoryService(deps: {
       const rows = await deps.inventories.listHosts(id, { limit: page.limit + 1, before: after });
       const items = rows.slice(0, page.limit).map((h) => ({ name: h.host, groups: h.groups }));
       const last = items[items.length - 1];
-      return { items, next: rows.length > page.limit && last ? encodeCursorText(last.name) : undefined };
+      return { items, next: rows.length > page.limit && last ? encodeCursor(last.name) : undefined };
     },
 
     async update(p: Principal, id: string, body: { name: string; content: string }): Promise<InventoryView> {
@@ -241,8 +241,3 @@ export function createInventoryService(deps: {
   };
 }
 export type InventoryService = ReturnType<typeof createInventoryService>;
-
-/** Host-list cursors carry a host name, which the id-only shared cursor format does not allow. */
-function encodeCursorText(text: string): string {
-  return Buffer.from(text, 'utf8').toString('base64url');
-}
