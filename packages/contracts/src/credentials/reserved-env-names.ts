@@ -69,6 +69,13 @@ const RULES: readonly EnvNameRule[] = [
       'ANSIBLE_SCP_EXECUTABLE',
       'ANSIBLE_SFTP_EXECUTABLE',
       'ANSIBLE_PARAMIKO_PROXY_COMMAND',
+      // Extra ssh/scp/sftp options can carry `-o ProxyCommand=…` (runs a local program) or `-o ControlPath=…`
+      // (leaves the run's private control-socket directory), as ANSIBLE_SSH_COMMON_ARGS could. Jump hosts and other
+      // per-host options stay possible as inventory variables (ansible_ssh_extra_args), owned by the inventory.
+      'ANSIBLE_SSH_ARGS',
+      'ANSIBLE_SSH_EXTRA_ARGS',
+      'ANSIBLE_SCP_EXTRA_ARGS',
+      'ANSIBLE_SFTP_EXTRA_ARGS',
     ],
     // All of git's own: GIT_SSH, GIT_SSH_COMMAND, GIT_ASKPASS, GIT_EXEC_PATH, GIT_CONFIG_* (core.sshCommand,
     // core.fsmonitor run programs), GIT_TEMPLATE_DIR (hooks), GIT_TRACE=/path (writes files)…
