@@ -58,7 +58,17 @@ function expectProblem(res: RawResponse, status: number, type: string): void {
     connection: 'close',
   });
   expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.body));
-  expect(JSON.parse(res.body)).toEqual({ type, title: expect.any(String), status, detail: expect.any(String) });
+  const body = JSON.parse(res.body);
+  expect(body).toEqual({
+    type,
+    title: expect.any(String),
+    status,
+    detail: expect.any(String),
+    request_id: expect.any(String),
+  });
+  // The id an operator quotes is the one in the header, as on every other answer.
+  expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  expect(body.request_id).toBe(res.headers['x-request-id']);
 }
 
 describe.each(DIALECTS)('baton serve on %s answers requests the HTTP parser refuses', (dialect) => {

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 
@@ -24,18 +25,26 @@ const PARSE_ERRORS: Record<string, [number, string, string]> = {
 };
 
 /** The whole HTTP/1.1 response for a request Node's parser refused: problem+json, and the connection closes. */
-export function clientErrorResponse(code: string | undefined): string {
+export function clientErrorResponse(code: string | undefined, requestId: string = crypto.randomUUID()): string {
   const [status, slug, detail] = (code && PARSE_ERRORS[code]) || [
     400,
     'malformed-request',
     'the request is not valid HTTP/1.1',
   ];
   const reason = REASONS[status] ?? 'Bad Request';
-  const body = JSON.stringify({ type: `urn:baton:problem:${slug}`, title: reason, status, detail });
+  // Like every other answer: an id the operator can quote, in the body and in X-Request-Id.
+  const body = JSON.stringify({
+    type: `urn:baton:problem:${slug}`,
+    title: reason,
+    status,
+    detail,
+    request_id: requestId,
+  });
   return [
     `HTTP/1.1 ${status} ${reason}`,
     'Content-Type: application/problem+json',
     `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${requestId}`,
     'Connection: close',
     '',
     body,
