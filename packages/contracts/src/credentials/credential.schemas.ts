@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idOf, Timestamp } from '../common/common.schemas.js';
+import { idOf, NO_CONTROL_CHARACTERS, ObjectName, Timestamp } from '../common/common.schemas.js';
 import { tryParseUrl } from '../network/safe-url.js';
 import { reservedEnvNameReason } from './reserved-env-names.js';
 
@@ -36,8 +36,6 @@ export const CREDENTIAL_LIMITS = {
   envName: 128,
 } as const;
 
-// eslint-disable-next-line no-control-regex -- rejecting control characters is the point
-const NO_CONTROL = /^[^\u0000-\u001f\u007f]+$/;
 // eslint-disable-next-line no-control-regex -- rejecting control characters and whitespace is the point
 const NO_SPACE_OR_CONTROL = /^[^\s\u0000-\u001f\u007f]+$/;
 
@@ -110,7 +108,7 @@ export const RegistryInputs = z.strictObject({
   url: z
     .string()
     .max(2048)
-    .regex(NO_CONTROL, 'must not contain control characters')
+    .regex(NO_CONTROL_CHARACTERS, 'must not contain control characters')
     .refine((u) => {
       const url = tryParseUrl(u);
       // Credentials inside the URL would be stored and returned in clear text: they belong in username/password.
@@ -141,7 +139,7 @@ export type CredentialInputs = {
   [K in CredentialType]: { type: K; inputs: z.output<(typeof CREDENTIAL_INPUTS)[K]> };
 }[CredentialType];
 
-const CredentialName = z.string().trim().min(1).max(100).regex(NO_CONTROL, 'must not contain control characters');
+const CredentialName = ObjectName;
 const Description = z.string().trim().max(1000);
 const createBody = <T extends CredentialType>(type: T) =>
   z.strictObject({

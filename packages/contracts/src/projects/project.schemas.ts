@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { tryParseUrl } from '../network/safe-url.js';
 import { idOf, Timestamp, ObjectName } from '../common/common.schemas.js';
 
 /**
@@ -25,12 +26,8 @@ export function gitUrlProblem(url: string): string | undefined {
   }
   if (!['https', 'ssh', 'git', 'file'].includes(scheme))
     return `the ${scheme}:// protocol is not allowed; use https, ssh, git or file`;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return 'is not a valid URL';
-  }
+  const parsed = tryParseUrl(url);
+  if (!parsed) return 'is not a valid URL';
   if (parsed.password) return 'must not carry a password; attach a credential instead';
   if (scheme === 'file')
     return parsed.host === '' && parsed.pathname.length > 1 ? undefined : 'a file URL must be file:///absolute/path';
