@@ -14,17 +14,29 @@ async function main(argv: string[]): Promise<number> {
   }
   const { config } = command;
   const logger = createWorkerLogger(config.logLevel);
+  // Signals are taken from here on, before the worker starts: its first beat and "worker started" line go out
+  // before startWorker returns, and a SIGTERM that came in between must stop it gracefully, not kill it.
+  // A second signal while it is still starting (Redis slow to answer) exits at once, as a second signal does later.
+  let signaled: NodeJS.Signals | undefined;
+  let onSignal: (signal: NodeJS.Signals) => void = (signal) => {
+    if (signaled) process.exit(1);
+    signaled = signal;
+  };
+  const dispatch = (signal: NodeJS.Signals) => onSignal(signal);
+  process.on('SIGTERM', dispatch);
+  process.on('SIGINT', dispatch);
+
   // Loaded only now: a bad configuration is reported without loading the Redis clients.
   const { startWorker } = await import('./start-worker.js');
-  const worker = await startWorker(config, logger);
+  const started = await startWorker(config, logger);
 
   return new Promise<number>((resolve) => {
     let stopping = false;
-    const onSignal = (signal: NodeJS.Signals) => {
+    onSignal = (signal: NodeJS.Signals) => {
       if (stopping) {
         // The operator does not want to wait: cancel the runs (their ansible dies with this process) and go.
-        logger.warn('second signal: canceling the runs and exiting now', { signal, running: worker.daemon.running() });
-        worker.abortNow();
+        logger.warn('second signal: canceling the runs and exiting now', { signal, running: started.daemon.running() });
+        started.abortNow();
         resolve(1);
         return;
       }
@@ -32,9 +44,9 @@ async function main(argv: string[]): Promise<number> {
       logger.info('stopping: no new runs; running ones may go on for the grace period', {
         signal,
         grace_seconds: config.runGraceSeconds,
-        running: worker.daemon.running(),
+        running: started.daemon.running(),
       });
-      worker.stop(config.runGraceSeconds * 1000).then(
+      started.stop(config.runGraceSeconds * 1000).then(
         () => {
           logger.info('worker stopped');
           resolve(0);
@@ -45,8 +57,7 @@ async function main(argv: string[]): Promise<number> {
         },
       );
     };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
+    if (signaled) onSignal(signaled);
   });
 }
 
