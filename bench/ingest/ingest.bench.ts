@@ -6,8 +6,7 @@
 //   node --import ./scripts/ts/register.mjs bench/ingest/ingest.bench.ts [--postgres] [--events N]
 import type { RunEvent } from '@baton/contracts';
 import { createRunIngester, newId } from '@baton/core';
-import type { RunRow } from '@baton/db';
-import { createTestDatabase } from '@baton/db/testing';
+import { createTestDatabase, testRunRow } from '@baton/db/testing';
 import { createInProcessEventBus } from '@baton/queue';
 
 const args = process.argv.slice(2);
@@ -107,52 +106,10 @@ function realisticEvents(runId: string, total: number): RunEvent[] {
   return events;
 }
 
-function runRow(id: string): RunRow {
-  return {
-    id,
-    kind: 'run',
-    parent_id: null,
-    shard_index: null,
-    shard_count: null,
-    retry_of: null,
-    status: 'pending',
-    conclusion: null,
-    reason: null,
-    playbook_source: 'inline',
-    playbook: '- hosts: all\n',
-    project_id: null,
-    git_commit: null,
-    template_id: null,
-    inventory_id: null,
-    inventory_content: HOSTS.join('\n'),
-    inventory_format: 'ini',
-    host_limit: null,
-    hosts: null,
-    extra_vars: null,
-    credential_ids: [],
-    check_mode: 0,
-    forks: null,
-    verbosity: null,
-    timeout_s: null,
-    labels: [],
-    submitted_by: 'usr_00000000000000000000000000',
-    worker: null,
-    exit_code: null,
-    stats: null,
-    last_seq: 0,
-    log_lines: 0,
-    log_bytes: 0,
-    created_at: new Date().toISOString(),
-    started_at: null,
-    finished_at: null,
-    cancel_requested_at: null,
-  };
-}
-
 const tdb = await createTestDatabase(dialect);
 try {
   const runId = newId('run');
-  await tdb.db.repos.runs.insert(runRow(runId));
+  await tdb.db.repos.runs.insert(testRunRow(runId, { inventory_content: HOSTS.join('\n') }));
   const events = realisticEvents(runId, TOTAL);
   if (events.length !== TOTAL) throw new Error(`generated ${events.length} events, wanted ${TOTAL}`);
 
