@@ -50,14 +50,6 @@ type TxRepos = {
   audit: Pick<AuditRepo, 'append'>;
 };
 
-/**
- * A failure of the git seam: the executor's GitError (declared in contracts, so core matches it by class without
- * importing the executor), with its code and git's (scrubbed) reason. Anything else is not git's refusal.
- */
-export function gitFailure(err: unknown): GitError | undefined {
-  return err instanceof GitError ? err : undefined;
-}
-
 /** The request field a git failure is about, so the problem's `errors` point at what to fix. */
 const FIELD_OF_GIT_FAILURE: Record<string, string> = {
   branch_not_found: 'body.branch',
@@ -121,14 +113,13 @@ export function createProjectService(deps: {
     try {
       return await deps.git.resolveBranchHead(target);
     } catch (err) {
-      const failure = gitFailure(err);
-      if (!failure) throw err;
-      const path = FIELD_OF_GIT_FAILURE[failure.code] ?? 'body.git_url';
-      if (failure.code === 'refused_url')
-        throw new ValidationError(failure.reason, [{ path, message: failure.reason }]);
+      // The executor's GitError is declared in contracts, so core matches the class without importing the executor.
+      if (!(err instanceof GitError)) throw err;
+      const path = FIELD_OF_GIT_FAILURE[err.code] ?? 'body.git_url';
+      if (err.code === 'refused_url') throw new ValidationError(err.reason, [{ path, message: err.reason }]);
       // Only git's scrubbed reason: the URL is the caller's own input and may carry what the scrubbing removed.
-      throw new UnprocessableError(`git could not resolve branch ${target.branch}: ${failure.reason}`, [
-        { path, message: failure.reason },
+      throw new UnprocessableError(`git could not resolve branch ${target.branch}: ${err.reason}`, [
+        { path, message: err.reason },
       ]);
     }
   }

@@ -1,6 +1,7 @@
 // Submitting and acting on runs (issue 4, "Submitting", "Cancel and retry"; ARCHITECTURE.md "A run's path" step 1):
 // checks, one transaction for the run (or split and shards) and its audit entry, then the queue.
 import {
+  GitError,
   HostPatternError,
   type InventoryFormat,
   InventoryParseError,
@@ -19,7 +20,7 @@ import { newId } from '../common/ids.js';
 import { decodeCursor, type Page, toPage } from '../common/paging.js';
 import type { CredentialService } from '../credentials/credential.service.js';
 import type { InventoryService } from '../inventories/inventory.service.js';
-import { gitFailure, type ProjectService } from '../projects/project.service.js';
+import type { ProjectService } from '../projects/project.service.js';
 import type { RunAccess } from './run-access.js';
 import type { RunIngester } from './run-ingest.js';
 import {
@@ -96,11 +97,10 @@ export function createRunService(deps: RunServiceDeps) {
     try {
       found = await deps.resolvePlaybook({ ...source, path });
     } catch (err) {
-      const failure = gitFailure(err);
-      if (!failure) throw err;
+      if (!(err instanceof GitError)) throw err;
       throw new UnprocessableError(
-        `git could not fetch branch ${source.branch} of project ${projectId}: ${failure.reason}`,
-        [{ path: 'body.project_id', message: failure.reason }],
+        `git could not fetch branch ${source.branch} of project ${projectId}: ${err.reason}`,
+        [{ path: 'body.project_id', message: err.reason }],
       );
     }
     if (found.entry === 'missing' || found.entry === 'directory') {
