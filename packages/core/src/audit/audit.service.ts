@@ -4,7 +4,7 @@ import { type AuditFilter, type AuditRepo, GENESIS_HASH } from '@baton/db';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, ValidationError } from '../common/errors.js';
-import { decodeCursor, type Page, toPage } from '../common/paging.js';
+import { decodeCursor, notIssued, type Page, toPage } from '../common/paging.js';
 import type { SigningKeyStore } from '../keys/signing-key.js';
 import { entryHash } from './audit.chain.js';
 
@@ -104,9 +104,7 @@ export function createAuditService(deps: {
       const before = decodeCursor(page.cursor);
       // seq is an INTEGER column: a larger number is no cursor of ours and would make PostgreSQL fail the query.
       if (before !== undefined && (!/^\d{1,10}$/.test(before) || Number(before) > MAX_SEQ)) {
-        throw new ValidationError('invalid cursor', [
-          { path: 'query.cursor', message: 'not a cursor this server issued' },
-        ]);
+        throw notIssued();
       }
       const window = auditTimeWindow(filter.since, filter.until);
       if (window === 'empty') return { items: [] };

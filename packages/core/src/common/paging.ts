@@ -9,7 +9,8 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/;
 // Stateless when fatal and not streaming: one decoder serves every call.
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-const notIssued = () =>
+/** The 400 for a cursor this server could not have issued (also for one that decodes to a key out of range). */
+export const notIssued = () =>
   new ValidationError('invalid cursor', [{ path: 'query.cursor', message: 'not a cursor this server issued' }]);
 
 /**
