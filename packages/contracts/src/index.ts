@@ -1,4 +1,5 @@
 export * from './common/common.schemas.js';
+export * from './common/text.js';
 export * from './errors/executor-errors.js';
 export * from './network/refused-address.js';
 export * from './network/safe-url.js';

@@ -1,9 +1,7 @@
 import type { IncomingMessage } from 'node:http';
+import { decodeUtf8Strictly } from '@baton/contracts';
 import express, { type RequestHandler } from 'express';
 import { HttpError } from './problem.js';
-
-// Stateless when fatal and not streaming: one decoder serves every request.
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * body-parser's `verify` hook, run on the raw bytes before parsing. JSON between systems is UTF-8 (RFC 8259 §8.1),
@@ -14,11 +12,8 @@ export function verifyUtf8Body(_req: IncomingMessage, _res: unknown, body: Buffe
   if (charset !== null && charset !== 'utf-8' && charset !== 'utf8') {
     throw new HttpError(415, 'unsupported-charset', `send the JSON body as UTF-8, not ${charset}`);
   }
-  try {
-    STRICT_UTF8.decode(body);
-  } catch {
+  if (decodeUtf8Strictly(body) === undefined)
     throw new HttpError(400, 'malformed-body', 'request body is not valid UTF-8');
-  }
 }
 
 /** JSON bodies up to `limit` bytes, as application/json or application/*+json, in UTF-8 only. */

@@ -1,3 +1,4 @@
+import { unstorableTextReason } from '@baton/contracts';
 import type { Principal } from '@baton/core';
 import { UnauthenticatedError, ValidationError } from '@baton/core';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
@@ -84,17 +85,6 @@ function issues(where: string, error: z.ZodError): ValidationError {
 /** Deeper than any body Baton accepts; deeper input is refused before anything walks it recursively. */
 const MAX_INPUT_DEPTH = 32;
 
-// With the u flag, \p{Surrogate} matches only a surrogate that is not half of a pair.
-const LONE_SURROGATE = /\p{Surrogate}/u;
-
-/** Why a string may not be stored, or undefined when it may. */
-function badText(s: string): string | undefined {
-  if (s.includes('\u0000')) return 'must not contain NUL characters';
-  // Not well-formed Unicode: no UTF-8 can hold it, so a database stores something else (U+FFFD).
-  if (LONE_SURROGATE.test(s)) return 'must be well-formed Unicode (a lone UTF-16 surrogate is not)';
-  return undefined;
-}
-
 /**
  * No input may carry a NUL character (PostgreSQL refuses it in text; a 500 if it got that far) or a string that
  * is not well-formed Unicode (stored as something other than what was sent). Neither has a legitimate use in
@@ -107,7 +97,7 @@ function rejectBadInput(value: unknown, where: string): void {
   while (stack.length) {
     const { v, at, depth } = stack.pop()!;
     if (typeof v === 'string') {
-      const message = badText(v);
+      const message = unstorableTextReason(v);
       if (message) bad.push({ path: at, message });
     } else if (v && typeof v === 'object') {
       if (depth >= MAX_INPUT_DEPTH)
@@ -116,7 +106,7 @@ function rejectBadInput(value: unknown, where: string): void {
         ]);
       for (const [k, item] of Object.entries(v)) {
         // A bad key is reported at its object: the key itself cannot be echoed in a path.
-        const keyMessage = badText(k);
+        const keyMessage = unstorableTextReason(k);
         if (keyMessage) bad.push({ path: at, message: `a key ${keyMessage}` });
         else stack.push({ v: item, at: `${at}.${k}`, depth: depth + 1 });
       }

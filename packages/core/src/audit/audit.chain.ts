@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { storableText } from '@baton/contracts';
 import type { AuditEntryRow, AuditRepo } from '@baton/db';
 import { type Clock, iso } from '../common/clock.js';
 
@@ -26,17 +27,6 @@ export function canonicalEntryBytes(e: HashedFields): Buffer {
 /** hash = SHA-256(prev_hash ‖ canonical bytes), hex; prev_hash as its 64 hex characters. */
 export function entryHash(prevHash: string, e: HashedFields): string {
   return crypto.createHash('sha256').update(prevHash, 'utf8').update(canonicalEntryBytes(e)).digest('hex');
-}
-
-// With the u flag, \p{Surrogate} matches only a surrogate that is not half of a pair.
-const LONE_SURROGATE = /\p{Surrogate}/gu;
-
-/**
- * The text both databases store and give back unchanged: a lone UTF-16 surrogate (no UTF-8 can hold one; the
- * drivers write U+FFFD) and NUL (PostgreSQL refuses it in text) become U+FFFD here, before anything is hashed.
- */
-export function storableText(text: string): string {
-  return text.replace(LONE_SURROGATE, '\uFFFD').replaceAll('\u0000', '\uFFFD');
 }
 
 /**

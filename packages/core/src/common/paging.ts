@@ -1,3 +1,4 @@
+import { decodeUtf8Strictly } from '@baton/contracts';
 import { ValidationError } from './errors.js';
 
 /** Opaque cursors: base64url of the last key on the previous page. */
@@ -6,8 +7,6 @@ export function encodeCursor(key: string | number): string {
 }
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
-// Stateless when fatal and not streaming: one decoder serves every call.
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The 400 for a cursor this server could not have issued (also for one that decodes to a key out of range). */
 export const notIssued = () =>
@@ -22,12 +21,8 @@ function cursorText(cursor: string): string | undefined {
   if (!BASE64URL.test(cursor)) return undefined;
   const bytes = Buffer.from(cursor, 'base64url');
   if (bytes.length === 0 || bytes.toString('base64url') !== cursor) return undefined;
-  try {
-    const text = STRICT_UTF8.decode(bytes);
-    return text.includes('\u0000') ? undefined : text;
-  } catch {
-    return undefined;
-  }
+  const text = decodeUtf8Strictly(bytes);
+  return text?.includes('\u0000') ? undefined : text;
 }
 
 /** The id-like key of a cursor (letters, digits, `_`, `-`); a 400 at query.cursor when it does not decode to one. */
