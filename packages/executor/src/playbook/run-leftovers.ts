@@ -126,21 +126,33 @@ function killRunProcesses(pids: RunPids, dirForms: string[]): void {
   }
 }
 
-/** Asks every ssh ControlPersist master of a run to exit, so none outlives it holding a connection. */
+/** How long a master asked to exit may take to remove its socket, its last act before it exits. */
+const MASTER_EXIT_WAIT_MS = 3_000;
+
+/**
+ * Asks every ssh ControlPersist master of a run to exit, so none outlives it holding a connection, and waits until
+ * each has removed its control socket: `ssh -O exit` returns once the master has the request, not once it is gone.
+ * (Waiting on the socket, not a pid: inside the sandbox's PID namespace the master knows only a pid of that
+ * namespace, which names another process out here.)
+ */
 export async function closeControlSockets(controlDir: string, env: NodeJS.ProcessEnv): Promise<void> {
   const sockets = await fs.promises.readdir(controlDir).catch(() => [] as string[]);
   await Promise.all(
-    sockets.map(
-      (name) =>
-        new Promise<void>((resolve) => {
-          execFile(
-            'ssh',
-            ['-F', '/dev/null', '-o', `ControlPath=${path.join(controlDir, name)}`, '-O', 'exit', 'baton-control'],
-            { env, timeout: 5_000 },
-            () => resolve(),
-          );
-        }),
-    ),
+    sockets.map(async (name) => {
+      const socket = path.join(controlDir, name);
+      const asked = await new Promise<boolean>((resolve) => {
+        execFile(
+          'ssh',
+          ['-F', '/dev/null', '-o', `ControlPath=${socket}`, '-O', 'exit', 'baton-control'],
+          { env, timeout: 5_000 },
+          (err) => resolve(!err),
+        );
+      });
+      // No master answered (a stale socket of a killed one): nothing will remove it, nothing to wait for.
+      if (!asked) return;
+      const deadline = Date.now() + MASTER_EXIT_WAIT_MS;
+      while (fs.existsSync(socket) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    }),
   );
 }
 
