@@ -11,7 +11,12 @@ import { accessLog, requestId } from './http/middleware.js';
 import { buildOpenApi } from './http/openapi.js';
 import { errorHandler, notFoundHandler } from './http/problem.js';
 import { mountOperations, type Operation } from './http/registry.js';
+import { pipelineRoutes } from './pipelines/pipeline.routes.js';
 import { projectRoutes } from './projects/project.routes.js';
+import { scheduleRoutes } from './schedules/schedule.routes.js';
+import { templateRoutes } from './templates/template.routes.js';
+import { mountHooks } from './triggers/hooks.js';
+import { triggerRoutes } from './triggers/trigger.routes.js';
 import { runOutputRoutes } from './runs/run-output.routes.js';
 import { runRoutes } from './runs/run.routes.js';
 import { createMetrics, type Gauges } from './system/metrics.js';
@@ -63,6 +68,10 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
     ...inventorySourceRoutes(s),
     ...workerRoutes(s),
     ...runRoutes(s),
+    ...pipelineRoutes(s),
+    ...templateRoutes(s),
+    ...scheduleRoutes(s),
+    ...triggerRoutes(s),
     ...runOutputRoutes(s, {
       onStreamError: (err) => deps.logger.error('run stream failed', { error: (err as Error)?.message ?? String(err) }),
     }),
@@ -70,6 +79,8 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
 
   app.use(requestId);
   app.use(accessLog(deps.logger, metrics.http));
+  // Webhooks read their raw body (the signature covers its bytes), so they come before the JSON parser.
+  mountHooks(app, s, deps.logger);
   app.use(jsonBody(deps.bodyLimitBytes));
   mountOperations(app, operations, { authenticate: (t) => s.auth.authenticate(t) });
   mountDocs(app);

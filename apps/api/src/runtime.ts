@@ -65,6 +65,7 @@ export async function openRuntime(
     sandbox: opts.sandbox,
     reportError: opts.reportError,
     leaseMs: opts.leaseMs,
+    publicUrl: config.publicUrl,
     // Only `baton serve` talks to Redis; the other commands never enqueue.
     queueMode:
       opts.queueMode && config.redisUrl && config.workerKey

@@ -14,6 +14,7 @@ import { createLogger } from './logger.js';
 import { type EmbeddedMode, startEmbeddedMode } from './runs/embedded-mode.js';
 import { startQueueMode } from './runs/queue-mode.js';
 import { sandboxHiddenPaths } from './runs/sandbox-paths.js';
+import { startScheduler } from './schedules/scheduler.js';
 import { acquireServeLock, serveLockFile } from './runs/serve-lock.js';
 import { openRuntime } from './runtime.js';
 
@@ -130,6 +131,8 @@ async function start(
     throw err;
   }
   started = true;
+  // Every replica runs the scheduler: a due time is fired by whichever claims it first in the database.
+  const scheduler = startScheduler(rt.services, { logger });
   logger.info('executors', {
     count: config.executors,
     sandbox: sandbox.mode,
@@ -154,6 +157,7 @@ async function start(
       const closed = new Promise<void>((resolve) => listening.close(() => resolve()));
       listening.closeIdleConnections();
       const grace = setTimeout(() => listening.closeAllConnections(), config.shutdownGraceSeconds * 1000);
+      await scheduler.stop();
       // Running runs get their own grace period, then are canceled; their final events still reach SSE clients.
       await Promise.all([closed, embedded.stop(config.runGraceSeconds * 1000)]);
       clearTimeout(grace);

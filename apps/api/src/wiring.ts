@@ -18,6 +18,7 @@ import {
 import type { Database } from '@baton/db';
 import { checkoutCommit, resolveBranchHead, type Sandbox } from '@baton/executor';
 import { createInventoryServices } from './inventories/inventory.wiring.js';
+import { createLaunchingServices } from './launching/launching.wiring.js';
 import { createRunServices, type QueueModeSettings } from './runs/run.wiring.js';
 
 export interface ServiceOptions {
@@ -36,6 +37,8 @@ export interface ServiceOptions {
   leaseMs?: number | undefined;
   /** queue mode: the Redis seams instead of the in-process ones */
   queueMode?: QueueModeSettings | undefined;
+  /** BATON_PUBLIC_URL (webhook URLs); default http://127.0.0.1:8080 */
+  publicUrl?: string | undefined;
 }
 
 /** The composition root of the domain layer: every service gets exactly the repositories it uses. */
@@ -82,6 +85,27 @@ export function createServices(db: Database, opts: ServiceOptions) {
     // A script or plugin source runs inside a fresh checkout of its project's last synced commit.
     checkout: async (p, projectId, dir) => checkoutCommit({ ...(await projects.checkoutSpec(p, projectId)), dir }),
   });
+  const runServices = createRunServices(db, {
+    authz,
+    clock,
+    keyring: opts.keyring,
+    leaseMs: opts.leaseMs,
+    credentials,
+    projects,
+    inventories: inventoryServices.inventories,
+    sandbox: opts.sandbox,
+    reportError: opts.reportError,
+    queueMode: opts.queueMode,
+  });
+  const launching = createLaunchingServices(db, {
+    authz,
+    clock,
+    keyring: opts.keyring,
+    runs: runServices.runs,
+    runServices,
+    publicUrl: opts.publicUrl ?? 'http://127.0.0.1:8080',
+    reportError: opts.reportError ?? ((err) => console.error('baton: launching:', err)),
+  });
   return {
     authz,
     users,
@@ -114,17 +138,8 @@ export function createServices(db: Database, opts: ServiceOptions) {
     credentials,
     projects,
     ...inventoryServices,
-    ...createRunServices(db, {
-      authz,
-      clock,
-      leaseMs: opts.leaseMs,
-      credentials,
-      projects,
-      inventories: inventoryServices.inventories,
-      sandbox: opts.sandbox,
-      reportError: opts.reportError,
-      queueMode: opts.queueMode,
-    }),
+    ...runServices,
+    ...launching,
     signingKeys,
   };
 }

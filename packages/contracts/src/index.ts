@@ -15,3 +15,8 @@ export * from './inventory-sources/inventory-source.schemas.js';
 export * from './runs/run-bundle.schemas.js';
 export * from './runs/run-event.schemas.js';
 export * from './runs/run.schemas.js';
+export * from './pipelines/pipeline.schemas.js';
+export * from './launching/launch-target.schemas.js';
+export * from './templates/template.schemas.js';
+export * from './schedules/schedule.schemas.js';
+export * from './triggers/trigger.schemas.js';

@@ -16,6 +16,10 @@ import { createInventorySourceRepo } from './inventory-sources/inventory-source.
 import { createRunEventRepo } from './runs/run-event.repo.js';
 import { createRunRepo } from './runs/run.repo.js';
 import { createWorkerRepo } from './workers/worker.repo.js';
+import { createTemplateRepo } from './templates/template.repo.js';
+import { createScheduleRepo } from './schedules/schedule.repo.js';
+import { createTriggerRepo } from './triggers/trigger.repo.js';
+import { createLaunchRefRepo } from './launching/launch-ref.repo.js';
 
 /** All repositories, bound either to the database or to one transaction. */
 export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
@@ -34,6 +38,10 @@ export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
     runs: createRunRepo(db, dialect),
     runEvents: createRunEventRepo(db),
     workers: createWorkerRepo(db),
+    templates: createTemplateRepo(db),
+    schedules: createScheduleRepo(db, dialect),
+    triggers: createTriggerRepo(db),
+    launchRefs: createLaunchRefRepo(db),
   };
 }
 export type Repositories = ReturnType<typeof createRepositories>;

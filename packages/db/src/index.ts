@@ -44,3 +44,7 @@ export type {
 export type { RunEventRow, RunEventQuery, RunEventRepo } from './runs/run-event.repo.js';
 export type { WorkerRow, WorkerRepo } from './workers/worker.repo.js';
 export { GENESIS_HASH } from './migrations/0001_foundation.js';
+export type { LaunchRefRepo, LaunchRefOwner } from './launching/launch-ref.repo.js';
+export * from './templates/template.repo.js';
+export * from './schedules/schedule.repo.js';
+export * from './triggers/trigger.repo.js';

@@ -165,6 +165,15 @@ export interface RunTable {
   started_at: string | null;
   finished_at: string | null;
   cancel_requested_at: string | null;
+  origin: string;
+  schedule_id: string | null;
+  trigger_id: string | null;
+  git_ref: string | null;
+  step_index: number | null;
+  step_name: string | null;
+  run_if: string | null;
+  survey_answers: string | null;
+  secret_vars_enc: string | null;
 }
 
 export interface RunEventTable {
@@ -218,6 +227,76 @@ export interface WorkerTable {
   lease_expires_at: string;
 }
 
+export interface TemplateTable {
+  id: string;
+  name: string;
+  description: string | null;
+  kind: string;
+  spec: string;
+  survey: string | null;
+  secret_defaults_enc: string | null;
+  allow_overrides: string;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ScheduleTable {
+  id: string;
+  name: string;
+  cron: string;
+  timezone: string;
+  enabled: number;
+  target: string;
+  target_secrets_enc: string | null;
+  template_id: string | null;
+  next_run_at: string | null;
+  last_run_id: string | null;
+  last_fired_at: string | null;
+  last_error: string | null;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ScheduleFireTable {
+  schedule_id: string;
+  due_at: string;
+  claimed_at: string;
+  claimed_by: string;
+  run_id: string | null;
+  error: string | null;
+}
+
+export interface TriggerTable {
+  id: string;
+  name: string;
+  token: string;
+  secret_enc: string;
+  require_signature: number;
+  filters: string;
+  target: string;
+  target_secrets_enc: string | null;
+  template_id: string | null;
+  last_delivery_at: string | null;
+  last_run_id: string | null;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TriggerDeliveryTable {
+  trigger_id: string;
+  delivery_id: string;
+  received_at: string;
+  run_id: string | null;
+}
+
+export interface LaunchRefTable {
+  owner_id: string;
+  object_id: string;
+}
+
 export interface Schema {
   users: UserTable;
   api_tokens: ApiTokenTable;
@@ -237,4 +316,10 @@ export interface Schema {
   run_hosts: RunHostTable;
   run_task_results: RunTaskResultTable;
   workers: WorkerTable;
+  templates: TemplateTable;
+  schedules: ScheduleTable;
+  schedule_fires: ScheduleFireTable;
+  triggers: TriggerTable;
+  trigger_deliveries: TriggerDeliveryTable;
+  launch_refs: LaunchRefTable;
 }

@@ -53,11 +53,22 @@ const Env = z.object({
   BATON_WORK_DIR: z.string().min(1).optional(),
   BATON_SANDBOX: z.enum(['auto', 'bwrap', 'off']).default('auto'),
   BATON_RUN_GRACE_SECONDS: graceSeconds.default(60),
+  BATON_PUBLIC_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL, e.g. https://baton.example.com' })
+    .refine((u) => !/[?#]/.test(u), 'must not carry a query or fragment')
+    .optional(),
 });
+
+/** A host as it stands in a URL: an IPv6 address in brackets. */
+function hostForUrl(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
 
 export interface Config {
   port: number;
   host: string;
+  /** BATON_PUBLIC_URL, without a trailing slash */
+  publicUrl: string;
   dataDir: string;
   databaseUrl: string;
   redisUrl?: string | undefined;
@@ -127,5 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workDir: path.resolve(e.BATON_WORK_DIR ?? os.tmpdir()),
     sandbox: e.BATON_SANDBOX,
     runGraceSeconds: e.BATON_RUN_GRACE_SECONDS,
+    // Where users and forges reach Baton (webhook URLs, later sign-in callbacks and links); no trailing slash.
+    publicUrl: (e.BATON_PUBLIC_URL ?? `http://${hostForUrl(e.BATON_HOST)}:${e.BATON_PORT}`).replace(/\/+$/, ''),
   };
 }

@@ -8,8 +8,10 @@ import {
   createRunAccess,
   createRunBundleBuilder,
   createRunIngester,
+  createRunPreparer,
   createRunRecovery,
   createRunService,
+  type Keyring,
   createWorkerService,
   createRunOutputService,
   type CredentialService,
@@ -43,6 +45,8 @@ import { processAlive } from './process-alive.js';
 export interface RunWiringOptions {
   authz: Authorizer;
   clock: Clock;
+  /** seals a run's secret vars (survey password answers) and opens them at dispatch */
+  keyring: Keyring;
   /** lease length of the in-process queue (tests shorten it) */
   leaseMs?: number | undefined;
   credentials: Pick<CredentialService, 'requireUsable' | 'reveal'>;
@@ -150,6 +154,20 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
     self: { hostname: os.hostname(), pid: process.pid, processAlive },
   });
   // Submit, cancel and retry; ansible and git are the executor's own functions, bounded like inventory parsing.
+  const inventoryTool = {
+    parse: (content: string) => parseInventory({ content, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),
+    hosts: (o: { content: string; limit?: string | undefined }) =>
+      inventoryHosts({ ...o, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),
+    forHosts: inventoryForHosts,
+  };
+  const runPreparer = createRunPreparer({
+    projects: opts.projects,
+    resolvePlaybook: resolvePlaybookAtBranch,
+    inventories: opts.inventories,
+    credentials: opts.credentials,
+    inventoryTool,
+    seal: (plaintext) => opts.keyring.encrypt(plaintext),
+  });
   const runs = createRunService({
     runs: repos.runs,
     transaction: db.transaction,
@@ -157,14 +175,10 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
     access: runAccess,
     clock: opts.clock,
     projects: opts.projects,
-    resolvePlaybook: resolvePlaybookAtBranch,
+    preparer: runPreparer,
     inventories: opts.inventories,
     credentials: opts.credentials,
-    inventoryTool: {
-      parse: (content) => parseInventory({ content, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),
-      hosts: (o) => inventoryHosts({ ...o, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),
-      forHosts: inventoryForHosts,
-    },
+    inventoryTool,
     queue: dispatchQueue,
     finish: (...args) => ingester.finish(...args),
     onEnqueueError: (runId, err) =>
@@ -181,6 +195,7 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
   });
   return {
     runs,
+    runPreparer,
     runBundles,
     runOutput,
     runQueue,

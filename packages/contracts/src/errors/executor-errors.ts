@@ -2,7 +2,7 @@
 // import, so core matches them with instanceof while it never imports the executor; the executor re-exports them.
 
 export type GitErrorCode =
-  'refused_url' | 'bad_input' | 'branch_not_found' | 'bad_credential' | 'timeout' | 'git_failed';
+  'refused_url' | 'bad_input' | 'branch_not_found' | 'ref_not_found' | 'bad_credential' | 'timeout' | 'git_failed';
 
 /** Git (or ssh-add) refused: `reason` is git's own explanation, with every secret scrubbed out. */
 export class GitError extends Error {

@@ -2,13 +2,23 @@ import { z } from 'zod';
 import { decimalInteger, idOf, PageCursor, PageLimit, Timestamp } from '../common/common.schemas.js';
 import { MAX_INVENTORY_CONTENT_CHARS } from '../inventories/inventory.schemas.js';
 
-export const RunStatus = z.enum(['pending', 'held', 'running', 'finished']);
+/** `waiting`: a pipeline step whose earlier steps have not finished yet. */
+export const RunStatus = z.enum(['pending', 'held', 'waiting', 'running', 'finished']);
 export type RunStatus = z.infer<typeof RunStatus>;
 export const RunConclusion = z.enum(['succeeded', 'failed', 'canceled', 'rejected', 'error']);
 export type RunConclusion = z.infer<typeof RunConclusion>;
-/** `run` an ordinary run, `split` the parent of shard runs, `shard` one part of a split. */
-export const RunKind = z.enum(['run', 'split', 'shard']);
+/**
+ * `run` an ordinary run, `split` the parent of shard runs, `shard` one part of a split, `pipeline` the parent of
+ * step runs, `step` one step of a pipeline (a step with shard_count set is itself split into shards).
+ */
+export const RunKind = z.enum(['run', 'split', 'shard', 'pipeline', 'step']);
 export type RunKind = z.infer<typeof RunKind>;
+/** How a run started; every origin goes through the same submission path. */
+export const RunOrigin = z.enum(['api', 'template', 'schedule', 'trigger', 'ai', 'reconcile', 'import']);
+export type RunOrigin = z.infer<typeof RunOrigin>;
+/** When a pipeline step runs: `success` every earlier step that ran succeeded, `failure` one failed, `always`. */
+export const RunIf = z.enum(['success', 'failure', 'always']);
+export type RunIf = z.infer<typeof RunIf>;
 
 /** Largest inline playbook. */
 export const MAX_PLAYBOOK_CHARS = 256 * 1024;
@@ -24,42 +34,56 @@ export const WorkerLabel = z
     'a label is 1–64 letters, digits, `_`, `.`, `:` or `-`, starting with a letter or digit',
   );
 
-export const SubmitRunBody = z
-  .strictObject({
-    playbook: z.string().min(1).max(MAX_PLAYBOOK_CHARS).meta({
-      description:
-        'Without project_id: the playbook YAML itself. With project_id: a relative path inside the project at the commit resolved now (no `..`).',
-    }),
-    project_id: idOf('prj').optional(),
-    inventory_id: idOf('inv').optional(),
-    inventory: z
-      .string()
-      .min(1)
-      .max(MAX_INVENTORY_CONTENT_CHARS)
-      .optional()
-      .meta({ description: 'inline inventory content (INI, YAML or JSON), instead of inventory_id' }),
-    limit: z.string().trim().min(1).max(4096).optional().meta({ description: 'ansible host pattern (--limit)' }),
-    extra_vars: z.record(z.string(), z.unknown()).optional(),
-    credential_ids: z.array(idOf('cred')).max(16).optional().meta({
-      description: 'ssh_key, become_password, vault_password and env credentials; the caller needs use on each',
-    }),
-    check: z.boolean().optional().meta({ description: 'dry run: --check --diff' }),
-    forks: z.number().int().min(1).max(500).optional(),
-    verbosity: z.number().int().min(0).max(4).optional(),
-    timeout_s: z.number().int().min(1).max(MAX_TIMEOUT_S).optional(),
-    shards: z
-      .number()
-      .int()
-      .min(0)
-      .max(MAX_SHARDS)
-      .optional()
-      .meta({ description: '2 or more splits the run: shard k of N gets hosts [k::N] sorted by name, after limit' }),
-    labels: z.array(WorkerLabel).max(16).optional().meta({
-      description:
-        'only a worker holding every one of these labels runs it (queue mode: `baton worker --labels`); embedded executors hold none',
-    }),
-  })
-  .meta({ id: 'SubmitRunBody' });
+/** A branch, tag or full commit id: what git accepts as a ref name, and nothing that reads as an option. */
+export const GitRef = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(
+    // eslint-disable-next-line no-control-regex -- refusing control characters is the point
+    /^(?!-)(?!.*\.\.)(?!.*@\{)(?!.*\/\/)(?!\/)(?!.*[/.]$)(?!.*\.lock$)[^\u0000-\u0020\u007f~^:?*[\\]+$/,
+    'must be a branch, tag or commit id (no spaces, `..`, `~`, `^`, `:`, `?`, `*`, `[`, `\\`, and not starting with `-`)',
+  )
+  .meta({ description: 'a branch, tag or full commit id of the project to run instead of its branch head' });
+
+/** The fields of a run spec, shared by POST /v1/runs, pipeline steps, templates, schedules and triggers. */
+export const RUN_SPEC_FIELDS = {
+  playbook: z.string().min(1).max(MAX_PLAYBOOK_CHARS).meta({
+    description:
+      'Without project_id: the playbook YAML itself. With project_id: a relative path inside the project at the commit resolved now (no `..`).',
+  }),
+  project_id: idOf('prj').optional(),
+  inventory_id: idOf('inv').optional(),
+  inventory: z
+    .string()
+    .min(1)
+    .max(MAX_INVENTORY_CONTENT_CHARS)
+    .optional()
+    .meta({ description: 'inline inventory content (INI, YAML or JSON), instead of inventory_id' }),
+  limit: z.string().trim().min(1).max(4096).optional().meta({ description: 'ansible host pattern (--limit)' }),
+  extra_vars: z.record(z.string(), z.unknown()).optional(),
+  credential_ids: z.array(idOf('cred')).max(16).optional().meta({
+    description: 'ssh_key, become_password, vault_password and env credentials; the caller needs use on each',
+  }),
+  check: z.boolean().optional().meta({ description: 'dry run: --check --diff' }),
+  forks: z.number().int().min(1).max(500).optional(),
+  verbosity: z.number().int().min(0).max(4).optional(),
+  timeout_s: z.number().int().min(1).max(MAX_TIMEOUT_S).optional(),
+  shards: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_SHARDS)
+    .optional()
+    .meta({ description: '2 or more splits the run: shard k of N gets hosts [k::N] sorted by name, after limit' }),
+  labels: z.array(WorkerLabel).max(16).optional().meta({
+    description:
+      'only a worker holding every one of these labels runs it (queue mode: `baton worker --labels`); embedded executors hold none',
+  }),
+  ref: GitRef.optional(),
+};
+
+export const SubmitRunBody = z.strictObject(RUN_SPEC_FIELDS).meta({ id: 'SubmitRunBody' });
 export type SubmitRunBody = z.infer<typeof SubmitRunBody>;
 
 /** One host's counts from ansible's final playbook_on_stats. */
@@ -102,7 +126,21 @@ export const Run = z
     playbook: z.string().meta({ description: 'the path inside the project, or "(inline)" for inline content' }),
     project_id: z.string().nullable(),
     commit: z.string().nullable(),
+    ref: z
+      .string()
+      .nullable()
+      .meta({ description: 'the branch, tag or commit asked for; commit is what it resolved to' }),
+    origin: RunOrigin,
     template_id: z.string().nullable(),
+    schedule_id: z.string().nullable(),
+    trigger_id: z.string().nullable(),
+    step_index: z.number().int().nullable().meta({ description: 'a pipeline step: its place, from 0' }),
+    step_name: z.string().nullable(),
+    run_if: RunIf.nullable(),
+    survey_answers: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .meta({ description: 'the survey answers it was launched with; password answers are left out' }),
     inventory_id: z.string().nullable(),
     limit: z.string().nullable(),
     hosts: z
@@ -148,10 +186,15 @@ export const RunListQuery = z.strictObject({
   conclusion: RunConclusion.optional(),
   project: idOf('prj').optional(),
   template: idOf('tpl').optional(),
+  schedule: idOf('sch').optional(),
+  trigger: idOf('trg').optional(),
+  origin: RunOrigin.optional(),
   inventory: idOf('inv').optional(),
   host: z.string().min(1).max(255).optional().meta({ description: 'runs that reported an outcome for this host' }),
   since: z.iso.datetime({ offset: true }).optional().meta({ description: 'created at or after this time' }),
-  include_shards: flag.optional().meta({ description: 'also list shard runs (by default only top-level runs)' }),
+  include_shards: flag
+    .optional()
+    .meta({ description: 'also list shard and step runs (by default only top-level runs)' }),
 });
 export type RunListQuery = z.infer<typeof RunListQuery>;
 

@@ -15,7 +15,8 @@ import { createProjectService } from '../projects/project.service.js';
 import { createRunAccess } from './run-access.js';
 import { createRunBundleBuilder } from './run-bundle.js';
 import { createRunIngester, type RunIngester } from './run-ingest.js';
-import { createRunService, type PlaybookResolver, type RunServiceDeps } from './run.service.js';
+import { createRunPreparer, type InventoryTool, type PlaybookResolver } from './run-prepare.js';
+import { createRunService, type RunServiceDeps } from './run.service.js';
 
 const COMMIT = 'c'.repeat(40);
 const PLAYBOOK = '- hosts: all\n  tasks: []\n';
@@ -70,6 +71,14 @@ describe.each(DIALECTS)('run service on %s', (dialect) => {
       git: { resolveBranchHead: async () => COMMIT },
       usedBy: async () => [],
     });
+    const inventoryTool: InventoryTool = {
+      parse: async () => ({ format: 'ini' }),
+      hosts: async ({ limit }) => ({
+        hosts: ['h1', 'h2', 'h3', 'h4', 'h5'].filter((h) => !limit || h !== 'h5'),
+        list: {},
+      }),
+      forHosts: (_list, hosts) => JSON.stringify({ all: { hosts: Object.fromEntries(hosts.map((h) => [h, null])) } }),
+    };
     const deps: RunServiceDeps = {
       runs: repos.runs,
       transaction,
@@ -77,17 +86,17 @@ describe.each(DIALECTS)('run service on %s', (dialect) => {
       access: createRunAccess({ runs: repos.runs, authz }),
       clock: systemClock,
       projects,
-      resolvePlaybook: (o) => resolvePlaybook(o),
+      preparer: createRunPreparer({
+        projects,
+        resolvePlaybook: (o) => resolvePlaybook(o),
+        inventories,
+        credentials,
+        inventoryTool,
+        seal: (plaintext) => keyring.encrypt(plaintext),
+      }),
       inventories,
       credentials,
-      inventoryTool: {
-        parse: async () => ({ format: 'ini' }),
-        hosts: async ({ limit }) => ({
-          hosts: ['h1', 'h2', 'h3', 'h4', 'h5'].filter((h) => !limit || h !== 'h5'),
-          list: {},
-        }),
-        forHosts: (_list, hosts) => JSON.stringify({ all: { hosts: Object.fromEntries(hosts.map((h) => [h, null])) } }),
-      },
+      inventoryTool,
       queue: { enqueue: async ({ runId }) => void enqueued.push(runId), cancel: (id) => onQueueCancel(id) },
       finish: (...args) => ingester.finish(...args),
     };

@@ -1,9 +1,6 @@
 // Submitting and acting on runs (issue 4, "Submitting", "Cancel and retry"; ARCHITECTURE.md "A run's path" step 1):
 // checks, one transaction for the run (or split and shards) and its audit entry, then the queue.
 import {
-  GitError,
-  HostPatternError,
-  type InventoryFormat,
   InventoryParseError,
   type Run,
   type RunConclusion,
@@ -15,7 +12,7 @@ import type { AuditRepo, RunRepo, RunRow } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import { type Authorizer, notFound, type Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
-import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../common/errors.js';
+import { ConflictError, NotFoundError, UnprocessableError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
 import { decodeCursor, type Page, toPage } from '../common/paging.js';
 import type { CredentialService } from '../credentials/credential.service.js';
@@ -23,32 +20,10 @@ import type { InventoryService } from '../inventories/inventory.service.js';
 import type { ProjectService } from '../projects/project.service.js';
 import type { RunAccess } from './run-access.js';
 import type { RunIngester } from './run-ingest.js';
-import {
-  checkHostLimit,
-  checkNoDuplicateCredentials,
-  freshRunState,
-  projectPlaybookPath,
-  RUN_CREDENTIAL_TYPES,
-  shardHosts,
-} from './run-rows.js';
+import { API_LAUNCH, type LaunchContext } from './run-launch.js';
+import { type InventoryTool, originWords, type RunPreparer } from './run-prepare.js';
+import { freshRunState, RUN_CREDENTIAL_TYPES } from './run-rows.js';
 import { toRunView } from './run.view.js';
-
-type GitTarget = Awaited<ReturnType<ProjectService['playbookSource']>>;
-
-/** The executor's resolvePlaybookAtBranch, injected: core never imports the executor. Fails with a GitError. */
-export type PlaybookResolver = (
-  opts: GitTarget & { path: string },
-) => Promise<{ commit: string; entry: 'file' | 'symlink' | 'directory' | 'missing' }>;
-
-/** The executor's inventory functions, injected. Failures are InventoryParseError or HostPatternError (declared in contracts). */
-export interface InventoryTool {
-  parse(content: string): Promise<{ format: InventoryFormat }>;
-  hosts(opts: {
-    content: string;
-    limit?: string | undefined;
-  }): Promise<{ hosts: string[]; list: Record<string, unknown> }>;
-  forHosts(list: Record<string, unknown>, hosts: string[]): string;
-}
 
 type TxRepos = { runs: Pick<RunRepo, 'insert'>; audit: Pick<AuditRepo, 'append'> };
 
@@ -59,7 +34,7 @@ export interface RunServiceDeps {
   access: Pick<RunAccess, 'visibleRun' | 'visibility' | 'requireActOn'>;
   clock: Clock;
   projects: Pick<ProjectService, 'playbookSource'>;
-  resolvePlaybook: PlaybookResolver;
+  preparer: RunPreparer;
   inventories: Pick<InventoryService, 'requireUsable'>;
   credentials: Pick<CredentialService, 'requireUsable'>;
   inventoryTool: InventoryTool;
@@ -91,56 +66,7 @@ export function createRunService(deps: RunServiceDeps) {
     return row;
   };
 
-  /** The branch head and the playbook in it; git's refusal is a 422 with git's (scrubbed) reason. */
-  async function resolveProjectPlaybook(projectId: string, source: GitTarget, path: string): Promise<string> {
-    let found: Awaited<ReturnType<PlaybookResolver>>;
-    try {
-      found = await deps.resolvePlaybook({ ...source, path });
-    } catch (err) {
-      if (!(err instanceof GitError)) throw err;
-      throw new UnprocessableError(
-        `git could not fetch branch ${source.branch} of project ${projectId}: ${err.reason}`,
-        [{ path: 'body.project_id', message: err.reason }],
-      );
-    }
-    if (found.entry === 'missing' || found.entry === 'directory') {
-      const message =
-        found.entry === 'missing'
-          ? `${path} does not exist in project ${projectId} at commit ${found.commit}`
-          : `${path} is a directory in project ${projectId} at commit ${found.commit}, not a playbook`;
-      throw new UnprocessableError(message, [{ path: 'body.playbook', message }]);
-    }
-    return found.commit;
-  }
-
-  async function parseInline(content: string): Promise<InventoryFormat> {
-    try {
-      return (await deps.inventoryTool.parse(content)).format;
-    } catch (err) {
-      if (!(err instanceof InventoryParseError)) throw err;
-      throw new ValidationError(err.message, [{ path: 'body.inventory', message: err.message }]);
-    }
-  }
-
-  async function targetHosts(
-    content: string,
-    limit: string | undefined,
-    inline: boolean,
-  ): Promise<{ hosts: string[]; list: Record<string, unknown> }> {
-    try {
-      return await deps.inventoryTool.hosts({ content, limit });
-    } catch (err) {
-      if (err instanceof HostPatternError)
-        throw new ValidationError(err.message, [{ path: 'body.limit', message: err.message }]);
-      if (!(err instanceof InventoryParseError)) throw err;
-      if (inline) throw new ValidationError(err.message, [{ path: 'body.inventory', message: err.message }]);
-      throw new UnprocessableError(`ansible-inventory no longer reads the stored inventory: ${err.message}`, [
-        { path: 'body.inventory_id', message: err.message },
-      ]);
-    }
-  }
-
-  /** Inserts the rows (a split before its shards) and the audit entry in one transaction, then enqueues what can run. */
+  /** Inserts the rows (a parent before its children) and the audit entry in one transaction, then enqueues what can run. */
   async function store(p: Principal, rows: RunRow[], action: string, summary: string): Promise<void> {
     await deps.transaction(async (r) => {
       for (const row of rows) await r.runs.insert(row);
@@ -226,96 +152,15 @@ export function createRunService(deps: RunServiceDeps) {
   }
 
   return {
-    /** 201 with the run, or with the split when `shards` ≥ 2. */
-    async submit(p: Principal, body: SubmitRunBody): Promise<Run> {
+    /**
+     * 201 with the run, or with the split when `shards` ≥ 2. THE submission path: every launcher ends here (or in
+     * the pipeline service, which prepares each step the same way). With `ctx.validateOnly`, checks and stores nothing.
+     */
+    async submit(p: Principal, body: SubmitRunBody, ctx: LaunchContext = API_LAUNCH): Promise<Run> {
       deps.authz.requireCreator(p);
-      if ((body.inventory_id === undefined) === (body.inventory === undefined)) {
-        const message = 'give exactly one of inventory_id and inventory (inline content)';
-        throw new ValidationError(message, [{ path: 'body.inventory_id', message }]);
-      }
-      const credentialIds = body.credential_ids ?? [];
-      checkNoDuplicateCredentials(credentialIds);
-      checkHostLimit(body.limit);
-      const playbookPath = body.project_id === undefined ? undefined : projectPlaybookPath(body.playbook);
-
-      // Access first (404/403 before any slow work), then git and ansible.
-      const source = body.project_id === undefined ? undefined : await deps.projects.playbookSource(p, body.project_id);
-      const inventory =
-        body.inventory_id === undefined ? undefined : await deps.inventories.requireUsable(p, body.inventory_id);
-      for (const [i, id] of credentialIds.entries())
-        await deps.credentials.requireUsable(p, id, `body.credential_ids.${i}`, RUN_CREDENTIAL_TYPES);
-      const commit =
-        source && playbookPath !== undefined
-          ? await resolveProjectPlaybook(body.project_id!, source, playbookPath)
-          : null;
-      const inlineFormat = body.inventory === undefined ? null : await parseInline(body.inventory);
-
-      const shardCount = body.shards !== undefined && body.shards >= 2 ? body.shards : 1;
-      const content = inventory?.content ?? body.inventory!;
-      const targets = shardCount > 1 ? await targetHosts(content, body.limit, inventory === undefined) : undefined;
-      if (targets && shardCount > targets.hosts.length) {
-        const message = `${shardCount} shards need at least ${shardCount} hosts, but ${targets.hosts.length} host${targets.hosts.length === 1 ? '' : 's'} match${body.limit ? ` the limit ${body.limit}` : ''}`;
-        throw new ValidationError(message, [{ path: 'body.shards', message }]);
-      }
-
-      const now = deps.clock();
-      const at = iso(now);
-      const base: RunRow = {
-        id: newId('run', now.getTime()),
-        kind: 'run',
-        parent_id: null,
-        shard_index: null,
-        shard_count: null,
-        retry_of: null,
-        playbook_source: source ? 'project' : 'inline',
-        playbook: playbookPath ?? body.playbook,
-        project_id: body.project_id ?? null,
-        git_commit: commit,
-        template_id: null,
-        inventory_id: body.inventory_id ?? null,
-        inventory_content: body.inventory ?? null,
-        inventory_format: inlineFormat,
-        host_limit: body.limit ?? null,
-        hosts: null,
-        extra_vars: body.extra_vars ?? null,
-        credential_ids: credentialIds,
-        check_mode: body.check ? 1 : 0,
-        forks: body.forks ?? null,
-        verbosity: body.verbosity ?? null,
-        timeout_s: body.timeout_s ?? null,
-        labels: [...new Set(body.labels ?? [])].sort(),
-        ...freshRunState(p, at),
-      };
-      const rows: RunRow[] = [base];
-      if (targets) {
-        base.kind = 'split';
-        base.shard_count = shardCount;
-        shardHosts(targets.hosts, shardCount).forEach((hosts, k) => {
-          rows.push({
-            ...base,
-            id: newId('run', now.getTime()),
-            kind: 'shard',
-            parent_id: base.id,
-            shard_index: k,
-            shard_count: shardCount,
-            hosts,
-            inventory_content: deps.inventoryTool.forHosts(targets.list, hosts),
-            inventory_format: 'yaml',
-          });
-        });
-      }
-
-      const what = [
-        source ? `playbook ${base.playbook} of project ${body.project_id} at ${commit}` : 'an inline playbook',
-        body.inventory_id ? `inventory ${body.inventory_id}` : 'an inline inventory',
-        ...(body.limit ? [`limit ${body.limit}`] : []),
-        ...(credentialIds.length ? [`credentials ${credentialIds.join(', ')}`] : []),
-        ...(body.extra_vars ? [`${Object.keys(body.extra_vars).length} extra vars`] : []),
-        ...(body.check ? ['check mode'] : []),
-        ...(targets ? [`${shardCount} shards`] : []),
-        ...(body.labels?.length ? [`worker labels ${[...new Set(body.labels)].sort().join(', ')}`] : []),
-      ];
-      await store(p, rows, 'run.submit', `submitted ${base.kind} ${base.id}: ${what.join(', ')}`);
+      const { base, rows, what } = await deps.preparer.prepare(p, body, ctx, { at: deps.clock() });
+      if (ctx.validateOnly) return toRunView(base);
+      await store(p, rows, 'run.submit', `submitted ${base.kind} ${base.id}${originWords(ctx)}: ${what.join(', ')}`);
       return toRunView(base);
     },
 
@@ -327,6 +172,9 @@ export function createRunService(deps: RunServiceDeps) {
           conclusion: query.conclusion,
           projectId: query.project,
           templateId: query.template,
+          scheduleId: query.schedule,
+          triggerId: query.trigger,
+          origin: query.origin,
           inventoryId: query.inventory,
           host: query.host,
           since: query.since === undefined ? undefined : iso(new Date(query.since)),

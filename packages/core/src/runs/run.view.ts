@@ -1,4 +1,13 @@
-import type { HostCounts, HostOutcomeSummary, Run, RunConclusion, RunKind, RunStatus } from '@baton/contracts';
+import type {
+  HostCounts,
+  HostOutcomeSummary,
+  Run,
+  RunConclusion,
+  RunIf,
+  RunKind,
+  RunOrigin,
+  RunStatus,
+} from '@baton/contracts';
 import type { RunHostRow, RunRow } from '@baton/db';
 
 /** What the Run response says for an inline playbook instead of echoing its content. */
@@ -54,7 +63,15 @@ export function toRunView(row: RunRow, opts: { withHostStats?: boolean } = {}): 
     playbook: row.playbook_source === 'inline' ? INLINE_PLAYBOOK_LABEL : row.playbook,
     project_id: row.project_id,
     commit: row.git_commit,
+    ref: row.git_ref,
+    origin: row.origin as RunOrigin,
     template_id: row.template_id,
+    schedule_id: row.schedule_id,
+    trigger_id: row.trigger_id,
+    step_index: row.step_index,
+    step_name: row.step_name,
+    run_if: row.run_if as RunIf | null,
+    survey_answers: row.survey_answers,
     inventory_id: row.inventory_id,
     limit: row.host_limit,
     hosts: row.hosts,

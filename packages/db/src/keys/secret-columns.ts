@@ -8,6 +8,11 @@ import type { Schema } from '../schema.js';
 export const ENCRYPTED_COLUMNS: ReadonlyArray<{ table: string; key: string; column: string }> = [
   { table: 'server_keys', key: 'purpose', column: 'private_key_enc' },
   { table: 'credentials', key: 'id', column: 'secret_inputs_enc' },
+  { table: 'runs', key: 'id', column: 'secret_vars_enc' },
+  { table: 'templates', key: 'id', column: 'secret_defaults_enc' },
+  { table: 'schedules', key: 'id', column: 'target_secrets_enc' },
+  { table: 'triggers', key: 'id', column: 'secret_enc' },
+  { table: 'triggers', key: 'id', column: 'target_secrets_enc' },
 ];
 
 export function createSecretColumnRepo(db: Kysely<Schema>) {

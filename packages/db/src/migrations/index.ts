@@ -2,12 +2,14 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as m0001 from './0001_foundation.js';
 import * as m0002 from './0002_inputs.js';
 import * as m0003 from './0003_runs.js';
+import * as m0004 from './0004_launching.js';
 
 /** The one migration set, shared by SQLite and PostgreSQL. Append only; never edit a released migration. */
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_inputs': m0002,
   '0003_runs': m0003,
+  '0004_launching': m0004,
 };
 
 export const migrationProvider: MigrationProvider = {

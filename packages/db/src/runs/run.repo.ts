@@ -24,8 +24,17 @@ export interface RunJson {
   labels: string[];
   /** per-host counters of a finished run */
   stats: Record<string, RunHostCounts> | null;
+  /** the non-secret answers of a template's survey */
+  survey_answers: Record<string, unknown> | null;
 }
-const json = jsonColumns<RunJson>({ hosts: true, extra_vars: true, credential_ids: true, labels: true, stats: true });
+const json = jsonColumns<RunJson>({
+  hosts: true,
+  extra_vars: true,
+  credential_ids: true,
+  labels: true,
+  stats: true,
+  survey_answers: true,
+});
 
 export type RunRow = Decoded<Selectable<RunTable>, RunJson>;
 export type RunPatch = Partial<Omit<RunRow, 'id' | 'kind' | 'created_at' | 'submitted_by'>>;
@@ -37,6 +46,9 @@ export interface RunFilter {
   conclusion?: string | undefined;
   projectId?: string | undefined;
   templateId?: string | undefined;
+  scheduleId?: string | undefined;
+  triggerId?: string | undefined;
+  origin?: string | undefined;
   inventoryId?: string | undefined;
   /** runs with a per-host outcome row for this host */
   host?: string | undefined;
@@ -84,8 +96,12 @@ export function createRunRepo(db: Kysely<Schema>, dialect: DialectName) {
       if (filter.projectId) q = q.where('project_id', '=', filter.projectId);
       if (filter.templateId) q = q.where('template_id', '=', filter.templateId);
       if (filter.inventoryId) q = q.where('inventory_id', '=', filter.inventoryId);
+      if (filter.scheduleId) q = q.where('schedule_id', '=', filter.scheduleId);
+      if (filter.triggerId) q = q.where('trigger_id', '=', filter.triggerId);
+      if (filter.origin) q = q.where('origin', '=', filter.origin);
       if (filter.since) q = q.where('created_at', '>=', filter.since);
-      if (!filter.includeShards) q = q.where('kind', '!=', 'shard');
+      // Top-level runs only: no shards, no pipeline steps (GET /runs/{id}/steps and /shards list those).
+      if (!filter.includeShards) q = q.where('parent_id', 'is', null);
       if (filter.host) {
         const host = filter.host;
         q = q.where('id', 'in', (sub) => sub.selectFrom('run_hosts').select('run_id').where('host', '=', host));
@@ -102,12 +118,13 @@ export function createRunRepo(db: Kysely<Schema>, dialect: DialectName) {
       }
       return (await q.execute()).map(json.decode);
     },
-    /** Shards of a split in shard order. */
+    /** Shards of a split in shard order; steps of a pipeline in step order. */
     async children(parentId: string): Promise<RunRow[]> {
       const rows = await db
         .selectFrom('runs')
         .selectAll()
         .where('parent_id', '=', parentId)
+        .orderBy('step_index', 'asc')
         .orderBy('shard_index', 'asc')
         .orderBy('id', 'asc')
         .execute();

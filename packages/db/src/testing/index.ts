@@ -108,6 +108,15 @@ export function testRunRow(id: string, over: Partial<RunRow> = {}): RunRow {
     started_at: null,
     finished_at: null,
     cancel_requested_at: null,
+    origin: 'api',
+    schedule_id: null,
+    trigger_id: null,
+    git_ref: null,
+    step_index: null,
+    step_name: null,
+    run_if: null,
+    survey_answers: null,
+    secret_vars_enc: null,
     ...over,
   };
 }

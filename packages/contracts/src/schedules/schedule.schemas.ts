@@ -1,0 +1,2 @@
+// Filled in by the schedules domain (issue 11).
+export {};

@@ -1,0 +1,31 @@
+// How a run started (issue 11, "One submission path"): every launcher (POST /v1/runs, pipelines, templates,
+// schedules, triggers, later AI proposals, reconcile and imports) hands the same submit function its run spec and
+// one of these, so validation, grants, audit and enqueue are the same however a run starts.
+import type { RunOrigin } from '@baton/contracts';
+import type { Principal } from '../authz/authorize.js';
+
+export interface LaunchContext {
+  origin: RunOrigin;
+  templateId?: string | undefined;
+  scheduleId?: string | undefined;
+  triggerId?: string | undefined;
+  /**
+   * Whose grants the referenced objects are checked against: a template's owner when someone launches it (granting a
+   * template is how operators delegate a job). Default: the submitter.
+   */
+  authority?: Principal | undefined;
+  /** the survey answers to record on the run (never password answers) */
+  surveyAnswers?: Record<string, unknown> | undefined;
+  /**
+   * Password answers: sealed onto the run (runs.secret_vars_enc), shown as `$encrypted$` in its extra_vars, given to
+   * ansible as extra vars at dispatch and masked in its output.
+   */
+  secretVars?: Record<string, string> | undefined;
+  /** Check everything a submission checks, store and enqueue nothing (creating a template, schedule or trigger). */
+  validateOnly?: boolean | undefined;
+}
+
+/** What a run's recorded extra_vars shows in place of a secret value. */
+export const ENCRYPTED_PLACEHOLDER = '$encrypted$';
+
+export const API_LAUNCH: LaunchContext = { origin: 'api' };

@@ -1,0 +1,2 @@
+// Filled in by the templates domain (issue 11).
+export {};

@@ -1,0 +1,2 @@
+// Filled in by the triggers domain (issue 11).
+export {};
