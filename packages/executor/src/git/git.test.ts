@@ -103,8 +103,27 @@ describe('git over file://', () => {
     await expectGitError(
       checkoutCommit({ url: repo.url, commit: '0'.repeat(40), dir: path.join(root, 'co-missing') }),
       'git_failed',
-      /is not on any branch/,
+      /is not on any branch or tag/,
     );
+  });
+
+  it('checks out commits that only a tag reaches, lightweight or annotated', async () => {
+    const tagged = createRepo(path.join(root, 'tagged'));
+    const light = tagged.commit('side');
+    tagged.git('tag', 'light');
+    const annotated = tagged.commit('side');
+    tagged.git('tag', '-a', '-m', 'release', 'annotated');
+    tagged.git('checkout', '-q', 'main');
+    tagged.git('branch', '-q', '-D', 'side');
+    for (const [commit, dir] of [
+      [light, 'co-light'],
+      [annotated, 'co-annotated'],
+    ] as const) {
+      await checkoutCommit({ url: tagged.url, commit, dir: path.join(root, dir) });
+      expect(execFileSync('git', ['rev-parse', 'HEAD'], { cwd: path.join(root, dir), encoding: 'utf8' }).trim()).toBe(
+        commit,
+      );
+    }
   });
 });
 
@@ -252,6 +271,36 @@ describe('git over ssh from a real sshd on loopback', () => {
       resolveBranchHead({ url, branch: 'main', timeoutMs: SAFETY_TIMEOUT_MS }),
       'git_failed',
       /Permission denied/,
+    );
+  });
+
+  it('checks out a commit only a tag reaches over ssh (protocol v0: the fallback fetches tags too)', async () => {
+    const onlyTagged = repo.commit('side');
+    repo.git('tag', '-a', '-m', 'release', 'ssh-release');
+    repo.git('checkout', '-q', 'main');
+    repo.git('branch', '-q', '-D', 'side');
+    const out = path.join(root, 'ssh-checkout-tag');
+    await checkoutCommit({
+      url,
+      commit: onlyTagged,
+      dir: out,
+      auth: { kind: 'ssh_key', privateKey: plain.privateKey },
+      timeoutMs: SAFETY_TIMEOUT_MS,
+    });
+    expect(execFileSync('git', ['rev-parse', 'HEAD'], { cwd: out, encoding: 'utf8' }).trim()).toBe(onlyTagged);
+  });
+
+  it('answers that a commit is on no branch or tag over ssh (protocol v0)', async () => {
+    await expectGitError(
+      checkoutCommit({
+        url,
+        commit: 'f'.repeat(40),
+        dir: path.join(root, 'ssh-checkout-missing'),
+        auth: { kind: 'ssh_key', privateKey: plain.privateKey },
+        timeoutMs: SAFETY_TIMEOUT_MS,
+      }),
+      'git_failed',
+      /is not on any branch or tag/,
     );
   });
 

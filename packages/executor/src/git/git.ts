@@ -292,6 +292,38 @@ export async function resolveBranchHead(opts: {
   });
 }
 
+const NOT_OUR_REF = /not our ref/i;
+
+/**
+ * Fetches `commit` by id, shallow, from `remote` into the repository at `dir` (`options` go to every fetch, e.g. a
+ * blob filter). Servers speaking protocol v2 (GitHub; git over https and file://) send any commit they have by id;
+ * one that refuses an unadvertised commit (protocol v0, e.g. ssh without AcceptEnv GIT_PROTOCOL) gets a fetch of
+ * every branch and tag instead, and the commit is looked for among them. False when the remote does not have it.
+ */
+export async function fetchCommitById(
+  ws: Workspace,
+  remote: string,
+  commit: string,
+  dir: string,
+  options: string[] = [],
+): Promise<boolean> {
+  try {
+    await git(ws, ['fetch', '-q', '--no-tags', '--depth', '1', ...options, '--', remote, commit], dir);
+    return true;
+  } catch (err) {
+    if (!(err instanceof GitError) || err.code !== 'git_failed') throw err;
+    // The server looked and has no such object: no point in fetching everything.
+    if (NOT_OUR_REF.test(err.reason)) return false;
+  }
+  const everything = ['+refs/heads/*:refs/baton/heads/*', '+refs/tags/*:refs/baton/tags/*'];
+  await git(ws, ['fetch', '-q', '--no-tags', ...options, '--', remote, ...everything], dir);
+  // Not a promisor for this check: a partial clone would otherwise ask the server for the missing commit again.
+  const found = await run(ws, 'git', ['-c', 'remote.origin.promisor=false', 'cat-file', '-e', `${commit}^{commit}`], {
+    cwd: dir,
+  });
+  return found.code === 0;
+}
+
 /** Fetches exactly `commit` from `url` into `dir` (created if missing) and checks it out detached. */
 export async function checkoutCommit(opts: {
   url: string;
@@ -306,17 +338,8 @@ export async function checkoutCommit(opts: {
   await withWorkspace(opts.auth, opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS, async (ws) => {
     // No templates: no sample hooks or config from the system's template directory.
     await git(ws, ['init', '-q', '--template=', '.'], opts.dir);
-    try {
-      await git(ws, ['fetch', '-q', '--no-tags', '--depth', '1', '--', opts.url, opts.commit], opts.dir);
-    } catch (err) {
-      if (!(err instanceof GitError) || err.code !== 'git_failed') throw err;
-      // Servers speaking protocol v0 (e.g. over ssh without AcceptEnv GIT_PROTOCOL) refuse to send an
-      // unadvertised commit by id: fetch every branch instead and look for the commit among them.
-      await git(ws, ['fetch', '-q', '--no-tags', '--', opts.url, '+refs/heads/*:refs/baton/heads/*'], opts.dir);
-      const found = await run(ws, 'git', ['cat-file', '-e', `${opts.commit}^{commit}`], { cwd: opts.dir });
-      if (found.code !== 0)
-        throw new GitError('git_failed', `commit ${opts.commit} is not on any branch of ${opts.url}`);
-    }
+    if (!(await fetchCommitById(ws, opts.url, opts.commit, opts.dir)))
+      throw new GitError('git_failed', `commit ${opts.commit} is not on any branch or tag of ${opts.url}`);
     await git(ws, ['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', opts.commit], opts.dir);
     const head = (await git(ws, ['rev-parse', 'HEAD'], opts.dir)).trim();
     if (head !== opts.commit) throw new GitError('git_failed', `checked out ${head}, expected ${opts.commit}`);

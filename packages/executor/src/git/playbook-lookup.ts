@@ -1,11 +1,13 @@
-// Resolves a project's branch head and checks that a playbook path exists there, in one fetch: the commit a run
-// records at submit time, and a clear refusal of a path that is missing or a directory before anything is queued.
+// Resolves a project's branch head (or the branch, tag or commit a run names instead) and checks that a playbook path
+// exists there: the commit a run records at submit time, and a clear refusal of a path that is missing or a
+// directory, or of a ref the project does not have, before anything is queued.
 import path from 'node:path';
 import {
   checkBranchName,
   checkUrl,
   COMMIT,
   DEFAULT_GIT_TIMEOUT_MS,
+  fetchCommitById,
   git,
   GitError,
   type GitAuth,
@@ -44,65 +46,109 @@ function entryOfMode(mode: string): PlaybookEntry {
 
 const FILTER_REFUSED = /filter/i;
 const NO_SUCH_REF = /couldn't find remote ref/i;
+const HEX_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i;
 
-async function fetchBranch(ws: Workspace, url: string, branch: string, filter: boolean): Promise<string> {
-  // A fresh repository per attempt: a refused filtered fetch may leave partial-clone settings behind.
-  const repo = path.join(ws.dir, filter ? 'repo' : 'repo-full');
-  await git(ws, ['init', '-q', '--template=', repo], ws.dir);
-  await git(ws, ['remote', 'add', 'origin', url], repo);
-  // Trees only (blob:none): enough to list the path, without downloading the project's files.
-  await git(
-    ws,
-    [
-      'fetch',
-      '-q',
-      '--no-tags',
-      '--depth',
-      '1',
-      ...(filter ? ['--filter=blob:none'] : []),
-      'origin',
-      `refs/heads/${branch}`,
-    ],
-    repo,
-  );
-  return repo;
+/**
+ * A branch or tag name as `git check-ref-format --allow-onelevel` accepts it, or a commit id; never one git could read
+ * as an option. Anything else is refused (GitError 'bad_input') before git runs.
+ */
+export function checkRefName(ref: string): void {
+  const bad =
+    ref === '' ||
+    ref === '@' ||
+    ref.startsWith('-') ||
+    ref.startsWith('/') ||
+    ref.endsWith('/') ||
+    ref.endsWith('.') ||
+    ref.includes('//') ||
+    ref.includes('..') ||
+    ref.includes('@{') ||
+    // eslint-disable-next-line no-control-regex -- control characters are what git refuses
+    /[\u0000-\u0020\u007f~^:?*[\\]/.test(ref) ||
+    ref.split('/').some((part) => part.startsWith('.') || part.endsWith('.lock'));
+  if (bad) throw new GitError('bad_input', `not a branch, tag or commit id: ${JSON.stringify(ref)}`);
+}
+
+/** What to look up: the head of `branch`, or `ref` (a branch, a tag or a commit id) when given. */
+interface Target {
+  url: string;
+  branch: string;
+  ref: string | undefined;
 }
 
 /**
- * The commit at the head of `branch` of the repository at `url`, and what `path` is in that commit: a file, a
- * symlink, a directory (or submodule), or missing. One network operation (a shallow fetch of the branch, trees
- * only where the server allows it) in a private directory that is always removed; the same hardened
- * environment, credential handling, URL checks and timeout as every other git operation of Baton.
+ * Fetches the target into a fresh repository (a refused filtered fetch may leave partial-clone settings behind, so
+ * each attempt gets its own) and answers the commit. Trees only (blob:none) where the server allows it: enough to
+ * list the path, without downloading the project's files. A ref is a branch first (as `git checkout` and
+ * `git clone --branch` take it), then a tag (annotated tags peeled to their commit), then a full commit id.
+ */
+async function fetchTarget(ws: Workspace, target: Target, filter: boolean): Promise<{ repo: string; commit: string }> {
+  const repo = path.join(ws.dir, filter ? 'repo' : 'repo-full');
+  const options = filter ? ['--filter=blob:none'] : [];
+  await git(ws, ['init', '-q', '--template=', repo], ws.dir);
+  await git(ws, ['remote', 'add', 'origin', target.url], repo);
+  const peel = async (rev: string) => (await git(ws, ['rev-parse', '--verify', '-q', `${rev}^{commit}`], repo)).trim();
+  /** The named ref shallowly, peeled to its commit; undefined when the remote has no such ref. */
+  const named = async (name: string): Promise<string | undefined> => {
+    try {
+      await git(ws, ['fetch', '-q', '--no-tags', '--depth', '1', ...options, 'origin', name], repo);
+    } catch (err) {
+      if (err instanceof GitError && err.code === 'git_failed' && NO_SUCH_REF.test(err.reason)) return undefined;
+      throw err;
+    }
+    return peel('FETCH_HEAD');
+  };
+
+  if (target.ref === undefined) {
+    const commit = await named(`refs/heads/${target.branch}`);
+    if (commit === undefined)
+      throw new GitError('branch_not_found', `branch ${target.branch} not found in ${target.url}`);
+    return { repo, commit };
+  }
+  const ref = target.ref;
+  const commit =
+    (await named(`refs/heads/${ref}`)) ??
+    (await named(`refs/tags/${ref}`)) ??
+    (HEX_ID.test(ref) && (await fetchCommitById(ws, 'origin', ref.toLowerCase(), repo, options))
+      ? await peel(ref.toLowerCase())
+      : undefined);
+  if (commit === undefined) throw new GitError('ref_not_found', `ref ${ref} not found in ${target.url}`);
+  return { repo, commit };
+}
+
+/**
+ * The commit at the head of `branch` of the repository at `url` (or the commit `ref` names: a branch, a tag or a full
+ * commit id), and what `path` is in that commit: a file, a symlink, a directory (or submodule), or missing. A shallow
+ * fetch (trees only where the server allows it; one fetch for a branch head, one per kind of ref tried otherwise) in
+ * a private directory that is always removed; the same hardened environment, credential handling, URL checks and
+ * timeout as every other git operation of Baton.
  */
 export async function resolvePlaybookAtBranch(opts: {
   url: string;
   branch: string;
   path: string;
+  ref?: string | undefined;
   auth?: GitAuth | undefined;
   timeoutMs?: number | undefined;
 }): Promise<PlaybookAtBranch> {
   checkUrl(opts.url);
   checkBranchName(opts.branch);
+  if (opts.ref !== undefined) checkRefName(opts.ref);
   const playbook = normalizePlaybookPath(opts.path);
+  const target: Target = { url: opts.url, branch: opts.branch, ref: opts.ref };
   return withWorkspace(opts.auth, opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS, async (ws) => {
     ws.env.GIT_LITERAL_PATHSPECS = '1';
-    let repo: string;
+    let found: { repo: string; commit: string };
     try {
-      try {
-        repo = await fetchBranch(ws, opts.url, opts.branch, true);
-      } catch (err) {
-        // Servers that do not know filters usually ignore them with a warning; one that refuses gets a plain fetch.
-        if (!(err instanceof GitError) || err.code !== 'git_failed' || !FILTER_REFUSED.test(err.reason)) throw err;
-        repo = await fetchBranch(ws, opts.url, opts.branch, false);
-      }
+      found = await fetchTarget(ws, target, true);
     } catch (err) {
-      if (err instanceof GitError && err.code === 'git_failed' && NO_SUCH_REF.test(err.reason)) {
-        throw new GitError('branch_not_found', `branch ${opts.branch} not found in ${opts.url}`);
-      }
-      throw err;
+      // Servers that do not know filters usually ignore them with a warning; one that refuses gets a plain fetch.
+      if (!(err instanceof GitError) || err.code !== 'git_failed' || !FILTER_REFUSED.test(err.reason)) throw err;
+      found = await fetchTarget(ws, target, false);
     }
-    const commit = (await git(ws, ['rev-parse', '--verify', '-q', 'FETCH_HEAD^{commit}'], repo)).trim();
-    if (!COMMIT.test(commit)) throw new GitError('git_failed', `the fetch of branch ${opts.branch} gave no commit`);
+    const { repo, commit } = found;
+    if (!COMMIT.test(commit))
+      throw new GitError('git_failed', `the fetch of ${opts.ref ?? opts.branch} gave no commit`);
     // -z: names unquoted and NUL-terminated; each record is "<mode> <type> <object>\t<path>".
     const out = await git(ws, ['ls-tree', '-z', commit, '--', playbook], repo);
     const record = out.split('\0').find((r) => r.slice(r.indexOf('\t') + 1) === playbook);
