@@ -220,6 +220,7 @@ describe('resolvePlaybookAtBranch with a ref', () => {
     'a\tb',
     'a\x7f',
     '',
+    'x'.repeat(256),
   ])('refuses the ref %j before running git', async (ref) => {
     await expectGitError(at(ref), 'bad_input', /not a branch, tag or commit id/);
   });

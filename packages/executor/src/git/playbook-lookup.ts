@@ -2,6 +2,7 @@
 // exists there: the commit a run records at submit time, and a clear refusal of a path that is missing or a
 // directory, or of a ref the project does not have, before anything is queued.
 import path from 'node:path';
+import { branchNameProblem } from '@baton/contracts';
 import {
   checkBranchName,
   checkUrl,
@@ -49,24 +50,13 @@ const NO_SUCH_REF = /couldn't find remote ref/i;
 const HEX_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i;
 
 /**
- * A branch or tag name as `git check-ref-format --allow-onelevel` accepts it, or a commit id; never one git could read
- * as an option. Anything else is refused (GitError 'bad_input') before git runs.
+ * A branch or tag name as `git check-ref-format --allow-onelevel` accepts it (the rules project branches follow), or
+ * a commit id; never one git could read as an option. Anything else is refused (GitError 'bad_input') before git runs.
  */
 export function checkRefName(ref: string): void {
-  const bad =
-    ref === '' ||
-    ref === '@' ||
-    ref.startsWith('-') ||
-    ref.startsWith('/') ||
-    ref.endsWith('/') ||
-    ref.endsWith('.') ||
-    ref.includes('//') ||
-    ref.includes('..') ||
-    ref.includes('@{') ||
-    // eslint-disable-next-line no-control-regex -- control characters are what git refuses
-    /[\u0000-\u0020\u007f~^:?*[\\]/.test(ref) ||
-    ref.split('/').some((part) => part.startsWith('.') || part.endsWith('.lock'));
-  if (bad) throw new GitError('bad_input', `not a branch, tag or commit id: ${JSON.stringify(ref)}`);
+  const problem = branchNameProblem(ref);
+  if (problem !== undefined)
+    throw new GitError('bad_input', `not a branch, tag or commit id (${problem}): ${JSON.stringify(ref)}`);
 }
 
 /** What to look up: the head of `branch`, or `ref` (a branch, a tag or a commit id) when given. */
