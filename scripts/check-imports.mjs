@@ -37,7 +37,7 @@ const RULES = {
   'packages/core': {
     allow: ['contracts', 'db'],
     valueImportsFrom: { db: ['DuplicateKeyError', 'GENESIS_HASH', 'toNumber'] },
-    modules: ['node:*'],
+    modules: ['node:*', 'cron-parser'],
   },
   'packages/queue': { allow: ['contracts'], modules: ['node:*', 'ioredis', 'bullmq'] },
   'packages/executor': { allow: ['contracts'], modules: ['node:*'] },
