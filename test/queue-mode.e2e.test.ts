@@ -288,6 +288,34 @@ describe('queue mode end to end', () => {
   );
 
   it.concurrent(
+    'a pipeline moves on where worker daemons finish its steps: a step, then a split step over both workers',
+    () =>
+      mainLane.run(async (c) => {
+        const [a, b] = c.replicas as [Replica, Replica];
+        const inv = await inventoryOf(c, a, TWO_HOSTS);
+        const res = await c.call<Run>(a, 'POST', '/v1/pipelines', {
+          inventory_id: inv,
+          steps: [
+            { name: 'first', playbook: play(shell('echo first-step')) },
+            { name: 'split', playbook: play(shell('sleep 2')), shards: 2 },
+          ],
+        });
+        expect(res.status).toBe(201);
+        const done = await c.finished(b, res.body.id, 120_000);
+        expect(done).toMatchObject({ kind: 'pipeline', conclusion: 'succeeded' });
+        const steps = (await c.call<Run[]>(b, 'GET', `/v1/runs/${done.id}/steps`)).body;
+        expect(steps.map((s) => [s.step_name, s.conclusion])).toEqual([
+          ['first', 'succeeded'],
+          ['split', 'succeeded'],
+        ]);
+        const shards = (await c.call<Run[]>(b, 'GET', `/v1/runs/${steps[1]!.id}/shards`)).body;
+        expect(shards.every((s) => s.started_at! >= steps[0]!.finished_at!)).toBe(true);
+        expect(shards.map((s) => s.conclusion)).toEqual(['succeeded', 'succeeded']);
+      }),
+    CASE_TIMEOUT_MS,
+  );
+
+  it.concurrent(
     'cancel of a running run: finished/canceled within 15 s, and the worker is free again',
     () =>
       mainLane.run(async (c) => {

@@ -45,6 +45,7 @@ export function createInventoryServices(db: Database, opts: InventoryWiringOptio
       transaction,
       authz: opts.authz,
       clock: opts.clock,
+      usedBy: (id) => repos.launchRefs.ownersOf(id),
       parse: (content) =>
         parseInventory({
           content,

@@ -1,8 +1,8 @@
-import { createPipelineService } from '@baton/core';
+import type { PipelineService } from '@baton/core';
 import type { Database } from '@baton/db';
 
-export function createPipelineServices(db: Database, deps: { runServices: unknown }) {
+/** The pipeline service lives with the run engine (it advances where runs finish); launching gets it from there. */
+export function createPipelineServices(db: Database, deps: { runServices: { pipelines: PipelineService } }) {
   void db;
-  void deps;
-  return { pipelines: createPipelineService() };
+  return { pipelines: deps.runServices.pipelines };
 }

@@ -17,7 +17,7 @@ export function databaseGauges(db: Pick<Database, 'repos'>): Gauges {
   };
 }
 
-const RUN_STATUSES = ['pending', 'held', 'running', 'finished'] as const;
+const RUN_STATUSES = ['pending', 'held', 'waiting', 'running', 'finished'] as const;
 
 export interface HttpMetrics {
   observe(method: string, route: string, status: number, seconds: number): void;

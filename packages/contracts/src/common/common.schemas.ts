@@ -15,6 +15,14 @@ export const ObjectName = z
   .max(100)
   .regex(NO_CONTROL_CHARACTERS, 'must not contain control characters');
 
+/** A zod refinement from a function that answers what is wrong with a value (undefined: nothing); it never throws. */
+export function checkedBy(problem: (value: string) => string | undefined) {
+  return (value: string, ctx: z.RefinementCtx) => {
+    const message = problem(value);
+    if (message !== undefined) ctx.addIssue({ code: 'custom', message });
+  };
+}
+
 /** A prefixed, time-sortable id such as `usr_01JD…`. */
 export function idOf(prefix: string) {
   return z

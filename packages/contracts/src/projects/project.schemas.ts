@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { tryParseUrl } from '../network/safe-url.js';
-import { idOf, Timestamp, ObjectName } from '../common/common.schemas.js';
+import { checkedBy, idOf, Timestamp, ObjectName } from '../common/common.schemas.js';
 
 /**
  * Why a git URL is refused, or undefined when git may be pointed at it. Shared by request validation and the
@@ -50,13 +50,6 @@ export function branchNameProblem(name: string): string | undefined {
     return 'no part may start with "." or end with ".lock", and the name must not end with "."';
   }
   return undefined;
-}
-
-function checkedBy(problem: (value: string) => string | undefined) {
-  return (value: string, ctx: z.RefinementCtx) => {
-    const message = problem(value);
-    if (message !== undefined) ctx.addIssue({ code: 'custom', message });
-  };
 }
 
 export const GitUrl = z

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { decimalInteger, idOf, PageCursor, PageLimit, Timestamp } from '../common/common.schemas.js';
+import { checkedBy, decimalInteger, idOf, PageCursor, PageLimit, Timestamp } from '../common/common.schemas.js';
+import { branchNameProblem } from '../projects/project.schemas.js';
 import { MAX_INVENTORY_CONTENT_CHARS } from '../inventories/inventory.schemas.js';
 
 /** `waiting`: a pipeline step whose earlier steps have not finished yet. */
@@ -34,16 +35,10 @@ export const WorkerLabel = z
     'a label is 1–64 letters, digits, `_`, `.`, `:` or `-`, starting with a letter or digit',
   );
 
-/** A branch, tag or full commit id: what git accepts as a ref name, and nothing that reads as an option. */
+/** A branch, tag or full commit id: a ref name git accepts (git check-ref-format --allow-onelevel), never an option. */
 export const GitRef = z
   .string()
-  .min(1)
-  .max(255)
-  .regex(
-    // eslint-disable-next-line no-control-regex -- refusing control characters is the point
-    /^(?!-)(?!.*\.\.)(?!.*@\{)(?!.*\/\/)(?!\/)(?!.*[/.]$)(?!.*\.lock$)[^\u0000-\u0020\u007f~^:?*[\\]+$/,
-    'must be a branch, tag or commit id (no spaces, `..`, `~`, `^`, `:`, `?`, `*`, `[`, `\\`, and not starting with `-`)',
-  )
+  .superRefine(checkedBy(branchNameProblem))
   .meta({ description: 'a branch, tag or full commit id of the project to run instead of its branch head' });
 
 /** The fields of a run spec, shared by POST /v1/runs, pipeline steps, templates, schedules and triggers. */

@@ -10,6 +10,7 @@ import {
   type PageQuery,
 } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
+import { inUseConflict, type ObjectUse } from '../authz/in-use.js';
 import { grantCreatorManage, notFound } from '../authz/authorize.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
@@ -88,9 +89,11 @@ export function createInventoryService(deps: {
   inventories: Pick<InventoryRepo, 'findById' | 'findSummary' | 'list' | 'listHosts'>;
   inventorySources: Pick<InventorySourceRepo, 'usingInventory'>;
   transaction: <T>(fn: (r: TxRepos) => Promise<T>) => Promise<T>;
-  authz: Pick<Authorizer, 'requireCreator' | 'requireVisible' | 'visibleIds'>;
+  authz: Pick<Authorizer, 'requireCreator' | 'requireVisible' | 'visibleIds' | 'levelOn'>;
   parse: InventoryParser;
   clock: Clock;
+  /** templates, schedules and triggers that name it: deleting it is a 409 while they do */
+  usedBy?: (inventoryId: string) => Promise<ObjectUse[]>;
 }) {
   /** Unknown and invisible inventories both answer 404 (the authorizer's rule 5). */
   async function visible(p: Principal, id: string, need: 'use' | 'manage'): Promise<InventorySummaryRow> {
@@ -215,6 +218,8 @@ export function createInventoryService(deps: {
     /** 409 while an inventory source writes into it: deleting the source first is a deliberate step. */
     async remove(p: Principal, id: string): Promise<void> {
       const inv = await visible(p, id, 'manage');
+      const conflict = await inUseConflict(p, `inventory ${id}`, (await deps.usedBy?.(id)) ?? [], deps.authz);
+      if (conflict) throw conflict;
       await deps.transaction(async (r) => {
         const users = await r.inventorySources.usingInventory(id);
         if (users.length)

@@ -5,7 +5,9 @@ import type { RunConclusion, RunEvent, RunStatus } from '@baton/contracts';
 import type { RunEventRow, RunRepo, RunRow, RunTaskResultRow } from '@baton/db';
 import { type Clock, iso } from '../common/clock.js';
 import { appendStatusEvent, int, isoOrNull, stripNul, text, toEventRow, toTaskResultRow } from './run-ingest.rows.js';
-import { aggregateParentFinish, normalizeStats, type SplitTx, startParent } from './run-split.js';
+import { advancePipeline, type ReadySink } from '../pipelines/pipeline-advance.js';
+import { finishUnderParent } from './run-parent.js';
+import { normalizeStats, type SplitTx, startParent } from './run-split.js';
 import { toRunHostRows } from './run.view.js';
 
 export interface RunIngester {
@@ -37,6 +39,11 @@ export interface RunIngester {
    * when the database stays unreachable, so the caller keeps them unacknowledged and offers them again.
    */
   ingestBatch(events: readonly RunEvent[], options?: { acceptGaps?: boolean }): Promise<{ deferred: RunEvent[] }>;
+  /**
+   * Moves a pipeline on (pipeline-advance.ts) in a transaction of its own, in order with everything else this ingester
+   * does: after a submit, a retry or a cancel, and from the recovery sweep. Publishes and enqueues what it started.
+   */
+  advance(pipelineId: string): Promise<void>;
   /** Flushes and stops the timer; pushing afterwards throws. */
   close(): Promise<void>;
 }
@@ -47,6 +54,11 @@ export interface RunIngesterDeps {
   transaction: <T>(fn: (r: IngestTx) => Promise<T>) => Promise<T>;
   /** The EventBus, structurally. */
   publish: (event: RunEvent) => Promise<void>;
+  /**
+   * The RunQueue's enqueue, for pipeline steps an advance made pending (after commit). A failure is reported; the
+   * recovery sweep enqueues the step later.
+   */
+  enqueue?: (job: { runId: string; labels?: string[] }) => Promise<void>;
   clock: Clock;
   /** Persist failures (flush rejects with them too) and publish failures (the events are stored; SSE clients catch up from the DB). */
   onError?: (err: unknown) => void;
@@ -146,7 +158,7 @@ async function applyRunning(r: IngestTx, e: RunEvent, parentId: string | null): 
 }
 
 /** `status: finished` from an executor; a run already finished (say worker_lost came first) is left as it is. */
-async function applyFinished(r: IngestTx, e: RunEvent, parentId: string | null): Promise<RunEvent[]> {
+async function applyFinished(r: IngestTx, e: RunEvent, parentId: string | null, sink: ReadySink): Promise<RunEvent[]> {
   const conclusion = text(e.data.conclusion);
   const stats = isRecord(e.data.stats) ? normalizeStats(e.data.stats) : null;
   const finish = async (): Promise<boolean> => {
@@ -161,7 +173,7 @@ async function applyFinished(r: IngestTx, e: RunEvent, parentId: string | null):
     if (moved && stats) await r.runs.replaceHosts(e.run_id, toRunHostRows(e.run_id, stats));
     return moved;
   };
-  if (parentId) return aggregateParentFinish(r, parentId, finish, e.ts);
+  if (parentId) return finishUnderParent(r, parentId, finish, e.ts, sink);
   await finish();
   return [];
 }
@@ -190,6 +202,21 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
 
   async function publishAll(events: RunEvent[]): Promise<void> {
     for (const e of events) await deps.publish(e).catch(onError);
+  }
+
+  /** Enqueues the steps an advance made pending; one that fails is left to the recovery sweep. */
+  async function enqueueReady(sink: ReadySink): Promise<void> {
+    for (const run of sink.ready) {
+      await deps
+        .enqueue?.({ runId: run.id, ...(run.labels.length > 0 ? { labels: run.labels } : {}) })
+        .catch((err: unknown) =>
+          onError(
+            new Error(
+              `run ${run.id} is pending but not enqueued (the recovery sweep will): ${(err as Error)?.message}`,
+            ),
+          ),
+        );
+    }
   }
 
   /** Queues a drain of whatever is buffered when it starts, unless one is queued and not started yet. */
@@ -333,9 +360,11 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
   async function persistRuns(byRun: Map<string, RunEvent[]>, deferGaps = false): Promise<RunEvent[]> {
     const unknownRuns: string[] = [];
     const deferred: RunEvent[] = [];
+    const sink: ReadySink = { ready: [] };
     const toPublish = await deps.transaction(async (r) => {
       unknownRuns.length = 0;
       deferred.length = 0;
+      sink.ready.length = 0;
       const rows = new Map((await r.runs.findManyLocked([...byRun.keys()])).map((row) => [row.id, row]));
       const drafts = new Map<string, RunState>();
       const eventRows: RunEventRow[] = [];
@@ -380,12 +409,13 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
         if (e.kind !== 'status') continue;
         const parentId = drafts.get(e.run_id)!.parentId;
         if (e.data.status === 'running') parentEvents.push(...(await applyRunning(r, e, parentId)));
-        if (e.data.status === 'finished') parentEvents.push(...(await applyFinished(r, e, parentId)));
+        if (e.data.status === 'finished') parentEvents.push(...(await applyFinished(r, e, parentId, sink)));
       }
       return [...fresh, ...parentEvents];
     });
     for (const runId of unknownRuns) recordFailure(new Error(`run ${runId} does not exist`), runId);
     await publishAll(toPublish);
+    await enqueueReady(sink);
     return deferred;
   }
 
@@ -400,7 +430,9 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
       conclusion: outcome.conclusion,
       ...(outcome.reason ? { reason: outcome.reason } : {}),
     };
+    const sink: ReadySink = { ready: [] };
     const events = await deps.transaction(async (r) => {
+      sink.ready.length = 0;
       const run = await r.runs.findById(runId);
       if (!run) return undefined;
       const own: RunEvent[] = [];
@@ -415,13 +447,24 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
         return moved;
       };
       const parentEvents = run.parent_id
-        ? await aggregateParentFinish(r, run.parent_id, finishRun, at)
+        ? await finishUnderParent(r, run.parent_id, finishRun, at, sink)
         : await finishRun().then(() => []);
       return own.length > 0 ? [...own, ...parentEvents] : undefined;
     });
     if (!events) return false;
     await publishAll(events);
+    await enqueueReady(sink);
     return true;
+  }
+
+  async function advanceNow(pipelineId: string): Promise<void> {
+    const sink: ReadySink = { ready: [] };
+    const events = await deps.transaction(async (r) => {
+      sink.ready.length = 0;
+      return advancePipeline(r, pipelineId, iso(deps.clock()), sink);
+    });
+    await publishAll(events);
+    await enqueueReady(sink);
   }
 
   async function flush(): Promise<void> {
@@ -476,6 +519,10 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
     finish(runId, outcome, from) {
       if (buffer.some((e) => e.run_id === runId)) scheduleDrain();
       return enqueue(() => finishNow(runId, outcome, from));
+    },
+
+    advance(pipelineId) {
+      return enqueue(() => advanceNow(pipelineId));
     },
 
     async close() {

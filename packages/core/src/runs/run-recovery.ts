@@ -5,6 +5,7 @@ import type { RunRepo, WorkerRepo, WorkerRow } from '@baton/db';
 import { type Clock, iso } from '../common/clock.js';
 import { FORGET_WORKERS_AFTER_MS, freshnessOf, parseEmbeddedWorkerName } from '../workers/worker.service.js';
 import type { RunIngester } from './run-ingest.js';
+import { isDispatchable } from './run-rows.js';
 
 /** The RunQueue seam, structurally (core never imports the queue package). */
 export interface RecoveryQueue {
@@ -24,6 +25,8 @@ export interface RecoverySelf {
 
 export interface RunRecoveryDeps {
   runs: Pick<RunRepo, 'listByStatus'>;
+  /** moves a pipeline on (the ingester's advance): a step whose predecessor finished while nothing advanced starts */
+  advance?: (pipelineId: string) => Promise<void>;
   workers: Pick<WorkerRepo, 'list' | 'deleteStaleBefore'>;
   queue: RecoveryQueue;
   finish: RunIngester['finish'];
@@ -31,8 +34,8 @@ export interface RunRecoveryDeps {
   self: RecoverySelf;
 }
 
-/** Splits are never queued: their shards are. */
-const QUEUED_KINDS = ['run', 'shard'];
+/** Splits and pipelines are never queued: their shards and steps are (a split step: its shards). */
+const QUEUED_KINDS = ['run', 'shard', 'step'];
 
 export function createRunRecovery(deps: RunRecoveryDeps) {
   /**
@@ -62,7 +65,7 @@ export function createRunRecovery(deps: RunRecoveryDeps) {
     }> {
       // The database first, the queue second: a run leased between the two reads is then seen as leased,
       // never as lost (its lease exists before its claim makes it running).
-      const running = await deps.runs.listByStatus('running', { kinds: QUEUED_KINDS });
+      const running = (await deps.runs.listByStatus('running', { kinds: QUEUED_KINDS })).filter(isDispatchable);
       const leased = new Set((await deps.queue.leasedIds()).map((l) => l.runId));
       const now = deps.clock();
       const workers = new Map((await deps.workers.list()).map((w) => [w.name, w]));
@@ -72,10 +75,19 @@ export function createRunRecovery(deps: RunRecoveryDeps) {
         if (await deps.finish(run.id, { conclusion: 'error', reason: 'worker_lost' }, ['running'])) lost.push(run.id);
       }
       await deps.workers.deleteStaleBefore(iso(new Date(now.getTime() - FORGET_WORKERS_AFTER_MS)));
-      const pending = await deps.runs.listByStatus('pending', { kinds: QUEUED_KINDS });
+      const failed: Array<{ runId: string; error: string }> = [];
+      // Pipelines whose current step finished without moving them on (nothing advanced it): on to the next step.
+      for (const status of ['pending', 'running'])
+        for (const pipeline of await deps.runs.listByStatus(status, { kinds: ['pipeline'] })) {
+          try {
+            await deps.advance?.(pipeline.id);
+          } catch (err) {
+            failed.push({ runId: pipeline.id, error: (err as Error)?.message ?? String(err) });
+          }
+        }
+      const pending = (await deps.runs.listByStatus('pending', { kinds: QUEUED_KINDS })).filter(isDispatchable);
       const held = new Set([...(await deps.queue.pendingIds()), ...(await deps.queue.leasedIds()).map((l) => l.runId)]);
       const requeued: string[] = [];
-      const failed: Array<{ runId: string; error: string }> = [];
       for (const run of pending) {
         if (held.has(run.id)) continue;
         const labels = run.labels;

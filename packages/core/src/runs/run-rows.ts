@@ -79,3 +79,11 @@ export function checkNoDuplicateCredentials(ids: readonly string[]): void {
 export function shardHosts(sortedHosts: readonly string[], n: number): string[][] {
   return Array.from({ length: n }, (_, k) => sortedHosts.filter((_, i) => i % n === k));
 }
+
+/** A parent whose children run instead of it: a split, or a pipeline step split into shards. */
+export const hasShards = (row: Pick<RunRow, 'kind' | 'shard_count'>): boolean =>
+  row.kind === 'split' || (row.kind === 'step' && row.shard_count !== null);
+
+/** Whether an executor runs this row itself: an ordinary run, a shard, or a step that is not split. */
+export const isDispatchable = (row: Pick<RunRow, 'kind' | 'shard_count'>): boolean =>
+  row.kind === 'run' || row.kind === 'shard' || (row.kind === 'step' && row.shard_count === null);

@@ -62,10 +62,16 @@ export function splitConclusion(
   return 'succeeded';
 }
 
-/** A shard started: a pending parent becomes running, with its own status event. */
+/**
+ * A child started: a pending parent becomes running, with its own status event, and so on up (a shard of a split
+ * pipeline step starts the step and the pipeline).
+ */
 export async function startParent(r: SplitTx, parentId: string, at: string): Promise<RunEvent[]> {
   const moved = await r.runs.transition(parentId, ['pending'], { status: 'running', started_at: at });
-  return moved ? [await appendStatusEvent(r, parentId, at, { status: 'running' })] : [];
+  if (!moved) return [];
+  const events = [await appendStatusEvent(r, parentId, at, { status: 'running' })];
+  const grandparent = (await r.runs.findById(parentId))?.parent_id;
+  return grandparent ? [...events, ...(await startParent(r, grandparent, at))] : events;
 }
 
 /**
@@ -73,7 +79,7 @@ export async function startParent(r: SplitTx, parentId: string, at: string): Pro
  * later one then sees the earlier one's shard as finished (PostgreSQL's READ COMMITTED would otherwise let
  * each miss the other, and neither finish the parent). Undefined when the parent is gone or finished.
  */
-async function lockParent(r: SplitTx, parentId: string): Promise<RunRow | undefined> {
+export async function lockParent(r: SplitTx, parentId: string): Promise<RunRow | undefined> {
   for (;;) {
     const parent = await r.runs.findById(parentId);
     if (!parent || parent.status === 'finished') return undefined;
@@ -100,7 +106,7 @@ export async function aggregateParentFinish(
   if (shards.some((s) => s.status !== 'finished')) return [];
   const conclusion = splitConclusion(parent, shards);
   const stats = mergeShardStats(shards);
-  const moved = await r.runs.transition(parentId, ['pending', 'held', 'running'], {
+  const moved = await r.runs.transition(parentId, ['pending', 'held', 'waiting', 'running'], {
     status: 'finished',
     conclusion,
     reason: null,

@@ -99,6 +99,8 @@ describe.each(DIALECTS)('run service on %s', (dialect) => {
       inventoryTool,
       queue: { enqueue: async ({ runId }) => void enqueued.push(runId), cancel: (id) => onQueueCancel(id) },
       finish: (...args) => ingester.finish(...args),
+      advance: (id) => ingester.advance(id),
+      retryPipeline: () => Promise.reject(new Error('no pipelines in this test')),
     };
     const bundles = createRunBundleBuilder({
       runs: repos.runs,

@@ -12,7 +12,7 @@ import type { AuditRepo, RunRepo, RunRow } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import { type Authorizer, notFound, type Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
-import { ConflictError, NotFoundError, UnprocessableError } from '../common/errors.js';
+import { ConflictError, UnprocessableError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
 import { decodeCursor, type Page, toPage } from '../common/paging.js';
 import type { CredentialService } from '../credentials/credential.service.js';
@@ -22,7 +22,8 @@ import type { RunAccess } from './run-access.js';
 import type { RunIngester } from './run-ingest.js';
 import { API_LAUNCH, type LaunchContext } from './run-launch.js';
 import { type InventoryTool, originWords, type RunPreparer } from './run-prepare.js';
-import { freshRunState, RUN_CREDENTIAL_TYPES } from './run-rows.js';
+import { recheckRunInputs } from './run-recheck.js';
+import { freshRunState, hasShards, isDispatchable } from './run-rows.js';
 import { toRunView } from './run.view.js';
 
 type TxRepos = { runs: Pick<RunRepo, 'insert'>; audit: Pick<AuditRepo, 'append'> };
@@ -42,6 +43,10 @@ export interface RunServiceDeps {
   /** told when a committed run could not be enqueued (the recovery sweep enqueues it later) */
   onEnqueueError?: (runId: string, err: unknown) => void;
   finish: RunIngester['finish'];
+  /** moves a pipeline on after a cancel (skips its waiting steps; concludes it when nothing runs) */
+  advance: RunIngester['advance'];
+  /** retry of a finished pipeline: the pipeline service's */
+  retryPipeline: (p: Principal, pipeline: RunRow) => Promise<Run>;
 }
 
 export interface CancelResult {
@@ -54,7 +59,7 @@ const CANCELED = { conclusion: 'canceled', reason: 'canceled' } as const satisfi
   conclusion: RunConclusion;
   reason: string;
 };
-const UNFINISHED: readonly RunStatus[] = ['pending', 'held', 'running'];
+const UNFINISHED: readonly RunStatus[] = ['pending', 'held', 'waiting', 'running'];
 const RETRYABLE: readonly (string | null)[] = ['failed', 'error'];
 /** The labels a run asks of its worker, as the queue wants them (none: any worker). */
 const labelsOf = (row: RunRow): { labels?: string[] } => (row.labels.length > 0 ? { labels: row.labels } : {});
@@ -76,7 +81,7 @@ export function createRunService(deps: RunServiceDeps) {
     // An enqueue that fails (a queue closing at shutdown, Redis away) is repaired the same way: the run is committed,
     // so answer 201. After one failure the rest are left to the sweep too, so 500 shards do not wait 500 timeouts.
     for (const row of rows) {
-      if (row.kind === 'split' || row.status !== 'pending') continue;
+      if (!isDispatchable(row) || row.status !== 'pending') continue;
       const failed = await deps.queue.enqueue({ runId: row.id, ...labelsOf(row) }).then(
         () => false,
         (err: unknown) => (deps.onEnqueueError?.(row.id, err), true),
@@ -101,34 +106,23 @@ export function createRunService(deps: RunServiceDeps) {
         }
       } else {
         await deps.queue.cancel(current.id);
-        if (await deps.finish(current.id, CANCELED, ['pending', 'held'])) return 'finished';
+        if (await deps.finish(current.id, CANCELED, ['pending', 'held', 'waiting'])) return 'finished';
       }
       current = await rowOf(current.id);
     }
     return current.status === 'finished' ? 'finished' : 'stopping';
   }
 
-  /**
-   * Retry re-checks what submitting checks: the caller still has use on the project, inventory and credentials, and
-   * they exist. Answers the inventory's content as the retry would run with it (a stored inventory as it is now).
-   */
-  async function recheckInputs(p: Principal, run: RunRow): Promise<string | null> {
-    const gone = (what: string) => (err: unknown) => {
-      if (err instanceof NotFoundError)
-        throw new ConflictError(`run ${run.id} uses ${what}, which no longer exists or is not visible to you`);
-      throw err;
-    };
-    if (run.project_id) await deps.projects.playbookSource(p, run.project_id).catch(gone(`project ${run.project_id}`));
-    const inventory = run.inventory_id
-      ? await deps.inventories.requireUsable(p, run.inventory_id).catch(gone(`inventory ${run.inventory_id}`))
-      : undefined;
-    for (const [i, id] of run.credential_ids.entries()) {
-      await deps.credentials
-        .requireUsable(p, id, `credential_ids.${i}`, RUN_CREDENTIAL_TYPES)
-        .catch(gone(`credential ${id}`));
-    }
-    return run.inventory_content ?? inventory?.content ?? null;
+  /** Cancels a split's (or split step's) unfinished shards, marking it first so it concludes `canceled`. */
+  async function cancelShards(id: string): Promise<Array<'finished' | 'stopping'>> {
+    await deps.runs.transition(id, UNFINISHED, { cancel_requested_at: iso(deps.clock()) });
+    const shards = (await deps.runs.children(id)).filter((s) => s.status !== 'finished');
+    const outcomes: Array<'finished' | 'stopping'> = [];
+    for (const shard of shards) outcomes.push(await cancelOne(shard));
+    return outcomes;
   }
+
+  const recheckInputs = (p: Principal, run: RunRow) => recheckRunInputs(deps, p, run);
 
   /**
    * An inventory of only `hosts`, built the way shards get theirs: never a `--limit` made of host names, which
@@ -192,17 +186,18 @@ export function createRunService(deps: RunServiceDeps) {
       return toRunView(await deps.access.visibleRun(p, id), { withHostStats: true });
     },
 
-    /** The shards of a split in shard order; any other run has none. */
+    /** The shards of a split (or of a split pipeline step) in shard order; any other run has none. */
     async shards(p: Principal, id: string): Promise<Run[]> {
       const run = await deps.access.visibleRun(p, id);
-      if (run.kind !== 'split') return [];
+      if (!hasShards(run)) return [];
       return (await deps.runs.children(id)).map((r) => toRunView(r));
     },
 
-    /** Step runs of a pipeline: pipelines do not exist yet. */
+    /** The steps of a pipeline in order; any other run has none. */
     async steps(p: Principal, id: string): Promise<Run[]> {
-      await deps.access.visibleRun(p, id);
-      return [];
+      const run = await deps.access.visibleRun(p, id);
+      if (run.kind !== 'pipeline') return [];
+      return (await deps.runs.children(id)).map((r) => toRunView(r));
     },
 
     async cancel(p: Principal, id: string): Promise<CancelResult> {
@@ -211,12 +206,20 @@ export function createRunService(deps: RunServiceDeps) {
       if (run.status === 'finished') throw new ConflictError(`run ${id} is already finished (${run.conclusion})`);
       let accepted: boolean;
       let summary: string;
-      if (run.kind === 'split') {
-        // Marked first: when its last shard finishes, the split then concludes `canceled`.
+      if (run.kind === 'pipeline') {
+        // Marked first: the advance after this (and after the running step stops) skips every waiting step and then
+        // concludes the pipeline `canceled`.
         await deps.runs.transition(id, UNFINISHED, { cancel_requested_at: iso(deps.clock()) });
-        const shards = (await deps.runs.children(id)).filter((s) => s.status !== 'finished');
+        const active = (await deps.runs.children(id)).filter((s) => s.status !== 'finished' && s.status !== 'waiting');
         const outcomes: Array<'finished' | 'stopping'> = [];
-        for (const shard of shards) outcomes.push(await cancelOne(shard));
+        for (const step of active)
+          outcomes.push(...(hasShards(step) ? await cancelShards(step.id) : [await cancelOne(step)]));
+        await deps.advance(id);
+        const stopping = outcomes.filter((o) => o === 'stopping').length;
+        accepted = stopping > 0;
+        summary = `canceled pipeline ${id}: its waiting steps skipped${stopping ? `, ${stopping} run(s) stopping` : ''}`;
+      } else if (hasShards(run)) {
+        const outcomes = await cancelShards(id);
         const stopping = outcomes.filter((o) => o === 'stopping').length;
         accepted = stopping > 0;
         summary = `canceled split ${id}: ${outcomes.length - stopping} shards finished, ${stopping} stopping`;
@@ -241,6 +244,9 @@ export function createRunService(deps: RunServiceDeps) {
         throw new ConflictError(`run ${id} is ${run.status}; only a finished run can be retried`);
       if (run.kind === 'shard')
         throw new ConflictError(`run ${id} is a shard; retry its split ${run.parent_id} instead`);
+      if (run.kind === 'step')
+        throw new ConflictError(`run ${id} is a pipeline step; retry its pipeline ${run.parent_id} instead`);
+      if (run.kind === 'pipeline') return deps.retryPipeline(p, run);
       const failedShards =
         run.kind === 'split' ? (await deps.runs.children(id)).filter((s) => RETRYABLE.includes(s.conclusion)) : [];
       if (run.kind === 'split' ? failedShards.length === 0 : !RETRYABLE.includes(run.conclusion)) {
