@@ -33,7 +33,10 @@ export const RunBundle = z.object({
   /** the inventory to run against, already narrowed to the shard's hosts where the run is a shard */
   inventory: z.object({ content: z.string(), format: z.enum(['ini', 'yaml', 'json']) }),
   limit: z.string().optional(),
+  /** sealed secret vars (survey password answers) are in here in clear: the executor masks them (secret_values) */
   extra_vars: z.record(z.string(), z.unknown()).optional(),
+  /** values the executor masks in every event and log chunk, like credential secrets (survey password answers) */
+  secret_values: z.array(z.string()).optional(),
   check: z.boolean().default(false),
   forks: z.number().int().positive().optional(),
   verbosity: z.number().int().min(0).max(4).optional(),

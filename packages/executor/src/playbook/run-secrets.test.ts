@@ -44,6 +44,15 @@ describe('secretsOf', () => {
     expect(secrets).not.toContain('short');
   });
 
+  it('masks the bundle’s secret values (survey password answers) in the same printed forms as credential secrets', () => {
+    const value = `my "pw" it's`;
+    const bundle: RunBundle = { ...bundleWith(), extra_vars: { pw: value }, secret_values: [value, 'xy'] };
+    const forms = secretsOf(bundle);
+    expect(forms).toContain(value);
+    expect(forms).toContain(`my \\"pw\\" it's`);
+    expect(new Set(forms)).toEqual(new Set(secretsOf(bundleWith(env(value)))));
+  });
+
   it('leaves out values too short to mask without scrubbing ordinary words', () => {
     expect(secretsOf(bundleWith(env('abc'), { type: 'become_password', inputs: { password: ' ab ' } }))).toEqual([]);
     expect(secretsOf(bundleWith(env('abcd')))).toEqual(['abcd']);

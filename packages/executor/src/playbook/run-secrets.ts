@@ -39,7 +39,7 @@ function printedForms(secret: string): string[] {
 
 /** Every secret of the bundle with its printed forms, for masking; each line of a multi-line secret too. */
 export function secretsOf(bundle: RunBundle): string[] {
-  const values: string[] = [];
+  const values: string[] = [...(bundle.secret_values ?? [])];
   for (const c of bundle.credentials) {
     if (c.type === 'ssh_key') {
       values.push(c.inputs.private_key);
