@@ -6,12 +6,18 @@ import type { InventoryRepo, ProjectRepo, RunRepo, RunRow } from '@baton/db';
 import { ConflictError, NotFoundError, RunInputMissingError } from '../common/errors.js';
 import type { CredentialService, RevealedCredential } from '../credentials/credential.service.js';
 import { toGitAuth } from '../projects/project.service.js';
+import { isDispatchable } from './run-rows.js';
 
 export interface RunBundleBuilderDeps {
   runs: Pick<RunRepo, 'findById'>;
   projects: Pick<ProjectRepo, 'findById'>;
   inventories: Pick<InventoryRepo, 'findById'>;
   credentials: Pick<CredentialService, 'reveal'>;
+  /**
+   * Opens a run's sealed secret vars (runs.secret_vars_enc: survey password answers) with the master key. Needed
+   * only by runs that have them.
+   */
+  openSecret?: ((sealed: string) => string) | undefined;
 }
 
 const BUNDLE_CREDENTIAL_TYPES: ReadonlySet<string> = new Set(['ssh_key', 'become_password', 'vault_password', 'env']);
@@ -67,11 +73,26 @@ export function createRunBundleBuilder(deps: RunBundleBuilderDeps) {
     return out;
   }
 
+  /**
+   * The run's extra vars with its sealed secret vars in clear in place of their `$encrypted$` placeholders, and
+   * those values (for the executor to mask in every event, as it masks credential secrets).
+   */
+  function extraVarsOf(run: RunRow): Pick<RunBundle, 'extra_vars' | 'secret_values'> {
+    if (run.secret_vars_enc === null) return run.extra_vars !== null ? { extra_vars: run.extra_vars } : {};
+    if (!deps.openSecret) throw new ConflictError(`run ${run.id} has sealed vars, but nothing here can open them`);
+    const secrets = JSON.parse(deps.openSecret(run.secret_vars_enc)) as Record<string, unknown>;
+    const values = Object.values(secrets).filter((v): v is string => typeof v === 'string');
+    return { extra_vars: { ...run.extra_vars, ...secrets }, secret_values: [...new Set(values)] };
+  }
+
   return {
     async build(runId: string): Promise<RunBundle> {
       const run = await deps.runs.findById(runId);
       if (!run) throw new NotFoundError(`run ${runId} not found`);
-      if (run.kind === 'split') throw new ConflictError(`run ${runId} is a split: only its shards run`);
+      if (!isDispatchable(run))
+        throw new ConflictError(
+          `run ${runId} is a ${run.kind}${run.kind === 'step' ? ' split into shards' : ''}: only its children run`,
+        );
       const [playbook, inventory, credentials] = [
         await playbookOf(run),
         await inventoryOf(run),
@@ -83,7 +104,7 @@ export function createRunBundleBuilder(deps: RunBundleBuilderDeps) {
         inventory,
         // A shard's inventory holds only its hosts already; its limit is shown, never passed to ansible.
         ...(run.host_limit !== null && run.kind !== 'shard' ? { limit: run.host_limit } : {}),
-        ...(run.extra_vars !== null ? { extra_vars: run.extra_vars } : {}),
+        ...extraVarsOf(run),
         check: run.check_mode === 1,
         ...(run.forks !== null ? { forks: run.forks } : {}),
         ...(run.verbosity !== null ? { verbosity: run.verbosity } : {}),
