@@ -107,4 +107,49 @@ describe.each(DIALECTS)('template password answers masked in a real run on %s', 
     expect(stored.length).toBeGreaterThan(0);
     for (const form of forms) expect(JSON.stringify(stored)).not.toContain(form);
   }, 120_000);
+
+  it('masks a password answer in every step of a pipeline template', async () => {
+    const op = await h.user('operator');
+    const tpl = await h.http
+      .post('/v1/templates')
+      .set(bearer(op.token))
+      .send({
+        name: `masked pipeline ${dialect}`,
+        kind: 'pipeline',
+        spec: {
+          inventory: LOCAL,
+          steps: [
+            { name: 'one', playbook: PLAYBOOK, extra_vars: { env: 'step-own' } },
+            { name: 'two', playbook: PLAYBOOK },
+          ],
+        },
+        survey: [
+          { variable: 'pw', question: 'Password?', type: 'password', required: true },
+          { variable: 'token', question: 'Token?', type: 'password', required: false, default: DEFAULT },
+          { variable: 'env', question: 'Where?', type: 'text', required: true },
+        ],
+      });
+    expect(tpl.status).toBe(201);
+    const launched = await h.http
+      .post(`/v1/templates/${tpl.body.id}/launch`)
+      .set(bearer(op.token))
+      .send({ survey_answers: { pw: ANSWER, env: 'prod' } });
+    expect(launched.status).toBe(201);
+    const pipeline = await finished(launched.body.id as string);
+    expect(pipeline).toMatchObject({ kind: 'pipeline', conclusion: 'succeeded', template_id: tpl.body.id });
+    const steps = (await h.http.get(`/v1/runs/${pipeline.id}/steps`).set(auth)).body as Run[];
+    expect(steps).toHaveLength(2);
+    for (const step of steps) {
+      expect(step).toMatchObject({ conclusion: 'succeeded', extra_vars: { pw: '$encrypted$', env: 'prod' } });
+      const log = (await h.http.get(`/v1/runs/${step.id}/logs`).set(auth)).text;
+      expect(log).toContain('answer=********');
+      expect(log).toContain('"token": "********"');
+      expect(log).toContain('env=prod'); // the answer wins over the step's own var
+      const events = (await h.http.get(`/v1/runs/${step.id}/events?limit=500`).set(auth)).text;
+      for (const form of [ANSWER, JSON.stringify(ANSWER).slice(1, -1), DEFAULT]) {
+        expect(log).not.toContain(form);
+        expect(events).not.toContain(form);
+      }
+    }
+  }, 120_000);
 });
