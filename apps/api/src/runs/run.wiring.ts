@@ -8,6 +8,7 @@ import {
   createRunAccess,
   createRunBundleBuilder,
   createRunIngester,
+  createPipelineService,
   createRunPreparer,
   createRunRecovery,
   createRunService,
@@ -107,6 +108,8 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
   const ingester = createRunIngester({
     transaction: db.transaction,
     publish: (e) => eventBus.publish(e),
+    // Pipeline steps an advance made pending; bound once the dispatch queue exists (below).
+    enqueue: (job) => dispatchQueue.enqueue(job),
     clock: opts.clock,
     onError: reportRunError,
   });
@@ -119,6 +122,7 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
     projects: repos.projects,
     inventories: repos.inventories,
     credentials: opts.credentials,
+    openSecret: (sealed) => opts.keyring.decrypt(sealed).toString('utf8'),
   });
   // Queue mode: workers never open the database, so each job carries its bundle, sealed, built when it is enqueued.
   const dispatchQueue: Pick<RunQueue, 'enqueue' | 'cancel' | 'pendingIds' | 'leasedIds'> = q
@@ -147,6 +151,7 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
     : runQueue;
   const runRecovery = createRunRecovery({
     runs: repos.runs,
+    advance: (id) => ingester.advance(id),
     workers: repos.workers,
     queue: dispatchQueue,
     finish: (...args) => ingester.finish(...args),
@@ -168,6 +173,19 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
     inventoryTool,
     seal: (plaintext) => opts.keyring.encrypt(plaintext),
   });
+  const pipelines = createPipelineService({
+    runs: repos.runs,
+    transaction: db.transaction,
+    authz: opts.authz,
+    clock: opts.clock,
+    preparer: runPreparer,
+    recheck: { projects: opts.projects, inventories: opts.inventories, credentials: opts.credentials },
+    advance: (id) => ingester.advance(id),
+    onAdvanceError: (id, err) =>
+      reportRunError(
+        new Error(`pipeline ${id} committed but not advanced (the recovery sweep will): ${(err as Error).message}`),
+      ),
+  });
   const runs = createRunService({
     runs: repos.runs,
     transaction: db.transaction,
@@ -181,6 +199,8 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
     inventoryTool,
     queue: dispatchQueue,
     finish: (...args) => ingester.finish(...args),
+    advance: (id) => ingester.advance(id),
+    retryPipeline: (p, run) => pipelines.retry(p, run),
     onEnqueueError: (runId, err) =>
       reportRunError(
         new Error(`run ${runId} committed but not enqueued (the recovery sweep will): ${(err as Error).message}`),
@@ -196,6 +216,7 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
   return {
     runs,
     runPreparer,
+    pipelines,
     runBundles,
     runOutput,
     runQueue,
