@@ -113,18 +113,7 @@ describe.each(DIALECTS)('a schedule firing end to end on %s', (dialect) => {
       204,
     );
     // A scheduler of its own with the fake clock, over the harness's services.
-    const scheduler = createScheduleScheduler({
-      schedules: h.tdb.db.repos.schedules,
-      users: h.tdb.db.repos.users,
-      transaction: h.tdb.db.transaction,
-      keyring: h.keyring,
-      launcher: h.services.launcher,
-      clock,
-      replica: 'test',
-      reportError: (err) => {
-        throw err;
-      },
-    });
+    const scheduler = fakeClockScheduler(clock);
     now = new Date('2026-12-01T00:05:00Z');
     const [failed] = await scheduler.tick(now);
     expect(failed).toMatchObject({ scheduleId: id, claimed: true, runId: null, error: expect.stringContaining(inv) });
@@ -157,6 +146,110 @@ describe.each(DIALECTS)('a schedule firing end to end on %s', (dialect) => {
       const res = await h.http.get(`/v1/runs/${ok!.runId!}`).set(bearer(op.token));
       return res.body.status === 'finished' ? true : undefined;
     });
+  });
+  /** A scheduler over the harness's services whose clock the test moves. */
+  const fakeClockScheduler = (clock: () => Date) =>
+    createScheduleScheduler({
+      schedules: h.tdb.db.repos.schedules,
+      users: h.tdb.db.repos.users,
+      transaction: h.tdb.db.transaction,
+      keyring: h.keyring,
+      launcher: h.services.launcher,
+      clock,
+      replica: 'test',
+      reportError: (err) => {
+        throw err;
+      },
+    });
+  const finishedRun = (token: string, id: string) =>
+    until(`run ${id} to finish`, async () => {
+      const res = await h.http.get(`/v1/runs/${id}`).set(bearer(token));
+      return res.body.status === 'finished' ? (res.body as Record<string, unknown>) : undefined;
+    });
+
+  it('fires a template target with its sealed password answer: masked on the run and in its log', async () => {
+    const now = new Date('2027-01-01T00:00:00Z');
+    const op = await h.user('operator');
+    const tpl = await h.http
+      .post('/v1/templates')
+      .set(bearer(op.token))
+      .send({
+        name: 'templated',
+        kind: 'run',
+        spec: {
+          playbook:
+            '- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.debug:\n        msg: "secret {{ db_password }} in {{ region }}"\n',
+          inventory: LOCAL,
+        },
+        survey: [
+          { variable: 'db_password', question: 'Password?', type: 'password', required: true },
+          { variable: 'region', question: 'Region?', type: 'choice', choices: ['eu', 'us'], required: true },
+        ],
+      });
+    expect(tpl.status).toBe(201);
+    const created = await h.http
+      .post('/v1/schedules')
+      .set(bearer(op.token))
+      .send({
+        name: 'templated nightly',
+        cron: '0 3 * * *',
+        timezone: 'Europe/Berlin',
+        target: { template_id: tpl.body.id, survey_answers: { db_password: 'hunter2-very-secret', region: 'eu' } },
+      });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    await h.tdb.db.repos.schedules.update(id, { next_run_at: '2027-01-01T02:00:00.000Z' });
+    const [fired] = await fakeClockScheduler(() => now).tick(new Date('2027-01-01T02:00:00Z'));
+    expect(fired).toMatchObject({ scheduleId: id, claimed: true, error: null, runId: expect.any(String) });
+    const run = await finishedRun(op.token, fired!.runId!);
+    expect(run).toMatchObject({
+      conclusion: 'succeeded',
+      origin: 'schedule',
+      schedule_id: id,
+      template_id: tpl.body.id,
+      submitted_by: op.id,
+      survey_answers: { region: 'eu' },
+      extra_vars: { db_password: '$encrypted$', region: 'eu' },
+    });
+    const log = await h.http.get(`/v1/runs/${fired!.runId!}/logs`).set(bearer(op.token));
+    expect(log.text).toContain('in eu');
+    expect(log.text).not.toContain('hunter2-very-secret');
+    expect((await h.http.get(`/v1/schedules/${id}`).set(bearer(op.token))).body).toMatchObject({
+      last_run_id: fired!.runId,
+      last_error: null,
+      next_run_at: '2027-01-02T02:00:00.000Z',
+      next_run_at_local: '2027-01-02T03:00:00+01:00',
+    });
+    await h.http.put(`/v1/schedules/${id}`).set(bearer(op.token)).send({ enabled: false });
+  });
+
+  it('fires a pipeline target: a pipeline run of the schedule whose steps all succeed', async () => {
+    const op = await h.user('operator');
+    const created = await h.http
+      .post('/v1/schedules')
+      .set(bearer(op.token))
+      .send({
+        name: 'pipelined',
+        cron: '*/15 * * * *',
+        target: {
+          pipeline: { inventory: LOCAL, steps: [{ name: 'first', playbook: PLAYBOOK }, { playbook: PLAYBOOK }] },
+        },
+      });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    await h.tdb.db.repos.schedules.update(id, { next_run_at: '2027-02-01T00:15:00.000Z' });
+    const at = new Date('2027-02-01T00:15:00Z');
+    const [fired] = await fakeClockScheduler(() => at).tick(at);
+    expect(fired).toMatchObject({ claimed: true, error: null });
+    const run = await finishedRun(op.token, fired!.runId!);
+    expect(run).toMatchObject({ kind: 'pipeline', conclusion: 'succeeded', origin: 'schedule', schedule_id: id });
+    const steps = (await h.http.get(`/v1/runs/${fired!.runId!}/steps`).set(bearer(op.token))).body as Array<{
+      conclusion: string;
+    }>;
+    expect(steps.map((st) => st.conclusion)).toEqual(['succeeded', 'succeeded']);
+    const listed = (await h.http.get(`/v1/runs?schedule=${id}`).set(bearer(op.token))).body as Array<{ id: string }>;
+    expect(listed.map((r) => r.id)).toEqual([fired!.runId]);
+    await h.http.put(`/v1/schedules/${id}`).set(bearer(op.token)).send({ enabled: false });
   });
 });
 

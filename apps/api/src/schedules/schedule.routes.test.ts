@@ -233,14 +233,122 @@ describe.each(DIALECTS)('schedules on %s', (dialect) => {
       expectProblem(await post(op.token, { name: a.name, cron: '* * * * *', target: inlineTarget }), 409);
       expectProblem(await h.http.put(`/v1/schedules/${b.id}`).set(bearer(op.token)).send({ name: a.name }), 409);
     });
+  });
 
-    it('404 for a template target whose template does not exist', async () => {
+  describe('pipeline and template targets', () => {
+    const createTemplate = async (token: string, body: Record<string, unknown>) => {
+      const res = await h.http
+        .post('/v1/templates')
+        .set(bearer(token))
+        .send({ name: unique('tpl'), ...body });
+      expect(res.status).toBe(201);
+      return res.body.id as string;
+    };
+    const SURVEY = [
+      { variable: 'db_password', question: 'Database password?', type: 'password', required: true },
+      { variable: 'region', question: 'Region?', type: 'choice', choices: ['eu', 'us'], required: true },
+    ];
+
+    it('a pipeline target is checked step by step: 201, errors inside body.target.pipeline, 404 for others’ objects', async () => {
       const op = await h.user('operator');
-      const res = await post(op.token, { name: unique('s'), cron: '* * * * *', target: { template_id: UNKNOWN.tpl } });
-      expect([404, 500]).toContain(res.status);
-      // The templates domain answers for its own ids once it lands; a 500 here means it has not yet.
-      if (res.status === 500) console.warn('schedules: template targets wait for the templates domain');
-      else expectProblem(res, 404);
+      const inv = await createInventory(op.token);
+      const pipeline = { inventory_id: inv, steps: [{ name: 'one', playbook: PLAYBOOK }, { playbook: PLAYBOOK }] };
+      const s = await create(op.token, { target: { pipeline } });
+      expect(s.target).toEqual({ pipeline });
+      expect(await refsOf(inv)).toEqual([s.id]);
+      expectProblem(
+        await post(op.token, { name: unique('s'), cron: '* * * * *', target: { pipeline: { steps: [] } } }),
+        400,
+        'body.target.pipeline.steps',
+      );
+      expectProblem(
+        await post(op.token, {
+          name: unique('s'),
+          cron: '* * * * *',
+          target: { pipeline: { inventory: INI, steps: [{ playbook: PLAYBOOK }, { playbook: PLAYBOOK, shards: 5 }] } },
+        }),
+        400,
+        'body.target.pipeline.steps.1.shards',
+      );
+      const other = await h.user('operator');
+      expectProblem(await post(other.token, { name: unique('s'), cron: '* * * * *', target: { pipeline } }), 404);
+    });
+
+    it('a template target: answers checked at their fields, password answers sealed and shown as $encrypted$', async () => {
+      const op = await h.user('operator');
+      const tpl = await createTemplate(op.token, {
+        kind: 'run',
+        spec: { playbook: PLAYBOOK, inventory: INI },
+        survey: SURVEY,
+        allow_overrides: ['limit'],
+      });
+      const target = {
+        template_id: tpl,
+        survey_answers: { db_password: 'hunter2', region: 'eu' },
+        overrides: { limit: 'web1' },
+      };
+      const res = await post(op.token, { name: unique('s'), cron: '0 1 * * *', target });
+      expect(res.status).toBe(201);
+      expect(res.body.target).toEqual({ ...target, survey_answers: { db_password: '$encrypted$', region: 'eu' } });
+      expect(res.text).not.toContain('hunter2');
+      const stored = await repos().schedules.findById(res.body.id as string);
+      expect(stored).toMatchObject({ template_id: tpl, target_secrets_enc: expect.any(String) });
+      expect(JSON.stringify(stored)).not.toContain('hunter2');
+      expect(JSON.parse(h.keyring.decrypt(stored!.target_secrets_enc!).toString('utf8'))).toEqual({
+        db_password: 'hunter2',
+      });
+      expect(await refsOf(tpl)).toEqual([res.body.id]);
+      const audit = await repos().audit.list({ object: res.body.id as string }, { limit: 5 });
+      expect(JSON.stringify(audit)).not.toContain('hunter2');
+      expect((await h.http.get(`/v1/schedules/${res.body.id as string}`).set(bearer(op.token))).text).not.toContain(
+        'hunter2',
+      );
+
+      const bad = await post(op.token, {
+        name: unique('s'),
+        cron: '0 1 * * *',
+        target: { template_id: tpl, survey_answers: { region: 'mars' }, overrides: { check: true } },
+      });
+      expectProblem(bad, 400, 'body.target.survey_answers.region');
+      expectProblem(bad, 400, 'body.target.survey_answers.db_password');
+      expectProblem(bad, 400, 'body.target.overrides.check');
+
+      // The template it launches cannot be deleted while the schedule uses it.
+      const del = await h.http.delete(`/v1/templates/${tpl}`).set(bearer(op.token));
+      expectProblem(del, 409);
+      expect(del.body.detail).toContain(res.body.id);
+      // A PUT that keeps the target keeps the sealed answers; a new target replaces them.
+      const renamed = await h.http
+        .put(`/v1/schedules/${res.body.id as string}`)
+        .set(bearer(op.token))
+        .send({ name: unique('renamed') });
+      expect(renamed.body.target).toEqual(res.body.target);
+      expect((await repos().schedules.findById(res.body.id as string))?.target_secrets_enc).toBe(
+        stored!.target_secrets_enc,
+      );
+      const retargeted = await h.http
+        .put(`/v1/schedules/${res.body.id as string}`)
+        .set(bearer(op.token))
+        .send({ target: inlineTarget });
+      expect(retargeted.status).toBe(200);
+      expect(await repos().schedules.findById(res.body.id as string)).toMatchObject({
+        template_id: null,
+        target_secrets_enc: null,
+      });
+      expect(await refsOf(tpl)).toEqual([]);
+      expect((await h.http.delete(`/v1/templates/${tpl}`).set(bearer(op.token))).status).toBe(204);
+    });
+
+    it('404 for an unknown template or one the caller cannot see', async () => {
+      const owner = await h.user('operator');
+      const other = await h.user('operator');
+      const tpl = await createTemplate(owner.token, { kind: 'run', spec: { playbook: PLAYBOOK, inventory: INI } });
+      for (const template_id of [UNKNOWN.tpl, tpl])
+        expectProblem(await post(other.token, { name: unique('s'), cron: '* * * * *', target: { template_id } }), 404);
+      await grant(other.id, tpl, 'use');
+      expect(
+        (await post(other.token, { name: unique('s'), cron: '* * * * *', target: { template_id: tpl } })).status,
+      ).toBe(201);
     });
   });
 
