@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idOf, NO_CONTROL_CHARACTERS, ObjectName, Timestamp } from '../common/common.schemas.js';
+import { checkedBy, idOf, NO_CONTROL_CHARACTERS, ObjectName, Timestamp } from '../common/common.schemas.js';
 import { LaunchTarget } from '../launching/launch-target.schemas.js';
 
 /** Longest cron expression accepted (six fields of lists and ranges fit easily). */
@@ -31,13 +31,6 @@ export function timeZoneProblem(tz: string): string | undefined {
   } catch {
     return `${tz} is not a time zone this server knows (IANA names such as Europe/Berlin or UTC)`;
   }
-}
-
-function checkedBy(problem: (value: string) => string | undefined) {
-  return (value: string, ctx: z.RefinementCtx) => {
-    const message = problem(value);
-    if (message !== undefined) ctx.addIssue({ code: 'custom', message });
-  };
 }
 
 export const CronExpression = z.string().superRefine(checkedBy(cronShapeProblem)).meta({

@@ -1,7 +1,7 @@
 // How a run started (issue 11, "One submission path"): every launcher (POST /v1/runs, pipelines, templates,
 // schedules, triggers, later AI proposals, reconcile and imports) hands the same submit function its run spec and
 // one of these, so validation, grants, audit and enqueue are the same however a run starts.
-import type { RunOrigin } from '@baton/contracts';
+import { type RunOrigin, SECRET_PLACEHOLDER } from '@baton/contracts';
 import type { Principal } from '../authz/authorize.js';
 
 export interface LaunchContext {
@@ -25,7 +25,7 @@ export interface LaunchContext {
   validateOnly?: boolean | undefined;
 }
 
-/** What a run's recorded extra_vars shows in place of a secret value. */
-export const ENCRYPTED_PLACEHOLDER = '$encrypted$';
+/** What a run's recorded extra_vars shows in place of a secret value (the same words as a template's password default). */
+export const ENCRYPTED_PLACEHOLDER = SECRET_PLACEHOLDER;
 
 export const API_LAUNCH: LaunchContext = { origin: 'api' };
