@@ -14,6 +14,11 @@ export const requestId: RequestHandler = (req, res, next) => {
   next();
 };
 
+/** A webhook's token is its address and its secret: logs and error answers show `/hooks/<redacted>` instead. */
+export function redactPath(path: string): string {
+  return path.replace(/(^|\/)hooks(?:\/|%2f)[^/]*/gi, '$1hooks/<redacted>');
+}
+
 /**
  * One log line per request. Only method, path (no query string: it may carry cursors or tokens), status,
  * duration, request id and user id: never headers or bodies.
@@ -28,7 +33,7 @@ export function accessLog(logger: Logger, metrics: HttpMetrics): RequestHandler 
       logger.info('request', {
         request_id: res.locals.requestId,
         method: req.method,
-        path: req.path,
+        path: redactPath(req.path),
         status: res.statusCode,
         ms: Math.round(seconds * 1000),
         ...(res.locals.userId ? { user: res.locals.userId } : {}),

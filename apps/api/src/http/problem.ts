@@ -14,6 +14,7 @@ import type { ProblemDetails } from '@baton/contracts';
 import { RedisUnavailableError } from '@baton/queue';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'winston';
+import { redactPath } from './middleware.js';
 
 /** Failures that only exist at the HTTP layer. */
 export class HttpError extends Error {
@@ -142,7 +143,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     logger.error('unhandled error', {
       request_id: res.locals.requestId,
-      path: req.path,
+      path: redactPath(req.path),
       error: err instanceof Error ? err.stack : String(err),
     });
     sendProblem(res, 500, 'internal', 'internal error; the request id is in the server log');
@@ -150,5 +151,5 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
 }
 
 export const notFoundHandler: RequestHandler = (req, res) => {
-  sendProblem(res, 404, 'no-such-route', `no route for ${req.method} ${req.path}`);
+  sendProblem(res, 404, 'no-such-route', `no route for ${req.method} ${redactPath(req.path)}`);
 };
