@@ -295,6 +295,13 @@ describe.each(DIALECTS)('webhook triggers on %s', (dialect) => {
       const res = await h.http.get('/triggers').set(bearer(op.token));
       expect(res.status).toBe(200);
       expect(res.headers.deprecation).toBeDefined();
+      // The hook is in the OpenAPI document, unversioned and without bearer auth.
+      const doc = (await h.http.get('/v1/openapi.json')).body as {
+        paths: Record<string, Record<string, { operationId: string; security: unknown[] }>>;
+      };
+      expect(doc.paths['/hooks/{token}']!.post).toMatchObject({ operationId: 'fireHook', security: [] });
+      expect(doc.paths['/v1/hooks/{token}']).toBeUndefined();
+      expect(doc.paths['/triggers/{id}/rotate-secret']!.post!.operationId).toBe('rotateTriggerSecretLegacy');
     });
   });
 
@@ -547,6 +554,95 @@ describe.each(DIALECTS)('webhook triggers on %s', (dialect) => {
       await new Promise((r) => setTimeout(r, 50));
       expect(logText).toContain('/hooks/<redacted>');
       expect(logText).not.toContain(t.token);
+    });
+
+    it('fires a pipeline target: every step that runs the project runs the pushed commit', async () => {
+      const step = (name: string) => ({ name, project_id: projectId, playbook: 'site.yml', run_if: 'always' });
+      const t = await create({ target: { pipeline: { inventory: INVENTORY, steps: [step('one'), step('two')] } } });
+      const pushed = repo.head();
+      repo.commit();
+      const res = await github(t, githubPush(pushed));
+      expect(res.status).toBe(202);
+      expect(res.body.fired).toBe(true);
+      const run = await h.http.get(`/v1/runs/${res.body.run_id}`).set(bearer(op.token));
+      expect(run.body).toMatchObject({ kind: 'pipeline', origin: 'trigger', trigger_id: t.id });
+      const steps = await h.http.get(`/v1/runs/${res.body.run_id}/steps`).set(bearer(op.token));
+      expect(steps.status).toBe(200);
+      expect(steps.body).toHaveLength(2);
+      for (const s of steps.body as Array<{ commit: string; ref: string }>)
+        expect(s).toMatchObject({ commit: pushed, ref: pushed });
+      // A bad step is reported under body.target.pipeline.
+      const bad = await h.http
+        .post('/v1/triggers')
+        .set(bearer(op.token))
+        .send({
+          name: unique('t'),
+          target: { pipeline: { inventory: INVENTORY, steps: [step('one'), { ...step('two'), shards: 5 }] } },
+        });
+      expectProblem(bad, 400);
+      expect((bad.body.errors as Array<{ path: string }>)[0]!.path).toMatch(/^body\.target\.pipeline\.steps\.1/);
+    });
+
+    it('fires a template target: password answers sealed apart, shown as $encrypted$, kept on PUT', async () => {
+      const tpl = await h.http
+        .post('/v1/templates')
+        .set(bearer(op.token))
+        .send({
+          name: unique('tpl'),
+          kind: 'run',
+          spec: { project_id: projectId, playbook: 'site.yml', inventory: INVENTORY },
+          survey: [
+            { variable: 'pw', question: 'Password?', type: 'password', required: true },
+            { variable: 'who', question: 'Who?', type: 'text', required: false },
+          ],
+        });
+      expect(tpl.status).toBe(201);
+      const templateId = tpl.body.id as string;
+      const secretAnswer = 'hunter2-never-shown';
+      const t = await create({ target: { template_id: templateId, survey_answers: { pw: secretAnswer, who: 'ci' } } });
+      expect(t).toMatchObject({
+        template_id: templateId,
+        target: { template_id: templateId, survey_answers: { pw: '$encrypted$', who: 'ci' } },
+      });
+      const row = (await h.tdb.db.repos.triggers.findById(t.id))!;
+      expect(JSON.stringify(row.target)).not.toContain(secretAnswer);
+      expect(h.keyring.decrypt(row.target_secrets_enc!).toString()).toContain(secretAnswer);
+      // Sending back what GET shows keeps the sealed answer.
+      const shown = await h.http.get(`/v1/triggers/${t.id}`).set(bearer(op.token));
+      const kept = await h.http.put(`/v1/triggers/${t.id}`).set(bearer(op.token)).send({ target: shown.body.target });
+      expect(kept.status).toBe(200);
+      expect(JSON.stringify(kept.body)).not.toContain(secretAnswer);
+      const after = (await h.tdb.db.repos.triggers.findById(t.id))!;
+      expect(h.keyring.decrypt(after.target_secrets_enc!).toString()).toContain(secretAnswer);
+      expect(JSON.stringify(await auditOf(t.id))).not.toContain(secretAnswer);
+
+      const pushed = repo.head();
+      repo.commit();
+      const res = await github(t, githubPush(pushed));
+      expect(res.body.fired).toBe(true);
+      const run = await h.http.get(`/v1/runs/${res.body.run_id}`).set(bearer(op.token));
+      expect(run.body).toMatchObject({
+        origin: 'trigger',
+        template_id: templateId,
+        trigger_id: t.id,
+        commit: pushed,
+        ref: pushed,
+        extra_vars: { pw: '$encrypted$', who: 'ci' },
+      });
+      expect(JSON.stringify(run.body)).not.toContain(secretAnswer);
+
+      // A bad answer is reported where it sits; the template cannot go while the trigger launches it.
+      expectProblem(
+        await h.http
+          .post('/v1/triggers')
+          .set(bearer(op.token))
+          .send({ name: unique('t'), target: { template_id: templateId, survey_answers: { who: 'x' } } }),
+        400,
+        'body.target.survey_answers.pw',
+      );
+      const del = await h.http.delete(`/v1/templates/${templateId}`).set(bearer(op.token));
+      expectProblem(del, 409);
+      expect(del.body.detail).toContain(t.id);
     });
 
     it('fires once across two app instances on one database, however the same delivery races', async () => {
