@@ -54,7 +54,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
   });
   const users = createUserService({ users: repos.users, transaction, authz, clock });
   // "What still references this?" for the 409 on delete. Each referencing domain adds its lookup here
-  // (templates, schedules and triggers will join when they exist).
+  // (templates, schedules and triggers through launch_refs, which each of them keeps current).
   const tagged = (kind: string, rows: Array<{ id: string; name: string }>) => rows.map((r) => ({ kind, ...r }));
   const credentials = createCredentialService({
     credentials: repos.credentials,
@@ -65,6 +65,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
     usedBy: async (id) => [
       ...tagged('project', await repos.projects.usingCredential(id)),
       ...tagged('inventory source', await repos.inventorySources.usingCredential(id)),
+      ...(await repos.launchRefs.ownersOf(id)),
     ],
   });
   const projects = createProjectService({
@@ -74,7 +75,10 @@ export function createServices(db: Database, opts: ServiceOptions) {
     clock,
     credentials,
     git: { resolveBranchHead },
-    usedBy: async (id) => tagged('inventory source', await repos.inventorySources.usingProject(id)),
+    usedBy: async (id) => [
+      ...tagged('inventory source', await repos.inventorySources.usingProject(id)),
+      ...(await repos.launchRefs.ownersOf(id)),
+    ],
   });
   const inventoryServices = createInventoryServices(db, {
     authz,
@@ -132,6 +136,9 @@ export function createServices(db: Database, opts: ServiceOptions) {
         prj: async (id) => Boolean(await repos.projects.findById(id)),
         inv: async (id) => Boolean(await repos.inventories.findSummary(id)),
         src: async (id) => Boolean(await repos.inventorySources.findById(id)),
+        tpl: async (id) => Boolean(await repos.templates.findById(id)),
+        sch: async (id) => Boolean(await repos.schedules.findById(id)),
+        trg: async (id) => Boolean(await repos.triggers.findById(id)),
       },
     }),
     audit: createAuditService({ audit: repos.audit, signingKeys, clock, authz }),
