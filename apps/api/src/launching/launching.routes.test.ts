@@ -78,6 +78,42 @@ describe.each(DIALECTS)('launching on %s', (dialect) => {
       expectProblem(await h.http.get(`/v1/runs?${query}`).set(auth), 400, field);
   });
 
+  it('a push that launches a template records both: origin trigger, template_id and trigger_id; each filter finds it', async () => {
+    const template = await post('/v1/templates', {
+      name: unique('tpl'),
+      kind: 'run',
+      spec: { playbook: 'site.yml', project_id: made.prj, inventory_id: made.inv },
+    });
+    const launched = await post(`/v1/templates/${template.id}/launch`, {});
+    expect(launched).toMatchObject({ origin: 'template', template_id: template.id, trigger_id: null });
+    const trigger = await post('/v1/triggers', {
+      name: unique('trg'),
+      require_signature: false,
+      target: { template_id: template.id },
+    });
+    const commit = repo.head();
+    const hook = await h.http
+      .post(`/hooks/${trigger.token as string}`)
+      .set('Content-Type', 'application/json')
+      .set('X-GitHub-Event', 'push')
+      .set('X-GitHub-Delivery', `d-${dialect}`)
+      .send(JSON.stringify({ ref: 'refs/heads/main', after: commit, repository: { clone_url: repo.url } }));
+    expect(hook.status).toBe(202);
+    expect(hook.body).toMatchObject({ fired: true, run_id: expect.any(String) });
+    const run = (await h.http.get(`/v1/runs/${hook.body.run_id as string}`).set(auth)).body as Run;
+    expect(run).toMatchObject({
+      origin: 'trigger',
+      template_id: template.id,
+      trigger_id: trigger.id,
+      commit,
+      ref: commit,
+    });
+    expect(await list(`trigger=${trigger.id}`)).toEqual([run.id]);
+    expect(await list(`template=${template.id}`)).toEqual([run.id, launched.id]);
+    expect(await list(`template=${template.id}&origin=template`)).toEqual([launched.id]);
+    expect(await list(`origin=trigger&limit=500`)).toEqual([run.id]);
+  });
+
   it('a project, inventory or credential a schedule names answers 409 on delete, naming only what the caller may see', async () => {
     const inv = (await post('/v1/inventories', { name: unique('inv'), content: 'web1\n' })).id;
     const cred = (

@@ -1,5 +1,5 @@
 import type { GrantLevel, Role } from '@baton/contracts';
-import type { GrantRepo, TeamRepo } from '@baton/db';
+import type { GrantRepo, TeamRepo, UserRepo } from '@baton/db';
 import { ForbiddenError, NotFoundError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
 import { idPrefix } from '../common/ids.js';
@@ -11,6 +11,15 @@ export interface Principal {
   role: Role;
   /** the token this request came with, when it came with one */
   tokenId?: string | undefined;
+}
+
+/**
+ * A user as a principal, with their role as it is now: what a template, schedule or trigger acts as when it launches
+ * with its owner's authority. Null when the account was deleted.
+ */
+export async function principalOf(users: Pick<UserRepo, 'findById'>, userId: string): Promise<Principal | null> {
+  const user = await users.findById(userId);
+  return user ? { id: user.id, username: user.username, role: user.role as Role } : null;
 }
 
 /**

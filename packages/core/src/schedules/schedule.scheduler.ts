@@ -2,10 +2,10 @@
 // of (schedule, due time) lands in the database, exactly once however many replicas tick. The run is submitted as
 // the schedule's owner through the one submission path. A fire that cannot submit is recorded and audited and the
 // schedule moves on.
-import type { Role } from '@baton/contracts';
+
 import type { AuditRepo, ScheduleRepo, ScheduleRow, UserRepo } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
-import type { Principal } from '../authz/authorize.js';
+import { type Principal, principalOf } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { BatonError, UnprocessableError, ValidationError } from '../common/errors.js';
 import type { Keyring } from '../crypto/secret-box.js';
@@ -56,9 +56,7 @@ export function createScheduleScheduler(deps: ScheduleSchedulerDeps) {
 
   /** The owner as a principal, as they are now (role changes apply); an error text when they are gone. */
   async function ownerOf(s: ScheduleRow): Promise<Principal | string> {
-    const user = await deps.users.findById(s.created_by);
-    if (!user) return `the schedule's owner ${s.created_by} no longer exists`;
-    return { id: user.id, username: user.username, role: user.role as Role };
+    return (await principalOf(deps.users, s.created_by)) ?? `the schedule's owner ${s.created_by} no longer exists`;
   }
 
   /** Submits the schedule's target as its owner: the run's id, or why not. */

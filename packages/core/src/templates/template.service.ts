@@ -4,7 +4,6 @@
 import {
   type LaunchTemplateBody,
   type OverridableField,
-  type Role,
   type Run,
   SECRET_PLACEHOLDER,
   type SubmitPipelineBody,
@@ -29,7 +28,7 @@ import {
   type UserRepo,
 } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
-import { type Authorizer, grantCreatorManage, notFound, type Principal } from '../authz/authorize.js';
+import { type Authorizer, grantCreatorManage, notFound, type Principal, principalOf } from '../authz/authorize.js';
 import { inUseConflict } from '../authz/in-use.js';
 import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, type FieldError, UnprocessableError, ValidationError } from '../common/errors.js';
@@ -162,10 +161,7 @@ export function createTemplateService(deps: TemplateServiceDeps) {
   }
 
   /** The owner as a principal; null when the account was deleted. */
-  async function ownerOf(row: TemplateRow): Promise<Principal | null> {
-    const user = await deps.users.findById(row.created_by);
-    return user ? { id: user.id, username: user.username, role: user.role as Role } : null;
-  }
+  const ownerOf = (row: TemplateRow): Promise<Principal | null> => principalOf(deps.users, row.created_by);
 
   /** Checks the spec as a submission by `p` would (objects exist and are usable, playbooks exist), storing nothing. */
   async function validateSpec(p: Principal, kind: TemplateKind, spec: Spec, authority?: Principal): Promise<void> {

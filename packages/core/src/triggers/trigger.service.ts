@@ -6,7 +6,6 @@ import {
   effectiveTriggerFilters,
   type HookReply,
   type LaunchTarget,
-  type Role,
   type Trigger,
   type TriggerCreateBody,
   type TriggerUpdateBody,
@@ -25,7 +24,7 @@ import {
   type UserRepo,
 } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
-import { type Authorizer, grantCreatorManage, notFound, type Principal } from '../authz/authorize.js';
+import { type Authorizer, grantCreatorManage, notFound, type Principal, principalOf } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import {
   BatonError,
@@ -226,12 +225,12 @@ export function createTriggerService(deps: TriggerServiceDeps) {
 
   /** The trigger's owner as a principal: pushes launch with their grants. */
   async function ownerOf(row: TriggerRow): Promise<Principal> {
-    const user = await deps.users.findById(row.created_by);
-    if (!user)
+    const owner = await principalOf(deps.users, row.created_by);
+    if (!owner)
       throw new ConflictError(
         `trigger ${row.id} launches as its owner ${row.created_by}, who no longer exists; recreate the trigger`,
       );
-    return { id: user.id, username: user.username, role: user.role as Role };
+    return owner;
   }
 
   async function audit(action: string, object: string, summary: string, actor = WEBHOOK_ACTOR): Promise<void> {
