@@ -40,6 +40,21 @@ describe('loadConfig', () => {
     expect(c.workDir).toBe(path.resolve(os.tmpdir()));
     expect(c.sandbox).toBe('auto');
     expect(c.runGraceSeconds).toBe(60);
+    expect(c.publicUrl).toBe('http://127.0.0.1:8080');
+  });
+
+  it('takes BATON_PUBLIC_URL without its trailing slash, else builds it from host and port', () => {
+    expect(loadConfig({ BATON_PUBLIC_URL: 'https://baton.example.com/' }).publicUrl).toBe('https://baton.example.com');
+    expect(loadConfig({ BATON_PUBLIC_URL: 'https://example.com/baton//' }).publicUrl).toBe('https://example.com/baton');
+    expect(loadConfig({ BATON_HOST: '0.0.0.0', BATON_PORT: '9000' }).publicUrl).toBe('http://0.0.0.0:9000');
+    expect(loadConfig({ BATON_HOST: '::1' }).publicUrl).toBe('http://[::1]:8080');
+    for (const bad of [
+      'ftp://baton.example.com',
+      'baton.example.com',
+      'https://x.example/?a=1',
+      'https://x.example/#f',
+    ])
+      expect(configError(() => loadConfig({ BATON_PUBLIC_URL: bad })).message).toContain('BATON_PUBLIC_URL');
   });
 
   it('puts the SQLite database in the data directory, made absolute', () => {
