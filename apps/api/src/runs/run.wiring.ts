@@ -41,6 +41,7 @@ import {
   withTimeout,
 } from '@baton/queue';
 import { INVENTORY_LIMITS } from '../inventories/inventory.wiring.js';
+import { memoizeInventoryTool } from './inventory-memo.js';
 import { processAlive } from './process-alive.js';
 
 export interface RunWiringOptions {
@@ -159,12 +160,12 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
     self: { hostname: os.hostname(), pid: process.pid, processAlive },
   });
   // Submit, cancel and retry; ansible and git are the executor's own functions, bounded like inventory parsing.
-  const inventoryTool = {
+  const inventoryTool = memoizeInventoryTool({
     parse: (content: string) => parseInventory({ content, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),
     hosts: (o: { content: string; limit?: string | undefined }) =>
       inventoryHosts({ ...o, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),
     forHosts: inventoryForHosts,
-  };
+  });
   const runPreparer = createRunPreparer({
     projects: opts.projects,
     resolvePlaybook: resolvePlaybookAtBranch,

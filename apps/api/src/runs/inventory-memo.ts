@@ -1,0 +1,41 @@
+// ansible-inventory costs about a second of Python per call, and submitting the same inline inventory again (a
+// pipeline's steps, a template launched many times, a schedule firing) asks it the same question. Its answer depends
+// only on the content (and the limit), so successful answers are remembered, a bounded number of them, by digest.
+import crypto from 'node:crypto';
+import type { InventoryTool } from '@baton/core';
+
+const digest = (...parts: string[]) => {
+  const h = crypto.createHash('sha256');
+  for (const p of parts) h.update(String(p.length)).update(':').update(p);
+  return h.digest('hex');
+};
+
+/** A map that forgets its oldest entries beyond `size`; failed answers are never kept (a timeout may pass). */
+function memo<T>(size: number) {
+  const entries = new Map<string, Promise<T>>();
+  return (key: string, compute: () => Promise<T>): Promise<T> => {
+    const known = entries.get(key);
+    if (known) {
+      // Most recently used last, so the oldest is first to go.
+      entries.delete(key);
+      entries.set(key, known);
+      return known;
+    }
+    const answer = compute();
+    entries.set(key, answer);
+    answer.catch(() => entries.delete(key));
+    while (entries.size > size) entries.delete(entries.keys().next().value!);
+    return answer;
+  };
+}
+
+export function memoizeInventoryTool(tool: InventoryTool, size = 256): InventoryTool {
+  const parsed = memo<{ format: Awaited<ReturnType<InventoryTool['parse']>>['format'] }>(size);
+  const listed = memo<Awaited<ReturnType<InventoryTool['hosts']>>>(size);
+  return {
+    parse: (content) => parsed(digest(content), () => tool.parse(content).then(({ format }) => ({ format }))),
+    // Callers get their own copy: the host list is an object they could change.
+    hosts: async (o) => structuredClone(await listed(digest(o.content, o.limit ?? '\0'), () => tool.hosts(o))),
+    forHosts: (list, hosts) => tool.forHosts(list, hosts),
+  };
+}
