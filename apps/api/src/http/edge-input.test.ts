@@ -242,8 +242,11 @@ describe.each(DIALECTS)('the HTTP edge on %s', (dialect) => {
           '/v1/inventory-sources',
           '/v1/projects',
           '/v1/runs',
+          '/v1/schedules',
           '/v1/teams',
           `/v1/teams/${ids.team}/members`,
+          '/v1/templates',
+          '/v1/triggers',
           '/v1/users',
         ].sort(),
       );
