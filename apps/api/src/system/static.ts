@@ -36,7 +36,9 @@ const DOCS_PAGE = `<!doctype html>
 <script src="/v1/docs/assets/swagger-ui-bundle.js"></script>
 <script src="/v1/docs/init.js"></script></body></html>`;
 
-const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#docs', deepLinking: true });`;
+// Tags start collapsed: with every operation (and the deprecated unprefixed copies) open at once, Swagger UI stops
+// rendering after the first few tags.
+const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#docs', deepLinking: true, docExpansion: 'none' });`;
 
 /** `/v1/docs`: Swagger UI from the swagger-ui-dist package (no CDN), reading /v1/openapi.json. */
 export function mountDocs(app: Express): void {
