@@ -102,9 +102,11 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
       components?: { schemas?: Record<string, unknown> };
     };
     components = doc.components?.schemas ?? {};
+    // The unprefixed copies of earlier editions run the very same handlers (registry.ts mounts one handler on both
+    // paths), so sweeping them again would only double the time; platform.test.ts checks the aliases themselves.
     ops = Object.entries(doc.paths).flatMap(([path, item]) =>
       (['get', 'post', 'put', 'delete'] as const)
-        .filter((m) => item[m])
+        .filter((m) => item[m] && !item[m].operationId.endsWith('Legacy'))
         .map((method) => ({ method, path, doc: item[method]! })),
     );
     const admin = bearer(h.admin.token);

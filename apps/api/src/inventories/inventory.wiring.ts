@@ -9,6 +9,7 @@ import {
 } from '@baton/core';
 import type { Database } from '@baton/db';
 import { loadUrlInventory, parseInventory, runInventorySource, type Sandbox } from '@baton/executor';
+import { memoizeInventoryParser } from './inventory-memo.js';
 
 /** Bounds of one ansible-inventory run or URL fetch: a refresh answers synchronously, so these bound the request. */
 export const INVENTORY_LIMITS = { timeoutMs: 60_000, maxOutputBytes: 16 * 1024 * 1024 } as const;
@@ -46,13 +47,14 @@ export function createInventoryServices(db: Database, opts: InventoryWiringOptio
       authz: opts.authz,
       clock: opts.clock,
       usedBy: (id) => repos.launchRefs.ownersOf(id),
-      parse: (content) =>
+      parse: memoizeInventoryParser((content) =>
         parseInventory({
           content,
           timeoutMs: INVENTORY_LIMITS.timeoutMs,
           maxOutputBytes: INVENTORY_LIMITS.maxOutputBytes,
           sandbox: opts.sandbox,
         }),
+      ),
     }),
     inventorySources: createInventorySourceService({
       inventorySources: repos.inventorySources,

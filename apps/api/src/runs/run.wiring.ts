@@ -41,7 +41,7 @@ import {
   withTimeout,
 } from '@baton/queue';
 import { INVENTORY_LIMITS } from '../inventories/inventory.wiring.js';
-import { memoizeInventoryTool } from './inventory-memo.js';
+import { memoizeInventoryTool } from '../inventories/inventory-memo.js';
 import { processAlive } from './process-alive.js';
 
 export interface RunWiringOptions {

@@ -1,5 +1,6 @@
-// ansible-inventory costs about a second of Python per call, and submitting the same inline inventory again (a
-// pipeline's steps, a template launched many times, a schedule firing) asks it the same question. Its answer depends
+// ansible-inventory costs about a second of Python per call, and storing or submitting the same inventory content
+// again (a pipeline's steps, a template launched many times, a schedule firing, an inventory saved unchanged) asks it
+// the same question. Its answer depends
 // only on the content (and the limit), so successful answers are remembered, a bounded number of them, by digest.
 import crypto from 'node:crypto';
 import type { InventoryTool } from '@baton/core';
@@ -11,7 +12,7 @@ const digest = (...parts: string[]) => {
 };
 
 /** A map that forgets its oldest entries beyond `size`; failed answers are never kept (a timeout may pass). */
-function memo<T>(size: number) {
+export function memo<T>(size: number) {
   const entries = new Map<string, Promise<T>>();
   return (key: string, compute: () => Promise<T>): Promise<T> => {
     const known = entries.get(key);
@@ -27,6 +28,12 @@ function memo<T>(size: number) {
     while (entries.size > size) entries.delete(entries.keys().next().value!);
     return answer;
   };
+}
+
+/** ansible-inventory's reading of stored inventory content, remembered the same way (each caller gets a copy). */
+export function memoizeInventoryParser<T>(parse: (content: string) => Promise<T>, size = 256) {
+  const parsed = memo<T>(size);
+  return async (content: string): Promise<T> => structuredClone(await parsed(digest(content), () => parse(content)));
 }
 
 export function memoizeInventoryTool(tool: InventoryTool, size = 256): InventoryTool {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { InventoryTool } from '@baton/core';
-import { memoizeInventoryTool } from './inventory-memo.js';
+import { memoizeInventoryParser, memoizeInventoryTool } from './inventory-memo.js';
 
 /** A stand-in for ansible-inventory that counts how often it is asked, and fails for content saying so. */
 function countingTool() {
@@ -53,5 +53,18 @@ describe('memoizeInventoryTool', () => {
     (first.list as { all: { hosts: string[] } }).all.hosts.length = 0;
     expect(await memo.hosts({ content: 'x' })).toEqual({ hosts: ['a', 'b'], list: { all: { hosts: ['a', 'b'] } } });
     expect(memo.forHosts({}, ['a', 'b'])).toBe('a,b');
+  });
+
+  it("remembers a stored inventory's reading by content, handing out copies", async () => {
+    let calls = 0;
+    const parse = memoizeInventoryParser(async (content: string) => {
+      calls++;
+      return { format: 'ini', hosts: [content] };
+    });
+    const first = await parse('web1');
+    first.hosts.push('changed');
+    expect(await parse('web1')).toEqual({ format: 'ini', hosts: ['web1'] });
+    await parse('web2');
+    expect(calls).toBe(2);
   });
 });
