@@ -222,8 +222,10 @@ describe('queue mode end to end', () => {
       faultLane.run(async (c) => {
         const [a, b] = c.replicas as [Replica, Replica];
         const inv = await inventoryOf(c, a, ONE_HOST);
+        // Long enough (about 20 s of events) that a busy machine still gives B entries to hold before the run ends.
+        const steps = 60;
         const tasks = Array.from(
-          { length: 20 },
+          { length: steps },
           (_, i) =>
             `    - ansible.builtin.debug: { msg: "step ${i + 1}" }\n    - ansible.builtin.command: sleep 0.25\n`,
         ).join('');
@@ -237,7 +239,7 @@ describe('queue mode end to end', () => {
 
         // Frozen, B still takes its share of the stream from Redis but never acknowledges it: then it dies.
         let held = 0;
-        for (let attempt = 0; attempt < 5 && held === 0; attempt++) {
+        for (let attempt = 0; attempt < 10 && held === 0; attempt++) {
           b.pause();
           await new Promise((r) => setTimeout(r, 1_500));
           held = await pendingOf(c, b.consumer);
@@ -252,7 +254,7 @@ describe('queue mode end to end', () => {
         const events = await c.events(a, run.id);
         expectGapFree(events.map((e) => e.seq));
         expect(events.length).toBe(done.last_seq);
-        expect(events.filter((e) => e.kind === 'runner_on_ok')).toHaveLength(40);
+        expect(events.filter((e) => e.kind === 'runner_on_ok')).toHaveLength(steps * 2);
         expect(events[events.length - 1]).toMatchObject({
           kind: 'status',
           data: { status: 'finished', conclusion: 'succeeded' },
