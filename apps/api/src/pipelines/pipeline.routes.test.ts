@@ -318,25 +318,24 @@ describe.each(DIALECTS)('pipelines on %s', (dialect) => {
     expectProblem(await h.http.get('/v1/runs/run_01ARZ3NDEKTSV4RRFFQ69G5FAV/steps').set(auth), 404);
   }, 120_000);
 
+  /** A pipeline of `steps` on `idle`'s own local inventory, submitted to a server whose executors never run it. */
+  const submitIdle = async (idle: Harness, steps: Array<Record<string, unknown>>) => {
+    const inv = await idle.http
+      .post('/v1/inventories')
+      .set(bearer(idle.admin.token))
+      .send({ name: 'local', content: INVENTORY });
+    return idle.http.post('/v1/pipelines').set(bearer(idle.admin.token)).send({ inventory_id: inv.body.id, steps });
+  };
+
   it('survives a restart between two steps: the next server starts the step the last one never ran', async () => {
     // A server without executors: the steps are made pending and enqueued in its (in-process) queue, never run.
     const idle = await createHarness(dialect);
     try {
-      const inv = await idle.http
-        .post('/v1/inventories')
-        .set(bearer(idle.admin.token))
-        .send({ name: 'local', content: INVENTORY });
-      const res = await idle.http
-        .post('/v1/pipelines')
-        .set(bearer(idle.admin.token))
-        .send({
-          inventory_id: inv.body.id,
-          steps: [
-            { name: 'one', playbook: say('one') },
-            { name: 'two', playbook: say('two') },
-            { name: 'three', playbook: say('three') },
-          ],
-        });
+      const res = await submitIdle(idle, [
+        { name: 'one', playbook: say('one') },
+        { name: 'two', playbook: say('two') },
+        { name: 'three', playbook: say('three') },
+      ]);
       expect(res.status).toBe(201);
       const repos = idle.tdb.db.repos;
       const [one, two] = await repos.runs.children(res.body.id as string);
@@ -392,21 +391,12 @@ describe.each(DIALECTS)('pipelines on %s', (dialect) => {
   it('the recovery sweep moves on a pipeline whose step finished without advancing it', async () => {
     const idle = await createHarness(dialect);
     try {
-      const inv = await idle.http
-        .post('/v1/inventories')
-        .set(bearer(idle.admin.token))
-        .send({ name: 'local', content: INVENTORY });
-      const res = await idle.http
-        .post('/v1/pipelines')
-        .set(bearer(idle.admin.token))
-        .send({
-          inventory_id: inv.body.id,
-          steps: [
-            { name: 'one', playbook: say('one') },
-            { name: 'cleanup', playbook: say('two'), run_if: 'failure' },
-            { name: 'last', playbook: say('three'), run_if: 'always' },
-          ],
-        });
+      const res = await submitIdle(idle, [
+        { name: 'one', playbook: say('one') },
+        { name: 'cleanup', playbook: say('two'), run_if: 'failure' },
+        { name: 'last', playbook: say('three'), run_if: 'always' },
+      ]);
+      expect(res.status).toBe(201);
       const repos = idle.tdb.db.repos;
       const [one, cleanup, last] = await repos.runs.children(res.body.id as string);
       // Finished behind the ingester's back (as a crash between the two would leave it): nothing advanced.
