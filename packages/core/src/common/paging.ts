@@ -53,3 +53,14 @@ export function toPage<T>(rows: T[], limit: number, keyOf: (row: T) => string | 
   const items = rows.slice(0, limit);
   return { items, next: encodeCursor(keyOf(items[items.length - 1]!)) };
 }
+
+/**
+ * The repository query for one page of the objects a caller may see (`visible` as Authorizer.visibleIds answers:
+ * 'all' for admins): one row more than the page, so toPage can tell whether another page follows.
+ */
+export function visiblePageQuery(
+  page: { limit: number; cursor?: string | undefined },
+  visible: 'all' | string[],
+): { limit: number; before: string | undefined; idIn: string[] | undefined } {
+  return { limit: page.limit + 1, before: decodeCursor(page.cursor), idIn: visible === 'all' ? undefined : visible };
+}

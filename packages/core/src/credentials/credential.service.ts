@@ -23,7 +23,7 @@ import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, type FieldError, ValidationError } from '../common/errors.js';
 import { inUseConflict } from '../authz/in-use.js';
 import { newId } from '../common/ids.js';
-import { decodeCursor, type Page, toPage } from '../common/paging.js';
+import { type Page, toPage, visiblePageQuery } from '../common/paging.js';
 import type { Keyring } from '../crypto/secret-box.js';
 import { checkSshPrivateKey, SshKeyError } from './ssh-key.js';
 
@@ -205,12 +205,7 @@ export function createCredentialService(deps: {
 
     /** Admins see every credential; everyone else those they (or their teams) hold a grant on. */
     async list(p: Principal, page: PageQuery & { cursor?: string | undefined }): Promise<Page<Credential>> {
-      const visibleIds = await deps.authz.visibleIds(p, 'cred');
-      const rows = await deps.credentials.list({
-        limit: page.limit + 1,
-        before: decodeCursor(page.cursor),
-        idIn: visibleIds === 'all' ? undefined : visibleIds,
-      });
+      const rows = await deps.credentials.list(visiblePageQuery(page, await deps.authz.visibleIds(p, 'cred')));
       return toPage(
         rows.map((row) => toView(row)),
         page.limit,

@@ -15,7 +15,7 @@ import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, UnprocessableError, ValidationError } from '../common/errors.js';
 import { inUseConflict } from '../authz/in-use.js';
 import { newId } from '../common/ids.js';
-import { decodeCursor, type Page, toPage } from '../common/paging.js';
+import { type Page, toPage, visiblePageQuery } from '../common/paging.js';
 
 /** The credential types a project may use to reach its repository. */
 export const PROJECT_CREDENTIAL_TYPES = ['token', 'ssh_key'] as const;
@@ -173,12 +173,7 @@ export function createProjectService(deps: {
 
     /** Admins see every project; others those they hold a grant on (directly or through a team). */
     async list(p: Principal, page: PageQuery & { cursor?: string | undefined }): Promise<Page<ProjectRow>> {
-      const visibleIds = await deps.authz.visibleIds(p, 'prj');
-      const rows = await deps.projects.list({
-        limit: page.limit + 1,
-        before: decodeCursor(page.cursor),
-        idIn: visibleIds === 'all' ? undefined : visibleIds,
-      });
+      const rows = await deps.projects.list(visiblePageQuery(page, await deps.authz.visibleIds(p, 'prj')));
       return toPage(rows, page.limit, (x) => x.id);
     },
 

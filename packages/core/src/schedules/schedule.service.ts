@@ -16,7 +16,7 @@ import { type Authorizer, grantCreatorManage, notFound, type Principal } from '.
 import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, type FieldError, UnprocessableError, ValidationError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
-import { decodeCursor, type Page, toPage } from '../common/paging.js';
+import { type Page, toPage, visiblePageQuery } from '../common/paging.js';
 import type { Keyring } from '../crypto/secret-box.js';
 import type { Launcher } from '../launching/launcher.js';
 import { ENCRYPTED_PLACEHOLDER } from '../runs/run-launch.js';
@@ -193,12 +193,7 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
 
     /** Admins see every schedule; others those they hold a grant on (directly or through a team). */
     async list(p: Principal, page: PageQuery & { cursor?: string | undefined }): Promise<Page<Schedule>> {
-      const visibleIds = await deps.authz.visibleIds(p, 'sch');
-      const rows = await deps.schedules.list({
-        limit: page.limit + 1,
-        before: decodeCursor(page.cursor),
-        idIn: visibleIds === 'all' ? undefined : visibleIds,
-      });
+      const rows = await deps.schedules.list(visiblePageQuery(page, await deps.authz.visibleIds(p, 'sch')));
       const result = toPage(rows, page.limit, (x) => x.id);
       return { items: result.items.map(toScheduleView), next: result.next };
     },

@@ -33,7 +33,7 @@ import { inUseConflict } from '../authz/in-use.js';
 import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, type FieldError, UnprocessableError, ValidationError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
-import { decodeCursor, type Page, toPage } from '../common/paging.js';
+import { type Page, toPage, visiblePageQuery } from '../common/paging.js';
 import { specReferences, type TargetLaunchContext, type TemplateLauncher } from '../launching/launcher.js';
 import type { LaunchContext } from '../runs/run-launch.js';
 import { answerSurvey, passwordVariablesOf } from './survey.js';
@@ -330,12 +330,7 @@ export function createTemplateService(deps: TemplateServiceDeps) {
 
     /** Admins see every template; others those they hold a grant on (directly or through a team). */
     async list(p: Principal, page: PageQuery & { cursor?: string | undefined }): Promise<Page<Template>> {
-      const visibleIds = await deps.authz.visibleIds(p, 'tpl');
-      const rows = await deps.templates.list({
-        limit: page.limit + 1,
-        before: decodeCursor(page.cursor),
-        idIn: visibleIds === 'all' ? undefined : visibleIds,
-      });
+      const rows = await deps.templates.list(visiblePageQuery(page, await deps.authz.visibleIds(p, 'tpl')));
       const out = toPage(rows, page.limit, (x) => x.id);
       return { items: out.items.map(toTemplateView), next: out.next };
     },

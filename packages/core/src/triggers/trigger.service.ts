@@ -37,7 +37,7 @@ import {
   ValidationError,
 } from '../common/errors.js';
 import { newId } from '../common/ids.js';
-import { decodeCursor, type Page, toPage } from '../common/paging.js';
+import { type Page, toPage, visiblePageQuery } from '../common/paging.js';
 import type { Keyring } from '../crypto/secret-box.js';
 import type { Launcher } from '../launching/launcher.js';
 import { ENCRYPTED_PLACEHOLDER } from '../runs/run-launch.js';
@@ -300,12 +300,7 @@ export function createTriggerService(deps: TriggerServiceDeps) {
 
     /** Admins see every trigger; others those they hold a grant on. */
     async list(p: Principal, page: PageQuery & { cursor?: string | undefined }): Promise<Page<Trigger>> {
-      const visibleIds = await deps.authz.visibleIds(p, 'trg');
-      const rows = await deps.triggers.list({
-        limit: page.limit + 1,
-        before: decodeCursor(page.cursor),
-        idIn: visibleIds === 'all' ? undefined : visibleIds,
-      });
+      const rows = await deps.triggers.list(visiblePageQuery(page, await deps.authz.visibleIds(p, 'trg')));
       const result = toPage(rows, page.limit, (x) => x.id);
       const items: Trigger[] = [];
       for (const row of result.items) items.push(view(row, await manages(p, row.id)));
