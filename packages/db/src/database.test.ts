@@ -81,6 +81,11 @@ describe.each(DIALECTS)('database on %s', (dialect) => {
       created_at: now,
       expires_at: '2999-01-01T00:00:00.000Z',
       revoked_at: null,
+      kind: 'session',
+      name: null,
+      scope: 'write',
+      issued_role: null,
+      last_used_at: null,
     });
     await r.teams.insert({ id: 'team_C', name: 'cascaders', created_at: now, created_by: 'usr_C' });
     await r.teams.addMember({ team_id: 'team_C', user_id: 'usr_C', added_at: now });
@@ -100,6 +105,11 @@ describe.each(DIALECTS)('database on %s', (dialect) => {
       created_at: now,
       expires_at: '2026-11-21T11:00:00.000Z',
       revoked_at: null,
+      kind: 'session',
+      name: null,
+      scope: 'write',
+      issued_role: null,
+      last_used_at: null,
     });
     expect(await r.tokens.findLive('h1', now)).toMatchObject({ user: { username: 'tokens' } });
     expect(await r.tokens.findLive('h1', '2026-11-21T11:00:00.000Z')).toBeUndefined();

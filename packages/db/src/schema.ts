@@ -17,6 +17,13 @@ export interface ApiTokenTable {
   created_at: string;
   expires_at: string;
   revoked_at: string | null;
+  /** session | personal; null: a session token from before issue 12 */
+  kind: string | null;
+  name: string | null;
+  /** read | write; null: write */
+  scope: string | null;
+  issued_role: string | null;
+  last_used_at: string | null;
 }
 
 export interface TeamTable {
@@ -174,6 +181,9 @@ export interface RunTable {
   run_if: string | null;
   survey_answers: string | null;
   secret_vars_enc: string | null;
+  held_by: string | null;
+  hold_policies: string | null;
+  hold_expires_at: string | null;
 }
 
 export interface RunEventTable {
@@ -297,6 +307,60 @@ export interface LaunchRefTable {
   object_id: string;
 }
 
+export interface PolicyTable {
+  id: string;
+  name: string;
+  description: string | null;
+  enabled: number;
+  match: string;
+  approvers: string;
+  min_approvals: number;
+  expires_after_s: number | null;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RunApprovalTable {
+  run_id: string;
+  user_id: string;
+  username: string;
+  decision: string;
+  comment: string | null;
+  at: string;
+}
+
+export interface UserIdentityTable {
+  issuer: string;
+  subject: string;
+  provider: string;
+  user_id: string;
+  created_at: string;
+  last_login_at: string;
+}
+
+export interface SsoCodeTable {
+  code_hash: string;
+  user_id: string;
+  method: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface SsoStateTable {
+  id: string;
+  provider: string;
+  data: string;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface SsoAssertionTable {
+  id: string;
+  expires_at: string;
+}
+
 export interface Schema {
   users: UserTable;
   api_tokens: ApiTokenTable;
@@ -322,4 +386,10 @@ export interface Schema {
   triggers: TriggerTable;
   trigger_deliveries: TriggerDeliveryTable;
   launch_refs: LaunchRefTable;
+  policies: PolicyTable;
+  run_approvals: RunApprovalTable;
+  user_identities: UserIdentityTable;
+  sso_codes: SsoCodeTable;
+  sso_states: SsoStateTable;
+  sso_assertions: SsoAssertionTable;
 }

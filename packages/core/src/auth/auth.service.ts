@@ -41,6 +41,11 @@ export function createAuthService(deps: {
         created_at: iso(now),
         expires_at,
         revoked_at: null,
+        kind: 'session',
+        name: null,
+        scope: 'write',
+        issued_role: null,
+        last_used_at: null,
       });
       await recordAudit(
         r.audit,

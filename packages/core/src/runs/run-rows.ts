@@ -26,6 +26,9 @@ export function freshRunState(
   | 'started_at'
   | 'finished_at'
   | 'cancel_requested_at'
+  | 'held_by'
+  | 'hold_policies'
+  | 'hold_expires_at'
 > {
   return {
     status: 'pending',
@@ -42,6 +45,9 @@ export function freshRunState(
     started_at: null,
     finished_at: null,
     cancel_requested_at: null,
+    held_by: null,
+    hold_policies: null,
+    hold_expires_at: null,
   };
 }
 

@@ -21,6 +21,11 @@ export function createTokenRepo(db: Kysely<Schema>) {
           't.created_at as t_created_at',
           't.expires_at as t_expires_at',
           't.revoked_at as t_revoked_at',
+          't.kind as t_kind',
+          't.name as t_name',
+          't.scope as t_scope',
+          't.issued_role as t_issued_role',
+          't.last_used_at as t_last_used_at',
           'u.id',
           'u.username',
           'u.email',
@@ -34,7 +39,20 @@ export function createTokenRepo(db: Kysely<Schema>) {
         .where('t.expires_at', '>', now)
         .executeTakeFirst();
       if (!row) return undefined;
-      const { t_id, t_user_id, t_token_hash, t_created_at, t_expires_at, t_revoked_at, ...user } = row;
+      const {
+        t_id,
+        t_user_id,
+        t_token_hash,
+        t_created_at,
+        t_expires_at,
+        t_revoked_at,
+        t_kind,
+        t_name,
+        t_scope,
+        t_issued_role,
+        t_last_used_at,
+        ...user
+      } = row;
       return {
         token: {
           id: t_id,
@@ -43,6 +61,11 @@ export function createTokenRepo(db: Kysely<Schema>) {
           created_at: t_created_at,
           expires_at: t_expires_at,
           revoked_at: t_revoked_at,
+          kind: t_kind,
+          name: t_name,
+          scope: t_scope,
+          issued_role: t_issued_role,
+          last_used_at: t_last_used_at,
         },
         user,
       };

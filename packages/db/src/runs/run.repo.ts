@@ -26,6 +26,19 @@ export interface RunJson {
   stats: Record<string, RunHostCounts> | null;
   /** the non-secret answers of a template's survey */
   survey_answers: Record<string, unknown> | null;
+  /** ids of the approval policies that hold it */
+  held_by: string[] | null;
+  /** those policies as they were when the run was held */
+  hold_policies: HeldPolicy[] | null;
+}
+
+/** An approval policy as it was when it held a run: what decides its release, whatever later edits do. */
+export interface HeldPolicy {
+  id: string;
+  name: string;
+  approvers: { roles?: string[]; users?: string[]; teams?: string[] };
+  min_approvals: number;
+  expires_after_s: number | null;
 }
 const json = jsonColumns<RunJson>({
   hosts: true,
@@ -34,6 +47,8 @@ const json = jsonColumns<RunJson>({
   labels: true,
   stats: true,
   survey_answers: true,
+  held_by: true,
+  hold_policies: true,
 });
 
 export type RunRow = Decoded<Selectable<RunTable>, RunJson>;

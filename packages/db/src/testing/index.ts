@@ -117,6 +117,9 @@ export function testRunRow(id: string, over: Partial<RunRow> = {}): RunRow {
     run_if: null,
     survey_answers: null,
     secret_vars_enc: null,
+    held_by: null,
+    hold_policies: null,
+    hold_expires_at: null,
     ...over,
   };
 }
