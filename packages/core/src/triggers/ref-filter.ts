@@ -1,27 +1,10 @@
 // A trigger's filters: which pushes fire it.
 import type { EffectiveTriggerFilters } from '@baton/contracts';
+import { matchesAnyGlob } from '../common/glob.js';
 import type { PushEvent } from './push-event.js';
 
-/**
- * A branch or tag glob as a regular expression: `**` any characters, `*` any characters but `/`, `?` one character
- * but `/`; everything else literal. `release/*` matches `release/1.2` but not `release/1.2/hotfix`.
- */
-export function globToRegExp(glob: string): RegExp {
-  let re = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*' && glob[i + 1] === '*') {
-      re += '.*';
-      i++;
-    } else if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
-    else re += c.replace(/[.+^${}()|[\]\\/-]/g, '\\$&');
-  }
-  return new RegExp(`^${re}$`, 'u');
-}
-
-export const matchesAnyGlob = (name: string, globs: readonly string[]): boolean =>
-  globs.some((g) => globToRegExp(g).test(name));
+// The globs themselves live in common/glob.ts (approval policies use them too); re-exported for older callers.
+export { globToRegExp, matchesAnyGlob } from '../common/glob.js';
 
 /** Why this push does not fire the trigger, or undefined when it does. */
 export function filteredOut(push: PushEvent, filters: EffectiveTriggerFilters): string | undefined {
