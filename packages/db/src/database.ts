@@ -20,6 +20,7 @@ import { createTemplateRepo } from './templates/template.repo.js';
 import { createScheduleRepo } from './schedules/schedule.repo.js';
 import { createTriggerRepo } from './triggers/trigger.repo.js';
 import { createLaunchRefRepo } from './launching/launch-ref.repo.js';
+import { createPolicyRepo } from './policies/policy.repo.js';
 
 /** All repositories, bound either to the database or to one transaction. */
 export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
@@ -42,6 +43,7 @@ export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
     schedules: createScheduleRepo(db, dialect),
     triggers: createTriggerRepo(db),
     launchRefs: createLaunchRefRepo(db),
+    policies: createPolicyRepo(db),
   };
 }
 export type Repositories = ReturnType<typeof createRepositories>;

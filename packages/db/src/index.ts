@@ -48,3 +48,4 @@ export type { LaunchRefRepo, LaunchRefOwner } from './launching/launch-ref.repo.
 export * from './templates/template.repo.js';
 export * from './schedules/schedule.repo.js';
 export * from './triggers/trigger.repo.js';
+export * from './policies/policy.repo.js';
