@@ -12,6 +12,7 @@ import { buildOpenApi } from './http/openapi.js';
 import { errorHandler, notFoundHandler } from './http/problem.js';
 import { mountOperations, type Operation } from './http/registry.js';
 import { pipelineRoutes } from './pipelines/pipeline.routes.js';
+import { policyRoutes } from './policies/policy.routes.js';
 import { projectRoutes } from './projects/project.routes.js';
 import { scheduleRoutes } from './schedules/schedule.routes.js';
 import { templateRoutes } from './templates/template.routes.js';
@@ -72,6 +73,7 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
     ...templateRoutes(s),
     ...scheduleRoutes(s),
     ...triggerRoutes(s),
+    ...policyRoutes(s),
     ...runOutputRoutes(s, {
       onStreamError: (err) => deps.logger.error('run stream failed', { error: (err as Error)?.message ?? String(err) }),
     }),
