@@ -7,13 +7,16 @@ import {
   createGrantService,
   createLoginThrottle,
   createSigningKeyStore,
+  createSsoService,
   createPolicyService,
   createProjectService,
   createTeamService,
   createUserService,
   type Clock,
+  DEFAULT_SSO_SETTINGS,
   DEFAULT_THROTTLE,
   type Keyring,
+  type SsoSettings,
   type ThrottleLimits,
 } from '@baton/core';
 import type { Database } from '@baton/db';
@@ -40,6 +43,8 @@ export interface ServiceOptions {
   queueMode?: QueueModeSettings | undefined;
   /** BATON_PUBLIC_URL (webhook URLs); default http://127.0.0.1:8080 */
   publicUrl?: string | undefined;
+  /** single sign-on: role map, team sync, code lifetime (defaults: no mapping, no sync, 60 s) */
+  sso?: SsoSettings | undefined;
 }
 
 /** The composition root of the domain layer: every service gets exactly the repositories it uses. */
@@ -111,7 +116,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
     publicUrl: opts.publicUrl ?? 'http://127.0.0.1:8080',
     reportError: opts.reportError ?? ((err) => console.error('baton: launching:', err)),
   });
-  return {
+  const services = {
     authz,
     users,
     auth: createAuthService({
@@ -161,5 +166,14 @@ export function createServices(db: Database, opts: ServiceOptions) {
     ...launching,
     signingKeys,
   };
+  // Single sign-on (OIDC and SAML) creates users and issues tokens through the auth service above.
+  const sso = createSsoService({
+    users: repos.users,
+    transaction,
+    auth: services.auth,
+    settings: opts.sso ?? DEFAULT_SSO_SETTINGS,
+    clock,
+  });
+  return { ...services, sso };
 }
 export type Services = ReturnType<typeof createServices>;

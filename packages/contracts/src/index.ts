@@ -22,3 +22,4 @@ export * from './templates/template.schemas.js';
 export * from './schedules/schedule.schemas.js';
 export * from './triggers/trigger.schemas.js';
 export * from './policies/policy.schemas.js';
+export * from './sso/sso.schemas.js';

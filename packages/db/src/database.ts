@@ -20,6 +20,10 @@ import { createTemplateRepo } from './templates/template.repo.js';
 import { createScheduleRepo } from './schedules/schedule.repo.js';
 import { createTriggerRepo } from './triggers/trigger.repo.js';
 import { createLaunchRefRepo } from './launching/launch-ref.repo.js';
+import { createUserIdentityRepo } from './sso/user-identity.repo.js';
+import { createSsoCodeRepo } from './sso/sso-code.repo.js';
+import { createSsoStateRepo } from './sso/sso-state.repo.js';
+import { createSsoTeamRepo } from './sso/sso-team.repo.js';
 import { createPolicyRepo } from './policies/policy.repo.js';
 
 /** All repositories, bound either to the database or to one transaction. */
@@ -43,6 +47,10 @@ export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
     schedules: createScheduleRepo(db, dialect),
     triggers: createTriggerRepo(db),
     launchRefs: createLaunchRefRepo(db),
+    userIdentities: createUserIdentityRepo(db),
+    ssoCodes: createSsoCodeRepo(db),
+    ssoStates: createSsoStateRepo(db),
+    ssoTeams: createSsoTeamRepo(db),
     policies: createPolicyRepo(db),
   };
 }

@@ -48,4 +48,8 @@ export type { LaunchRefRepo, LaunchRefOwner } from './launching/launch-ref.repo.
 export * from './templates/template.repo.js';
 export * from './schedules/schedule.repo.js';
 export * from './triggers/trigger.repo.js';
+export * from './sso/user-identity.repo.js';
+export * from './sso/sso-code.repo.js';
+export * from './sso/sso-state.repo.js';
+export * from './sso/sso-team.repo.js';
 export * from './policies/policy.repo.js';
