@@ -5,7 +5,6 @@ import {
   createAuthorizer,
   createCredentialService,
   createGrantService,
-  createLoginThrottle,
   createSigningKeyStore,
   createSsoService,
   createPolicyService,
@@ -21,6 +20,7 @@ import {
 } from '@baton/core';
 import type { Database } from '@baton/db';
 import { checkoutCommit, resolveBranchHead, type Sandbox } from '@baton/executor';
+import { createInProcessLoginThrottle, createRedisLoginThrottle } from '@baton/queue';
 import { createInventoryServices } from './inventories/inventory.wiring.js';
 import { createLaunchingServices } from './launching/launching.wiring.js';
 import { createRunServices, type QueueModeSettings } from './runs/run.wiring.js';
@@ -107,6 +107,12 @@ export function createServices(db: Database, opts: ServiceOptions) {
     reportError: opts.reportError,
     queueMode: opts.queueMode,
   });
+  // Sign-in throttling: one count shared by every replica through Redis in queue mode, per process when embedded.
+  // (Its Redis connection errors are not reported here: the run queue's connections report the same outage.)
+  const limits = opts.throttle ?? DEFAULT_THROTTLE;
+  const loginThrottle = opts.queueMode
+    ? createRedisLoginThrottle({ redisUrl: opts.queueMode.redisUrl, prefix: opts.queueMode.prefix, limits, clock })
+    : createInProcessLoginThrottle(limits, clock);
   const launching = createLaunchingServices(db, {
     authz,
     clock,
@@ -125,7 +131,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
       transaction,
       clock,
       tokenTtlSeconds: opts.tokenTtlSeconds,
-      throttle: createLoginThrottle(opts.throttle ?? DEFAULT_THROTTLE, clock),
+      throttle: loginThrottle,
     }),
     teams: createTeamService({ teams: repos.teams, transaction, authz, clock }),
     grants: createGrantService({
@@ -163,6 +169,11 @@ export function createServices(db: Database, opts: ServiceOptions) {
     projects,
     ...inventoryServices,
     ...runServices,
+    /** Ends the runs seams and the sign-in throttle: in queue mode each holds Redis connections. */
+    async closeRuns(): Promise<void> {
+      await runServices.closeRuns();
+      await loginThrottle.close();
+    },
     ...launching,
     signingKeys,
   };

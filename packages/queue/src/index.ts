@@ -1,6 +1,8 @@
 export * from './event-bus.js';
 export * from './in-process/in-process-event-bus.js';
 export * from './in-process/in-process-run-queue.js';
+export * from './in-process/in-process-login-throttle.js';
+export * from './login-throttle.js';
 export * from './run-fan-out.js';
 export * from './run-queue.js';
 export * from './run-queue-errors.js';
@@ -11,6 +13,7 @@ export * from './redis/redis-leader.js';
 export * from './redis/replica-registry.js';
 export * from './redis/redis-connection.js';
 export * from './redis/redis-event-bus.js';
+export * from './redis/redis-login-throttle.js';
 export * from './redis/run-event-producer.js';
 export * from './redis/run-event-consumer.js';
 export * from './redis/run-event-stream-keys.js';

@@ -8,7 +8,7 @@ import { newId } from '../common/ids.js';
 import { decoyHash, verifyPassword } from '../crypto/password.js';
 import { newToken, sha256Hex } from '../crypto/tokens.js';
 import { toUser } from '../users/user.view.js';
-import type { LoginThrottle } from './login-throttle.js';
+import { consultThrottle, type LoginThrottle } from './login-throttle.js';
 
 export interface Session {
   principal: Principal;
@@ -60,13 +60,13 @@ export function createAuthService(deps: {
     issueToken,
 
     async login(body: LoginBody, address: string): Promise<{ token: string; expires_at: string; user: User }> {
-      const wait = deps.throttle.retryAfter(body.username, address);
+      const wait = await consultThrottle(() => deps.throttle.retryAfter(body.username, address));
       if (wait > 0) throw new RateLimitedError('too many failed sign-ins; try again later', wait);
       const user = await deps.users.findByUsername(body.username);
       // Same work whether or not the user exists, and the same answer.
       const ok = await verifyPassword(body.password, user?.password_hash ?? (await decoyHash()));
       if (!user || !ok) {
-        deps.throttle.recordFailure(body.username, address);
+        await consultThrottle(() => deps.throttle.recordFailure(body.username, address));
         if (user) {
           // Recorded only for real accounts: a mistyped username may be someone's password.
           await deps.transaction((r) =>
@@ -84,7 +84,7 @@ export function createAuthService(deps: {
         }
         throw new UnauthenticatedError(BAD_CREDENTIALS);
       }
-      deps.throttle.recordSuccess(body.username);
+      await consultThrottle(() => deps.throttle.recordSuccess(body.username));
       const issued = await issueToken(user.id, 'password', address);
       return { ...issued, user: toUser(user) };
     },

@@ -2,3 +2,4 @@ export * from './async.js';
 export * from './event-bus.contract.js';
 export * from './manual-timers.js';
 export * from './run-queue.contract.js';
+export * from './login-throttle.contract.js';
