@@ -24,6 +24,7 @@ import { createMetrics, type Gauges } from './system/metrics.js';
 import { DEFAULT_UI_DIR, mountDocs, mountUi } from './system/static.js';
 import { systemRoutes } from './system/system.routes.js';
 import { teamRoutes } from './teams/team.routes.js';
+import { tokenRoutes } from './tokens/token.routes.js';
 import { userRoutes } from './users/user.routes.js';
 import { workerRoutes } from './workers/worker.routes.js';
 import type { Services } from './wiring.js';
@@ -59,6 +60,7 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
       openapi: () => (openapi ??= buildOpenApi(operations, { version: VERSION })),
     }),
     ...authRoutes(s),
+    ...tokenRoutes(s),
     ...userRoutes(s),
     ...teamRoutes(s),
     ...grantRoutes(s),

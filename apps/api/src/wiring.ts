@@ -10,6 +10,7 @@ import {
   createPolicyService,
   createProjectService,
   createTeamService,
+  createTokenService,
   createUserService,
   type Clock,
   DEFAULT_SSO_SETTINGS,
@@ -134,6 +135,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
       throttle: loginThrottle,
     }),
     teams: createTeamService({ teams: repos.teams, transaction, authz, clock }),
+    tokens: createTokenService({ tokens: repos.tokens, transaction, authz, clock }),
     grants: createGrantService({
       grants: repos.grants,
       users: repos.users,

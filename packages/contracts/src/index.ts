@@ -22,4 +22,5 @@ export * from './templates/template.schemas.js';
 export * from './schedules/schedule.schemas.js';
 export * from './triggers/trigger.schemas.js';
 export * from './policies/policy.schemas.js';
+export * from './tokens/token.schemas.js';
 export * from './sso/sso.schemas.js';

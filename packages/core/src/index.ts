@@ -40,6 +40,7 @@ export * from './launching/launcher.js';
 export * from './templates/template.service.js';
 export * from './schedules/schedule.service.js';
 export * from './triggers/trigger.service.js';
+export * from './tokens/token.service.js';
 export * from './sso/sso.errors.js';
 export * from './sso/sso.service.js';
 export * from './policies/policy.service.js';

@@ -5,7 +5,7 @@ export { DuplicateKeyError, isUniqueViolation } from './errors.js';
 export type { DatabaseTarget, DialectName } from './dialect.js';
 export type { PageQuery } from './page.js';
 export type { UserRow, UserRepo, UserPatch } from './users/user.repo.js';
-export type { TokenRow, TokenRepo } from './auth/token.repo.js';
+export type { TokenRow, TokenRepo, PersonalTokenRow } from './auth/token.repo.js';
 export type { TeamRow, TeamRepo, TeamMemberView } from './teams/team.repo.js';
 export type { GrantRow, GrantRepo, GrantFilter } from './grants/grant.repo.js';
 export type { AuditEntryRow, AuditEntryDraft, AuditRepo, AuditFilter } from './audit/audit.repo.js';

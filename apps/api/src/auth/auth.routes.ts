@@ -27,14 +27,26 @@ export function authRoutes(s: Pick<Services, 'auth'>): Operation[] {
       tag: 'auth',
       auth: 'user',
       legacy: true,
+      allowReadScope: true,
       summary: 'Verify the bearer token of this request.',
+      description:
+        'Answers who the token acts as and what it is: its kind (`session` from a sign-in, `personal` from POST /v1/tokens, which also carry `token_id` and `token_name`), its scope and its expiry.',
       responses: { 200: { description: 'The token is valid', schema: CheckResponse } },
       async handle({ req }) {
         const token = req.headers.authorization!.slice('Bearer '.length);
         const session = await s.auth.authenticate(token);
+        const personal = session.token.kind === 'personal';
         return {
           status: 200,
-          body: { valid: true, user: session.user, role: session.user.role, expires_at: session.expires_at },
+          body: {
+            valid: true,
+            user: session.user,
+            role: session.user.role,
+            expires_at: session.expires_at,
+            kind: session.token.kind,
+            scope: session.token.scope,
+            ...(personal ? { token_id: session.token.id, token_name: session.token.name ?? '' } : {}),
+          },
         };
       },
     }),
@@ -44,7 +56,9 @@ export function authRoutes(s: Pick<Services, 'auth'>): Operation[] {
       path: '/auth/logout',
       tag: 'auth',
       auth: 'user',
-      summary: 'Revoke the bearer token of this request.',
+      // Ending one's own token is allowed to any token, read-scoped ones included.
+      allowReadScope: true,
+      summary: 'Revoke the bearer token of this request (a sign-in session or a personal token).',
       responses: { 204: { description: 'Revoked' } },
       async handle({ principal }) {
         await s.auth.logout(principal);

@@ -1,6 +1,6 @@
 import { unstorableTextReason } from '@baton/contracts';
 import type { Principal } from '@baton/core';
-import { UnauthenticatedError, ValidationError } from '@baton/core';
+import { ForbiddenError, UnauthenticatedError, ValidationError } from '@baton/core';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
 import { HttpError } from './problem.js';
@@ -51,6 +51,11 @@ export interface Operation<
   legacy?: boolean;
   /** Served at `path` as is (e.g. /healthz): no /v1 prefix. */
   unversioned?: boolean;
+  /**
+   * A read-scope token may call this POST: it changes nothing (POST /auth/check) or only ends the caller's own token
+   * (POST /auth/logout). Every other POST, PUT and DELETE answers such a token 403; GETs change nothing.
+   */
+  allowReadScope?: boolean;
   handle(ctx: Ctx<z.output<PS>, z.output<QS>, z.output<BS>>): Promise<Reply | undefined> | Reply | undefined;
 }
 
@@ -183,6 +188,9 @@ function handlerFor(op: Operation, deps: MountDeps): RequestHandler {
           );
         principal = (await deps.authenticate(match[1]!)).principal;
         res.locals.userId = principal.id;
+        // Checked here, once for every operation, before the input is parsed: a read token changes nothing.
+        if (principal.scope === 'read' && op.method !== 'get' && !op.allowReadScope)
+          throw new ForbiddenError('this token has scope read: it cannot change anything');
       }
 
       const parse = <S extends z.ZodType | undefined>(schema: S, value: unknown, where: string) => {

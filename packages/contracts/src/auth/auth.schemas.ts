@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Timestamp } from '../common/common.schemas.js';
+import { TokenKind, TokenScope } from '../tokens/token.schemas.js';
 import { Role, User } from '../users/user.schemas.js';
 
 export const LoginBody = z.strictObject({
@@ -13,5 +14,14 @@ export const LoginResponse = z
   .meta({ id: 'LoginResponse' });
 
 export const CheckResponse = z
-  .object({ valid: z.literal(true), user: User, role: Role, expires_at: Timestamp })
+  .object({
+    valid: z.literal(true),
+    user: User,
+    role: Role,
+    expires_at: Timestamp,
+    kind: TokenKind.meta({ description: '`session` (from a sign-in) or `personal` (from POST /v1/tokens)' }),
+    scope: TokenScope,
+    token_id: z.string().optional().meta({ description: 'personal tokens only' }),
+    token_name: z.string().optional().meta({ description: 'personal tokens only' }),
+  })
   .meta({ id: 'TokenCheck' });

@@ -7,6 +7,7 @@ import { RateLimitedError, UnauthenticatedError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
 import { decoyHash, verifyPassword } from '../crypto/password.js';
 import { newToken, sha256Hex } from '../crypto/tokens.js';
+import { ownerDemotedBelow, recordTokenUse, tokenKindOf, tokenScopeOf } from '../tokens/token.service.js';
 import { toUser } from '../users/user.view.js';
 import { consultThrottle, type LoginThrottle } from './login-throttle.js';
 
@@ -14,11 +15,13 @@ export interface Session {
   principal: Principal;
   user: User;
   expires_at: string;
+  /** the bearer token itself (never its secret): name and id matter for personal tokens only */
+  token: { id: string; kind: 'session' | 'personal'; scope: 'read' | 'write'; name: string | null };
 }
 
 export function createAuthService(deps: {
-  users: Pick<UserRepo, 'findByUsername'>;
-  tokens: Pick<TokenRepo, 'findLive'>;
+  users: Pick<UserRepo, 'findByUsername' | 'findById'>;
+  tokens: Pick<TokenRepo, 'findLive' | 'touch'>;
   transaction: <T>(
     fn: (r: { tokens: Pick<TokenRepo, 'insert' | 'revoke'>; audit: Pick<AuditRepo, 'append'> }) => Promise<T>,
   ) => Promise<T>;
@@ -30,6 +33,9 @@ export function createAuthService(deps: {
 
   /** Issues a token for a user that has already proven who they are (password now, OIDC/SAML later). */
   async function issueToken(userId: string, how: string, address: string) {
+    // The role now: a session ends, like a personal token, once its user is demoted below it.
+    const owner = await deps.users.findById(userId);
+    if (!owner) throw new UnauthenticatedError('no such user');
     const token = newToken();
     const now = deps.clock();
     const expires_at = iso(new Date(now.getTime() + deps.tokenTtlSeconds * 1000));
@@ -44,7 +50,7 @@ export function createAuthService(deps: {
         kind: 'session',
         name: null,
         scope: 'write',
-        issued_role: null,
+        issued_role: owner.role,
         last_used_at: null,
       });
       await recordAudit(
@@ -89,15 +95,31 @@ export function createAuthService(deps: {
       return { ...issued, user: toUser(user) };
     },
 
-    /** Resolves a bearer token; bad, expired and revoked tokens and deleted users all fail the same way. */
+    /**
+     * Resolves a bearer token; bad, expired and revoked tokens, deleted users and users demoted below the token's
+     * issued role all fail the same way. Records the use (at most once a minute per token).
+     */
     async authenticate(token: string): Promise<Session> {
-      const found = await deps.tokens.findLive(sha256Hex(token), iso(deps.clock()));
-      if (!found) throw new UnauthenticatedError('invalid or expired token');
+      const now = deps.clock();
+      const found = await deps.tokens.findLive(sha256Hex(token), iso(now));
+      if (!found || ownerDemotedBelow(found.token, found.user.role))
+        throw new UnauthenticatedError('invalid or expired token');
+      await recordTokenUse(deps.tokens, found.token, now);
       const user = toUser(found.user);
+      const kind = tokenKindOf(found.token);
+      const scope = tokenScopeOf(found.token);
       return {
-        principal: { id: user.id, username: user.username, role: user.role, tokenId: found.token.id },
+        principal: {
+          id: user.id,
+          username: user.username,
+          role: user.role,
+          tokenId: found.token.id,
+          tokenKind: kind,
+          scope,
+        },
         user,
         expires_at: found.token.expires_at,
+        token: { id: found.token.id, kind, scope, name: found.token.name },
       };
     },
 

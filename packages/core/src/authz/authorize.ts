@@ -11,6 +11,10 @@ export interface Principal {
   role: Role;
   /** the token this request came with, when it came with one */
   tokenId?: string | undefined;
+  /** how that token was issued: by a sign-in (session) or at POST /v1/tokens (personal) */
+  tokenKind?: 'session' | 'personal' | undefined;
+  /** read: the token may change nothing (the HTTP layer refuses every mutation with 403); absent: write */
+  scope?: 'read' | 'write' | undefined;
 }
 
 /**

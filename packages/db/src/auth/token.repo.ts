@@ -1,10 +1,23 @@
 import type { Kysely, Selectable } from 'kysely';
+import { toNumber } from '../dialect.js';
+import { keysetPage, type PageQuery } from '../page.js';
 import type { ApiTokenTable, Schema } from '../schema.js';
 import type { UserRow } from '../users/user.repo.js';
 
 export type TokenRow = Selectable<ApiTokenTable>;
+/** A personal token with its owner's name and current role (for listing and for the owner_demoted status). */
+export type PersonalTokenRow = TokenRow & { username: string; owner_role: string };
 
 export function createTokenRepo(db: Kysely<Schema>) {
+  const personal = () =>
+    db
+      .selectFrom('api_tokens as t')
+      .innerJoin('users as u', 'u.id', 't.user_id')
+      .selectAll('t')
+      .select(['u.username', 'u.role as owner_role'])
+      .where('t.kind', '=', 'personal')
+      .where('t.revoked_at', 'is', null);
+
   return {
     async insert(row: TokenRow): Promise<void> {
       await db.insertInto('api_tokens').values(row).execute();
@@ -70,13 +83,36 @@ export function createTokenRepo(db: Kysely<Schema>) {
         user,
       };
     },
-    async revoke(id: string, at: string): Promise<void> {
+    /**
+     * Records a use at `at` unless one was recorded after `staleBefore`: the condition sits in the UPDATE, so every
+     * replica writes at most once per interval per token, whatever the others did.
+     */
+    async touch(id: string, at: string, staleBefore: string): Promise<void> {
       await db
+        .updateTable('api_tokens')
+        .set({ last_used_at: at })
+        .where('id', '=', id)
+        .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', staleBefore)]))
+        .execute();
+    },
+    /** Personal tokens not revoked (expired ones included), newest first; one user's or, without `userId`, all. */
+    async listPersonal(filter: { userId?: string | undefined }, page: PageQuery): Promise<PersonalTokenRow[]> {
+      let q = personal();
+      if (filter.userId !== undefined) q = q.where('t.user_id', '=', filter.userId);
+      return keysetPage(q, 't.id', page).execute();
+    },
+    async findPersonal(id: string): Promise<PersonalTokenRow | undefined> {
+      return personal().where('t.id', '=', id).executeTakeFirst();
+    },
+    /** False when the token was already revoked (or does not exist). */
+    async revoke(id: string, at: string): Promise<boolean> {
+      const r = await db
         .updateTable('api_tokens')
         .set({ revoked_at: at })
         .where('id', '=', id)
         .where('revoked_at', 'is', null)
-        .execute();
+        .executeTakeFirst();
+      return toNumber(r.numUpdatedRows) > 0;
     },
     async revokeAllForUser(userId: string, at: string, exceptTokenId?: string): Promise<void> {
       let q = db
