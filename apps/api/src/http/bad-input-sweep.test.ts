@@ -152,6 +152,9 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
       enabled: false,
       target: { run: { playbook: '- hosts: all\n  gather_facts: false\n  tasks: []\n', inventory_id: existing.inv } },
     });
+    // Disabled, and matching only imported dry runs even when a hostile PUT enables it: it must not hold sweep runs.
+    const policy = () => ({ name: uniq('pol'), enabled: false, match: { origins: ['import'], check: true } });
+    existing.pol = await made('/v1/policies', policy());
     const inventory = () => ({ name: uniq('inv'), content: 'localhost ansible_connection=local\n' });
     const source = () => ({
       name: uniq('src'),
@@ -196,6 +199,8 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
         filters: { branches: ['main'], tags: ['v*'] },
       }),
       updateTrigger: () => ({ name: uniq('trg'), require_signature: false, filters: { events: ['push'] } }),
+      createPolicy: policy,
+      updatePolicy: policy,
       submitRun: () => ({ playbook: '- hosts: all\n  gather_facts: false\n  tasks: []\n', inventory_id: existing.inv }),
       submitPipeline: () => ({
         inventory_id: existing.inv,
@@ -456,6 +461,7 @@ function idPrefixOf(path: string, param: string): string {
     grants: 'grant',
     runs: 'run',
     workers: 'wrk',
+    policies: 'pol',
     members: 'usr',
   };
   return prefixes[collection] ?? 'obj';
