@@ -15,6 +15,7 @@ import { createInventoryRepo } from './inventories/inventory.repo.js';
 import { createInventorySourceRepo } from './inventory-sources/inventory-source.repo.js';
 import { createRunEventRepo } from './runs/run-event.repo.js';
 import { createRunRepo } from './runs/run.repo.js';
+import { createRunApprovalRepo } from './runs/run-approval.repo.js';
 import { createWorkerRepo } from './workers/worker.repo.js';
 import { createTemplateRepo } from './templates/template.repo.js';
 import { createScheduleRepo } from './schedules/schedule.repo.js';
@@ -23,6 +24,7 @@ import { createLaunchRefRepo } from './launching/launch-ref.repo.js';
 import { createUserIdentityRepo } from './sso/user-identity.repo.js';
 import { createSsoCodeRepo } from './sso/sso-code.repo.js';
 import { createSsoStateRepo } from './sso/sso-state.repo.js';
+import { createSsoAssertionRepo } from './sso/sso-assertion.repo.js';
 import { createSsoTeamRepo } from './sso/sso-team.repo.js';
 import { createPolicyRepo } from './policies/policy.repo.js';
 
@@ -42,6 +44,7 @@ export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
     inventorySources: createInventorySourceRepo(db),
     runs: createRunRepo(db, dialect),
     runEvents: createRunEventRepo(db),
+    runApprovals: createRunApprovalRepo(db),
     workers: createWorkerRepo(db),
     templates: createTemplateRepo(db),
     schedules: createScheduleRepo(db, dialect),
@@ -50,6 +53,7 @@ export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
     userIdentities: createUserIdentityRepo(db),
     ssoCodes: createSsoCodeRepo(db),
     ssoStates: createSsoStateRepo(db),
+    ssoAssertions: createSsoAssertionRepo(db),
     ssoTeams: createSsoTeamRepo(db),
     policies: createPolicyRepo(db),
   };

@@ -40,16 +40,19 @@ export type {
   RunFilter,
   RunVisibility,
   RunRepo,
+  HeldPolicy,
 } from './runs/run.repo.js';
 export type { RunEventRow, RunEventQuery, RunEventRepo } from './runs/run-event.repo.js';
+export type { RunApprovalRow, RunApprovalRepo } from './runs/run-approval.repo.js';
 export type { WorkerRow, WorkerRepo } from './workers/worker.repo.js';
 export { GENESIS_HASH } from './migrations/0001_foundation.js';
 export type { LaunchRefRepo, LaunchRefOwner } from './launching/launch-ref.repo.js';
 export * from './templates/template.repo.js';
 export * from './schedules/schedule.repo.js';
 export * from './triggers/trigger.repo.js';
+export * from './policies/policy.repo.js';
 export * from './sso/user-identity.repo.js';
 export * from './sso/sso-code.repo.js';
 export * from './sso/sso-state.repo.js';
+export * from './sso/sso-assertion.repo.js';
 export * from './sso/sso-team.repo.js';
-export * from './policies/policy.repo.js';

@@ -327,6 +327,7 @@ export interface RunApprovalTable {
   username: string;
   decision: string;
   comment: string | null;
+  counts_for: string;
   at: string;
 }
 

@@ -38,6 +38,7 @@ export async function sweepOnce(services: Pick<Services, 'runRecovery'>, logger:
   try {
     const r = await services.runRecovery.reconcile();
     if (r.lost.length || r.requeued.length) logger.warn('recovery sweep', { lost: r.lost, requeued: r.requeued });
+    if (r.expired.length) logger.info('recovery sweep: held runs expired', { expired: r.expired });
     if (r.failed.length)
       logger.error('recovery sweep could not enqueue runs (tried again next sweep)', { failed: r.failed });
   } catch (err) {

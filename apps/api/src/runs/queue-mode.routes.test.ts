@@ -111,6 +111,47 @@ describe.each(DIALECTS)('runs in queue mode on %s', (dialect) => {
     });
   });
 
+  it('keeps a run held for approval out of Redis until it is approved, then enqueues its sealed bundle', async () => {
+    const inv = await inventory();
+    const pol = await h.http
+      .post('/v1/policies')
+      .set(bearer(h.admin.token))
+      .send({ name: `pol-${crypto.randomUUID()}`, match: { inventories: [inv] }, approvers: { roles: ['admin'] } });
+    expect(pol.status).toBe(201);
+    const res = await h.http
+      .post('/v1/runs')
+      .set(bearer(h.admin.token))
+      .send({ playbook: PLAYBOOK, inventory_id: inv });
+    expect(res.status).toBe(201);
+    expect(res.body.status).toBe('held');
+    const runId = res.body.id as string;
+    const redisHolds = async () => {
+      const redis = openRedis(REDIS_URL, 'queue-mode-test-held');
+      let dump = '';
+      for (const key of await redis.keys(`${prefix}:*`)) {
+        const type = await redis.type(key);
+        if (type === 'hash') dump += JSON.stringify(await redis.hgetall(key));
+        else if (type === 'string') dump += await redis.get(key);
+        else if (type === 'list') dump += (await redis.lrange(key, 0, -1)).join(',');
+        else if (type === 'zset') dump += (await redis.zrange(key, 0, -1)).join(',');
+      }
+      await closeRedis(redis);
+      return dump.includes(runId);
+    };
+    expect(await redisHolds()).toBe(false);
+    // The recovery sweep (its leader) does not enqueue a held run either.
+    await h.services.runRecovery.reconcile();
+    expect(await redisHolds()).toBe(false);
+    expect(await h.services.runQueue.pendingIds()).not.toContain(runId);
+
+    const other = await h.user('admin');
+    const approved = await h.http.post(`/v1/runs/${runId}/approve`).set(bearer(other.token));
+    expect(approved.status).toBe(200);
+    expect(approved.body.status).toBe('pending');
+    expect(await h.services.runQueue.pendingIds()).toContain(runId);
+    expect(await redisHolds()).toBe(true);
+  });
+
   // Last in this suite: the run it leaves pending fails every later sweep on purpose.
   it('never finishes a run whose bundle fails for a reason not ours (a secret this server cannot open): it stays pending for every next sweep', async () => {
     const env = await h.http

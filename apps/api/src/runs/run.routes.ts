@@ -1,4 +1,4 @@
-import { Run, RunIdParams, RunListQuery, SubmitRunBody } from '@baton/contracts';
+import { Run, RunDecisionBody, RunIdParams, RunListQuery, SubmitRunBody } from '@baton/contracts';
 import { z } from 'zod';
 import { pageReply } from '../http/paging.js';
 import { defineOperation, type Operation } from '../http/registry.js';
@@ -133,6 +133,55 @@ export function runRoutes(s: Pick<Services, 'runs'>): Operation[] {
       async handle({ principal, params }) {
         const run = await s.runs.retry(principal, params.id);
         return { status: 201, body: run, headers: location(run.id) };
+      },
+    }),
+    defineOperation({
+      operationId: 'approveRun',
+      method: 'post',
+      path: '/runs/{id}/approve',
+      tag: 'runs',
+      auth: 'user',
+      legacy: true,
+      summary:
+        'Approve a run held for approval: once every holding policy has its min_approvals, it moves held → pending and is queued (a split with its shards, a pipeline with its first step).',
+      description:
+        'Only an approver a holding policy names (as a user, by role or through a team) or an admin may decide; the run’s submitter (for a scheduled or triggered run, the schedule’s or trigger’s owner) can never approve it, admins included. One person decides once. The decision is recorded in `approvals`, audited, and emitted as a `status` event on the run’s stream. An admin’s approval counts toward every holding policy, anyone else’s toward each policy naming them.',
+      params: RunIdParams,
+      body: RunDecisionBody.optional(),
+      responses: {
+        200: { description: 'The run: still held (more approvals needed) or pending (released)', schema: Run },
+        403: { description: 'Not an approver of a holding policy, or the submitter approving their own run' },
+        409: {
+          description:
+            'The run is not held (or is a shard or step: decide on its parent), or the caller already decided',
+        },
+      },
+      async handle({ principal, params, body }) {
+        return { status: 200, body: await s.runs.decide(principal, params.id, 'approve', body?.comment) };
+      },
+    }),
+    defineOperation({
+      operationId: 'rejectRun',
+      method: 'post',
+      path: '/runs/{id}/reject',
+      tag: 'runs',
+      auth: 'user',
+      legacy: true,
+      summary: 'Reject a run held for approval: one reject finishes it `rejected` (with its shards or steps).',
+      description:
+        'Only an approver a holding policy names (as a user, by role or through a team) or an admin may decide; the run’s submitter (for a scheduled or triggered run, the schedule’s or trigger’s owner) can never approve it, admins included. One person decides once. The decision is recorded in `approvals`, audited, and emitted as a `status` event on the run’s stream.',
+      params: RunIdParams,
+      body: RunDecisionBody.optional(),
+      responses: {
+        200: { description: 'The run, finished `rejected`', schema: Run },
+        403: { description: 'Not an approver of a holding policy, or the submitter approving their own run' },
+        409: {
+          description:
+            'The run is not held (or is a shard or step: decide on its parent), or the caller already decided',
+        },
+      },
+      async handle({ principal, params, body }) {
+        return { status: 200, body: await s.runs.decide(principal, params.id, 'reject', body?.comment) };
       },
     }),
   ];

@@ -12,6 +12,8 @@ import {
   createRunPreparer,
   createRunRecovery,
   createRunService,
+  createRunDecisions,
+  createRunHolder,
   type Keyring,
   createWorkerService,
   createRunOutputService,
@@ -20,6 +22,7 @@ import {
   type ProjectService,
   UnavailableError,
 } from '@baton/core';
+import type { PolicyMatch } from '@baton/contracts';
 import type { Database } from '@baton/db';
 import {
   inventoryForHosts,
@@ -105,7 +108,21 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
   const eventBus: EventBus = q
     ? createRedisEventBus({ redisUrl: q.redisUrl, prefix: q.prefix, onError: reportRunError })
     : createInProcessEventBus();
-  const runAccess = createRunAccess({ runs: repos.runs, authz: opts.authz });
+  const runAccess = createRunAccess({ runs: repos.runs, authz: opts.authz, teams: repos.teams });
+  // Approval policies: evaluated at every submission (runs, pipelines, retries), snapshotted onto what they hold.
+  const holder = createRunHolder({
+    policies: {
+      listEnabled: async () =>
+        (await repos.policies.listEnabled()).map((pol) => ({
+          id: pol.id,
+          name: pol.name,
+          approvers: pol.approvers,
+          min_approvals: pol.min_approvals,
+          expires_after_s: pol.expires_after_s,
+          match: pol.match as PolicyMatch,
+        })),
+    },
+  });
   const ingester = createRunIngester({
     transaction: db.transaction,
     publish: (e) => eventBus.publish(e),
@@ -150,8 +167,18 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
         },
       }
     : runQueue;
+  const decisions = createRunDecisions({
+    transaction: db.transaction,
+    runs: repos.runs,
+    teams: repos.teams,
+    publish: (e) => eventBus.publish(e),
+    enqueue: (job) => dispatchQueue.enqueue(job),
+    onError: reportRunError,
+    clock: opts.clock,
+  });
   const runRecovery = createRunRecovery({
     runs: repos.runs,
+    expireHolds: () => decisions.expireHolds(),
     advance: (id) => ingester.advance(id),
     workers: repos.workers,
     queue: dispatchQueue,
@@ -181,6 +208,8 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
     clock: opts.clock,
     preparer: runPreparer,
     recheck: { projects: opts.projects, inventories: opts.inventories, credentials: opts.credentials },
+    holder,
+    inventoryTool,
     advance: (id) => ingester.advance(id),
     onAdvanceError: (id, err) =>
       reportRunError(
@@ -189,6 +218,9 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
   });
   const runs = createRunService({
     runs: repos.runs,
+    runApprovals: repos.runApprovals,
+    holder,
+    decisions,
     transaction: db.transaction,
     authz: opts.authz,
     access: runAccess,

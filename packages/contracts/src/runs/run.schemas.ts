@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { checkedBy, decimalInteger, idOf, PageCursor, PageLimit, Timestamp } from '../common/common.schemas.js';
 import { branchNameProblem } from '../projects/project.schemas.js';
 import { MAX_INVENTORY_CONTENT_CHARS } from '../inventories/inventory.schemas.js';
+import { RunApproval } from './run-approval.schemas.js';
 
 /** `waiting`: a pipeline step whose earlier steps have not finished yet. */
 export const RunStatus = z.enum(['pending', 'held', 'waiting', 'running', 'finished']);
@@ -166,6 +167,27 @@ export const Run = z
     started_at: Timestamp.nullable(),
     finished_at: Timestamp.nullable(),
     cancel_requested_at: Timestamp.nullable(),
+    held_by: z.array(z.string()).nullable().meta({
+      description:
+        'ids of the approval policies that held it for approval (empty for a run held because of its origin: ai, reconcile); null when never held',
+    }),
+    hold_expires_at: Timestamp.nullable().meta({
+      description: 'when a held run finishes `rejected` with reason `expired` (the earliest expiry of its policies)',
+    }),
+    approvals_needed: z
+      .array(
+        z.object({
+          policy_id: z.string(),
+          name: z.string(),
+          min_approvals: z.number().int(),
+          approved: z.number().int().meta({ description: 'approvals so far that count toward this policy' }),
+        }),
+      )
+      .nullable()
+      .meta({
+        description: 'per holding policy (as it was when the run was held), how many approvals it needs and has',
+      }),
+    approvals: z.array(RunApproval).meta({ description: 'every decision on the run, oldest first' }),
   })
   .meta({ id: 'Run' });
 export type Run = z.infer<typeof Run>;
@@ -190,6 +212,10 @@ export const RunListQuery = z.strictObject({
   include_shards: flag
     .optional()
     .meta({ description: 'also list shard and step runs (by default only top-level runs)' }),
+  awaiting: z
+    .literal('me')
+    .optional()
+    .meta({ description: '`me`: held runs the caller may decide on and has not decided on yet (never their own)' }),
 });
 export type RunListQuery = z.infer<typeof RunListQuery>;
 

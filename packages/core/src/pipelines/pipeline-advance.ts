@@ -80,6 +80,8 @@ export async function advancePipeline(
 ): Promise<RunEvent[]> {
   const pipeline = await lockParent(r, pipelineId);
   if (!pipeline || pipeline.kind !== 'pipeline') return [];
+  // Held for approval: nothing starts until it is approved (a cancel still skips every step and concludes it).
+  if (pipeline.status === 'held' && pipeline.cancel_requested_at === null) return [];
   const steps = await r.runs.children(pipelineId);
   const events: RunEvent[] = [];
   const stopped = pipeline.cancel_requested_at !== null || steps.some(canceledByHand);

@@ -11,6 +11,7 @@ import { newId } from '../common/ids.js';
 import { API_LAUNCH, ENCRYPTED_PLACEHOLDER, type LaunchContext } from '../runs/run-launch.js';
 import { originWords, type PreparedRun, type RunPreparer } from '../runs/run-prepare.js';
 import { type RecheckDeps, recheckRunInputs } from '../runs/run-recheck.js';
+import { heldRows, type HoldUnit, type RunHolder } from '../runs/run-hold.js';
 import { freshRunState, hasShards } from '../runs/run-rows.js';
 import { toRunView } from '../runs/run.view.js';
 
@@ -26,6 +27,10 @@ export interface PipelineServiceDeps {
   clock: Clock;
   preparer: Pick<RunPreparer, 'prepare'>;
   recheck: RecheckDeps;
+  /** approval policies: whether a pipeline is held (as one unit, its steps waiting with it) */
+  holder: RunHolder;
+  /** a step's target hosts, for policies with host globs (retry: from its recorded inventory) */
+  inventoryTool: { hosts(opts: { content: string; limit?: string | undefined }): Promise<{ hosts: string[] }> };
   /** the ingester's advance: makes the first step pending (or skips it) after the rows are committed */
   advance: (pipelineId: string) => Promise<void>;
   /** told when a committed pipeline could not be advanced (the recovery sweep advances it later) */
@@ -53,8 +58,21 @@ function stepSpec(body: SubmitPipelineBody, step: SubmitPipelineBody['steps'][nu
 }
 
 export function createPipelineService(deps: PipelineServiceDeps) {
-  /** Inserts the rows (pipeline, steps, shards) and the audit entry in one transaction, then starts the first step. */
-  async function store(p: Principal, rows: RunRow[], action: string, summary: string): Promise<void> {
+  /**
+   * Evaluates the approval policies over every step (any match holds the whole pipeline), inserts the rows (pipeline,
+   * steps, shards) and the audit entry in one transaction, then starts the first step unless held.
+   */
+  async function store(
+    p: Principal,
+    given: RunRow[],
+    units: HoldUnit[],
+    action: string,
+    summary: string,
+  ): Promise<void> {
+    const hold = await deps.holder.holdFor(p, units, deps.clock());
+    const rows = hold ? heldRows(given, hold) : given;
+    if (hold)
+      summary += `; held for approval${hold.held_by!.length ? ` by ${hold.held_by!.join(', ')}` : ` (origin ${given[0]!.origin})`}`;
     await deps.transaction(async (r) => {
       for (const row of rows) await r.runs.insert(row);
       await recordAudit(r.audit, { actor: p.id, action, object: rows[0]!.id, summary }, deps.clock);
@@ -139,6 +157,7 @@ export function createPipelineService(deps: PipelineServiceDeps) {
       await store(
         p,
         rows,
+        prepared.map((prep) => ({ row: prep.base, hosts: prep.hosts })),
         'pipeline.submit',
         `submitted pipeline ${pipeline.id}${body.name ? ` ${body.name}` : ''}${originWords(ctx)} of ${steps.length} step${steps.length === 1 ? '' : 's'}: ${steps.join('; ')}`,
       );
@@ -155,9 +174,25 @@ export function createPipelineService(deps: PipelineServiceDeps) {
       if (first < 0)
         throw new ConflictError(`no step of pipeline ${run.id} failed (${run.conclusion}); there is nothing to retry`);
       const again = steps.slice(first);
+      const units: HoldUnit[] = [];
       for (const step of again) {
-        for (const unit of hasShards(step) ? await deps.runs.children(step.id) : [step])
-          await recheckRunInputs(deps.recheck, p, unit);
+        const parts = hasShards(step) ? await deps.runs.children(step.id) : [step];
+        const contents: Array<{ content: string | null; row: RunRow }> = [];
+        for (const unit of parts) contents.push({ content: await recheckRunInputs(deps.recheck, p, unit), row: unit });
+        units.push({
+          row: step,
+          hosts: async () => {
+            const all: string[] = [];
+            for (const { content, row } of contents)
+              all.push(
+                ...(row.hosts ??
+                  (content === null
+                    ? []
+                    : (await deps.inventoryTool.hosts({ content, limit: row.host_limit ?? undefined })).hosts)),
+              );
+            return all;
+          },
+        });
       }
       const now = deps.clock();
       const fresh = freshRunState(p, iso(now));
@@ -188,6 +223,7 @@ export function createPipelineService(deps: PipelineServiceDeps) {
       await store(
         p,
         rows,
+        units,
         'run.retry',
         `retried pipeline ${run.id} as ${pipeline.id} from its first failed step ${steps[first]!.id} (step ${first + 1} of ${steps.length})`,
       );

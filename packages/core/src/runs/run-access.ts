@@ -1,23 +1,37 @@
-import type { RunRepo, RunRow, RunVisibility } from '@baton/db';
+import type { PolicyApprovers } from '@baton/contracts';
+import type { HeldPolicy, RunRepo, RunRow, RunVisibility, TeamRepo } from '@baton/db';
+import { approverMatches } from '../policies/policy-match.js';
 import { type Authorizer, type Principal, visibleOr404 } from '../authz/authorize.js';
 import { ForbiddenError } from '../common/errors.js';
 
 /**
  * Who sees a run (the runs domain's own rule, built on THE authorization rule): admins, its submitter, and
- * whoever holds `use` on its project, template or inventory. Anyone else gets the same 404 as for an
- * unknown id. Acting on a run (cancel, retry) needs what submitting needs: a creator role and `use` on
+ * whoever holds `use` on its project, template or inventory, and the approvers its holding policies name (a run held
+ * for approval must be visible to who decides on it). Anyone else gets the same 404 as for an unknown id. Acting on a run (cancel, retry) needs what submitting needs: a creator role and `use` on
  * every object it references.
  */
 export function createRunAccess(deps: {
   runs: Pick<RunRepo, 'findById'>;
   authz: Pick<Authorizer, 'levelOn' | 'visibleIds' | 'requireCreator'>;
+  teams: Pick<TeamRepo, 'teamIdsOf'>;
 }) {
   async function canSee(p: Principal, run: RunRow): Promise<boolean> {
     if (p.role === 'admin' || run.submitted_by === p.id) return true;
     for (const objectId of [run.project_id, run.template_id, run.inventory_id]) {
       if (objectId && (await deps.authz.levelOn(p, objectId)) !== null) return true;
     }
-    return false;
+    const policies = await holdPoliciesOf(run);
+    if (policies.length === 0) return false;
+    const who = { id: p.id, role: p.role, teamIds: await deps.teams.teamIdsOf(p.id) };
+    return policies.some((pol) => approverMatches(pol.approvers as PolicyApprovers, who));
+  }
+
+  /** The policies that held a run's unit: its own, or its split's or pipeline's (a shard of a split step: two up). */
+  async function holdPoliciesOf(run: RunRow, depth = 0): Promise<HeldPolicy[]> {
+    if (run.hold_policies?.length) return run.hold_policies;
+    if (run.parent_id === null || depth >= 2) return [];
+    const parent = await deps.runs.findById(run.parent_id);
+    return parent ? holdPoliciesOf(parent, depth + 1) : [];
   }
 
   return {

@@ -80,6 +80,7 @@ describe.each(DIALECTS)('run output service on %s', (dialect) => {
     const access = createRunAccess({
       runs: repos.runs,
       authz: createAuthorizer({ grants: repos.grants, teams: repos.teams }),
+      teams: repos.teams,
     });
     service = createRunOutputService({ runEvents: repos.runEvents, runs: repos.runs, access });
     run = await seedRun(tdb, CHUNKS);

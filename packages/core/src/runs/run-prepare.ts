@@ -60,6 +60,8 @@ export interface PreparedRun {
   base: RunRow;
   rows: RunRow[];
   what: string[];
+  /** the hosts it targets after limit (asks ansible-inventory once, and only when called: approval policies' host globs) */
+  hosts: () => Promise<string[]>;
 }
 
 /** Where a spec's fields sit in the request, for error paths: `body` for POST /v1/runs, `body.steps.2` for a step. */
@@ -265,7 +267,12 @@ export function createRunPreparer(deps: RunPreparerDeps) {
       ...(targets ? [`${shardCount} shards`] : []),
       ...(body.labels?.length ? [`worker labels ${[...new Set(body.labels)].sort().join(', ')}`] : []),
     ];
-    return { base, rows, what };
+    let hosts: Promise<string[]> | undefined;
+    const targetHostsOnce = () =>
+      (hosts ??= targets
+        ? Promise.resolve(targets.hosts)
+        : targetHosts(content, body.limit, inventory === undefined, field).then((t) => t.hosts));
+    return { base, rows, what, hosts: targetHostsOnce };
   }
 
   return { prepare };

@@ -30,6 +30,8 @@ export interface RunRecoveryDeps {
   workers: Pick<WorkerRepo, 'list' | 'deleteStaleBefore'>;
   queue: RecoveryQueue;
   finish: RunIngester['finish'];
+  /** finishes `rejected`/`expired` the held runs whose hold has expired (run-decision.ts); their ids */
+  expireHolds?: () => Promise<string[]>;
   clock: Clock;
   self: RecoverySelf;
 }
@@ -61,6 +63,7 @@ export function createRunRecovery(deps: RunRecoveryDeps) {
     async reconcile(): Promise<{
       requeued: string[];
       lost: string[];
+      expired: string[];
       failed: Array<{ runId: string; error: string }>;
     }> {
       // The database first, the queue second: a run leased between the two reads is then seen as leased,
@@ -76,6 +79,12 @@ export function createRunRecovery(deps: RunRecoveryDeps) {
       }
       await deps.workers.deleteStaleBefore(iso(new Date(now.getTime() - FORGET_WORKERS_AFTER_MS)));
       const failed: Array<{ runId: string; error: string }> = [];
+      let expired: string[] = [];
+      try {
+        expired = (await deps.expireHolds?.()) ?? [];
+      } catch (err) {
+        failed.push({ runId: '(held runs)', error: (err as Error)?.message ?? String(err) });
+      }
       // Pipelines whose current step finished without moving them on (nothing advanced it): on to the next step.
       for (const status of ['pending', 'running'])
         for (const pipeline of await deps.runs.listByStatus(status, { kinds: ['pipeline'] })) {
@@ -99,7 +108,7 @@ export function createRunRecovery(deps: RunRecoveryDeps) {
           failed.push({ runId: run.id, error: (err as Error)?.message ?? String(err) });
         }
       }
-      return { requeued, lost, failed };
+      return { requeued, lost, expired, failed };
     },
   };
 }

@@ -13,6 +13,8 @@ import { generateMasterKey, Keyring } from '../crypto/secret-box.js';
 import { createInventoryService } from '../inventories/inventory.service.js';
 import { createProjectService } from '../projects/project.service.js';
 import { createRunAccess } from './run-access.js';
+import { createRunDecisions } from './run-decision.js';
+import { createRunHolder } from './run-hold.js';
 import { createRunBundleBuilder } from './run-bundle.js';
 import { createRunIngester, type RunIngester } from './run-ingest.js';
 import { createRunPreparer, type InventoryTool, type PlaybookResolver } from './run-prepare.js';
@@ -83,7 +85,18 @@ describe.each(DIALECTS)('run service on %s', (dialect) => {
       runs: repos.runs,
       transaction,
       authz,
-      access: createRunAccess({ runs: repos.runs, authz }),
+      access: createRunAccess({ runs: repos.runs, authz, teams: repos.teams }),
+      runApprovals: repos.runApprovals,
+      holder: createRunHolder({ policies: { listEnabled: async () => [] } }),
+      decisions: createRunDecisions({
+        transaction,
+        runs: repos.runs,
+        teams: repos.teams,
+        publish: async () => {},
+        enqueue: async ({ runId }) => void enqueued.push(runId),
+        onError: () => {},
+        clock: systemClock,
+      }),
       clock: systemClock,
       projects,
       preparer: createRunPreparer({

@@ -4,17 +4,20 @@ import {
   InventoryParseError,
   type Run,
   type RunConclusion,
+  type RunDecision,
   type RunListQuery,
   type RunStatus,
   type SubmitRunBody,
 } from '@baton/contracts';
-import type { AuditRepo, RunRepo, RunRow } from '@baton/db';
+import type { AuditRepo, RunApprovalRepo, RunRepo, RunRow } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import { type Authorizer, notFound, type Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
-import { ConflictError, UnprocessableError } from '../common/errors.js';
+import { ConflictError, UnprocessableError, ValidationError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
 import { decodeCursor, type Page, toPage } from '../common/paging.js';
+import type { RunDecisions } from './run-decision.js';
+import { heldRows, type RunHolder } from './run-hold.js';
 import type { CredentialService } from '../credentials/credential.service.js';
 import type { InventoryService } from '../inventories/inventory.service.js';
 import type { ProjectService } from '../projects/project.service.js';
@@ -29,7 +32,11 @@ import { toRunView } from './run.view.js';
 type TxRepos = { runs: Pick<RunRepo, 'insert'>; audit: Pick<AuditRepo, 'append'> };
 
 export interface RunServiceDeps {
-  runs: Pick<RunRepo, 'findById' | 'list' | 'children' | 'hostsOf' | 'transition'>;
+  runs: Pick<RunRepo, 'findById' | 'list' | 'children' | 'hostsOf' | 'transition' | 'listHeld'>;
+  runApprovals: Pick<RunApprovalRepo, 'forRuns'>;
+  /** approval policies: whether a submission is held */
+  holder: RunHolder;
+  decisions: Pick<RunDecisions, 'decide' | 'rightsOf'>;
   transaction: <T>(fn: (r: TxRepos) => Promise<T>) => Promise<T>;
   authz: Pick<Authorizer, 'requireCreator'>;
   access: Pick<RunAccess, 'visibleRun' | 'visibility' | 'requireActOn'>;
@@ -61,6 +68,8 @@ const CANCELED = { conclusion: 'canceled', reason: 'canceled' } as const satisfi
 };
 const UNFINISHED: readonly RunStatus[] = ['pending', 'held', 'waiting', 'running'];
 const RETRYABLE: readonly (string | null)[] = ['failed', 'error'];
+/** How many held runs `awaiting=me` looks through (held runs are few: they wait for people). */
+const MAX_HELD_SCANNED = 5_000;
 /** The labels a run asks of its worker, as the queue wants them (none: any worker). */
 const labelsOf = (row: RunRow): { labels?: string[] } => (row.labels.length > 0 ? { labels: row.labels } : {});
 
@@ -71,8 +80,21 @@ export function createRunService(deps: RunServiceDeps) {
     return row;
   };
 
-  /** Inserts the rows (a parent before its children) and the audit entry in one transaction, then enqueues what can run. */
-  async function store(p: Principal, rows: RunRow[], action: string, summary: string): Promise<void> {
+  /**
+   * Evaluates the approval policies (held: the whole unit waits), then inserts the rows (a parent before its children)
+   * and the audit entry in one transaction, then enqueues what can run. Returns the parent as stored.
+   */
+  async function store(
+    p: Principal,
+    given: RunRow[],
+    hosts: () => Promise<string[]>,
+    action: string,
+    summary: string,
+  ): Promise<RunRow> {
+    const hold = await deps.holder.holdFor(p, [{ row: given[0]!, hosts }], deps.clock());
+    const rows = hold ? heldRows(given, hold) : given;
+    if (hold)
+      summary += `; held for approval${hold.held_by!.length ? ` by ${hold.held_by!.join(', ')}` : ` (origin ${given[0]!.origin})`}`;
     await deps.transaction(async (r) => {
       for (const row of rows) await r.runs.insert(row);
       await recordAudit(r.audit, { actor: p.id, action, object: rows[0]!.id, summary }, deps.clock);
@@ -88,6 +110,45 @@ export function createRunService(deps: RunServiceDeps) {
       );
       if (failed) break;
     }
+    return rows[0]!;
+  }
+
+  /** Views of `rows` with their decisions. */
+  async function views(rows: RunRow[], opts: { withHostStats?: boolean } = {}): Promise<Run[]> {
+    const approvals = await deps.runApprovals.forRuns(rows.filter((r) => r.held_by !== null).map((r) => r.id));
+    return rows.map((r) => toRunView(r, { ...opts, approvals }));
+  }
+
+  /** Held runs `p` may decide on and has not decided on, newest first, one page (filters applied in memory). */
+  async function awaiting(p: Principal, query: RunListQuery): Promise<Page<Run>> {
+    if (query.status !== undefined && query.status !== 'held') {
+      const message = 'awaiting=me lists held runs only: leave status out or give status=held';
+      throw new ValidationError(message, [{ path: 'query.awaiting', message }]);
+    }
+    const before = decodeCursor(query.cursor);
+    const since = query.since === undefined ? undefined : iso(new Date(query.since));
+    const held = (await deps.runs.listHeld({ limit: MAX_HELD_SCANNED })).filter(
+      (r) =>
+        (before === undefined || r.id < before) &&
+        r.submitted_by !== p.id &&
+        (query.project === undefined || r.project_id === query.project) &&
+        (query.template === undefined || r.template_id === query.template) &&
+        (query.schedule === undefined || r.schedule_id === query.schedule) &&
+        (query.trigger === undefined || r.trigger_id === query.trigger) &&
+        (query.origin === undefined || r.origin === query.origin) &&
+        (query.inventory === undefined || r.inventory_id === query.inventory) &&
+        (since === undefined || r.created_at >= since),
+    );
+    const decided = new Set(
+      (await deps.runApprovals.forRuns(held.map((r) => r.id))).filter((a) => a.user_id === p.id).map((a) => a.run_id),
+    );
+    const mine: RunRow[] = [];
+    for (const run of held) {
+      if (mine.length > query.limit) break;
+      if (!decided.has(run.id) && (await deps.decisions.rightsOf(p, run)).mayDecide) mine.push(run);
+    }
+    const page = toPage(mine, query.limit, (r) => r.id);
+    return { items: await views(page.items), next: page.next };
   }
 
   /**
@@ -152,13 +213,20 @@ export function createRunService(deps: RunServiceDeps) {
      */
     async submit(p: Principal, body: SubmitRunBody, ctx: LaunchContext = API_LAUNCH): Promise<Run> {
       deps.authz.requireCreator(p);
-      const { base, rows, what } = await deps.preparer.prepare(p, body, ctx, { at: deps.clock() });
+      const { base, rows, what, hosts } = await deps.preparer.prepare(p, body, ctx, { at: deps.clock() });
       if (ctx.validateOnly) return toRunView(base);
-      await store(p, rows, 'run.submit', `submitted ${base.kind} ${base.id}${originWords(ctx)}: ${what.join(', ')}`);
-      return toRunView(base);
+      const stored = await store(
+        p,
+        rows,
+        hosts,
+        'run.submit',
+        `submitted ${base.kind} ${base.id}${originWords(ctx)}: ${what.join(', ')}`,
+      );
+      return toRunView(stored);
     },
 
     async list(p: Principal, query: RunListQuery): Promise<Page<Run>> {
+      if (query.awaiting === 'me') return awaiting(p, query);
       const visible = await deps.access.visibility(p);
       const rows = await deps.runs.list(
         {
@@ -178,12 +246,21 @@ export function createRunService(deps: RunServiceDeps) {
         visible,
       );
       const page = toPage(rows, query.limit, (r) => r.id);
-      return { items: page.items.map((r) => toRunView(r)), next: page.next };
+      return { items: await views(page.items), next: page.next };
     },
 
-    /** One run with its per-host counts. */
+    /** One run with its per-host counts and its decisions. */
     async get(p: Principal, id: string): Promise<Run> {
-      return toRunView(await deps.access.visibleRun(p, id), { withHostStats: true });
+      return (await views([await deps.access.visibleRun(p, id)], { withHostStats: true }))[0]!;
+    },
+
+    /**
+     * Approve or reject a held run (200 with the run): see run-decision.ts. Anyone who may decide may see the run (its
+     * holding policies name them), so a run they may not see is the usual 404.
+     */
+    async decide(p: Principal, id: string, decision: RunDecision, comment: string | undefined): Promise<Run> {
+      await deps.decisions.decide(p, await deps.access.visibleRun(p, id), decision, comment);
+      return (await views([await rowOf(id)]))[0]!;
     },
 
     /** The shards of a split (or of a split pipeline step) in shard order; any other run has none. */
@@ -230,7 +307,7 @@ export function createRunService(deps: RunServiceDeps) {
       await deps.transaction((r) =>
         recordAudit(r.audit, { actor: p.id, action: 'run.cancel', object: id, summary }, deps.clock),
       );
-      return { run: toRunView(await rowOf(id)), accepted };
+      return { run: (await views([await rowOf(id)]))[0]!, accepted };
     },
 
     /**
@@ -287,8 +364,13 @@ export function createRunService(deps: RunServiceDeps) {
         }
         summary = `retried run ${id} as ${again.id}${failedHosts.length ? ` on its ${failedHosts.length} failed or unreachable hosts` : ''}`;
       }
-      await store(p, rows, 'run.retry', summary);
-      return toRunView(again);
+      const retryHosts = async () =>
+        again.hosts ??
+        (inventoryContent === null
+          ? []
+          : (await deps.inventoryTool.hosts({ content: inventoryContent, limit: again.host_limit ?? undefined }))
+              .hosts);
+      return toRunView(await store(p, rows, retryHosts, 'run.retry', summary));
     },
   };
 }

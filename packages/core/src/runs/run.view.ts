@@ -2,13 +2,15 @@ import type {
   HostCounts,
   HostOutcomeSummary,
   Run,
+  RunApproval,
+  RunDecision,
   RunConclusion,
   RunIf,
   RunKind,
   RunOrigin,
   RunStatus,
 } from '@baton/contracts';
-import type { RunHostRow, RunRow } from '@baton/db';
+import type { RunApprovalRow, RunHostRow, RunRow } from '@baton/db';
 
 /** What the Run response says for an inline playbook instead of echoing its content. */
 export const INLINE_PLAYBOOK_LABEL = '(inline)';
@@ -47,9 +49,20 @@ export function toRunHostRows(runId: string, stats: Record<string, HostCounts>):
   }));
 }
 
-/** The API shape of a run. `withHostStats` adds the per-host counts (GET of one run). */
-export function toRunView(row: RunRow, opts: { withHostStats?: boolean } = {}): Run {
+/** The approvals that count toward `policyId`. */
+export const approvalsFor = (policyId: string, approvals: readonly RunApprovalRow[]): number =>
+  approvals.filter((a) => a.decision === 'approve' && a.counts_for.includes(policyId)).length;
+
+/**
+ * The API shape of a run. `withHostStats` adds the per-host counts (GET of one run); `approvals` are its decisions
+ * (none when not given: a run just created has none).
+ */
+export function toRunView(
+  row: RunRow,
+  opts: { withHostStats?: boolean; approvals?: readonly RunApprovalRow[] } = {},
+): Run {
   const stats = row.stats;
+  const approvals = (opts.approvals ?? []).filter((a) => a.run_id === row.id);
   return {
     id: row.id,
     kind: row.kind as RunKind,
@@ -93,5 +106,21 @@ export function toRunView(row: RunRow, opts: { withHostStats?: boolean } = {}): 
     started_at: row.started_at,
     finished_at: row.finished_at,
     cancel_requested_at: row.cancel_requested_at,
+    held_by: row.held_by,
+    hold_expires_at: row.hold_expires_at,
+    approvals_needed:
+      row.hold_policies?.map((pol) => ({
+        policy_id: pol.id,
+        name: pol.name,
+        min_approvals: pol.min_approvals,
+        approved: approvalsFor(pol.id, approvals),
+      })) ?? null,
+    approvals: approvals.map((a): RunApproval => ({
+      user_id: a.user_id,
+      username: a.username,
+      decision: a.decision as RunDecision,
+      comment: a.comment,
+      at: a.at,
+    })),
   };
 }

@@ -64,6 +64,7 @@ describe.each(DIALECTS)('worker service on %s', (dialect) => {
       access: createRunAccess({
         runs: repos.runs,
         authz: createAuthorizer({ grants: repos.grants, teams: repos.teams }),
+        teams: repos.teams,
       }),
       clock: () => now,
     });

@@ -36,6 +36,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('username', 'text', (c) => c.notNull())
     .addColumn('decision', 'text', (c) => c.notNull()) // approve | reject
     .addColumn('comment', 'text')
+    .addColumn('counts_for', 'text', (c) => c.notNull()) // JSON: ids of the holding policies this approval counts toward
     .addColumn('at', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('run_approvals_pk', ['run_id', 'user_id'])
     .execute();
@@ -98,7 +99,8 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   for (const t of ['sso_assertions', 'sso_states', 'sso_codes', 'user_identities', 'run_approvals', 'policies'])
     await db.schema.dropTable(t).execute();
   await db.schema.dropIndex('runs_hold_idx').execute();
-  for (const c of ['held_by', 'hold_policies', 'hold_expires_at']) await db.schema.alterTable('runs').dropColumn(c).execute();
+  for (const c of ['held_by', 'hold_policies', 'hold_expires_at'])
+    await db.schema.alterTable('runs').dropColumn(c).execute();
   for (const c of ['kind', 'name', 'scope', 'issued_role', 'last_used_at'])
     await db.schema.alterTable('api_tokens').dropColumn(c).execute();
 }

@@ -36,7 +36,7 @@ export interface RunJson {
 export interface HeldPolicy {
   id: string;
   name: string;
-  approvers: { roles?: string[]; users?: string[]; teams?: string[] };
+  approvers: { roles?: string[] | undefined; users?: string[] | undefined; teams?: string[] | undefined };
   min_approvals: number;
   expires_after_s: number | null;
 }
@@ -150,6 +150,29 @@ export function createRunRepo(db: Kysely<Schema>, dialect: DialectName) {
       let q = db.selectFrom('runs').selectAll().where('status', '=', status).orderBy('id', 'asc');
       if (opts.kinds) q = q.where('kind', 'in', opts.kinds);
       return (await q.execute()).map(json.decode);
+    },
+    /** Top-level runs waiting for approval, newest first (`GET /v1/runs?awaiting=me` filters them per caller). */
+    async listHeld(opts: { limit: number }): Promise<RunRow[]> {
+      const rows = await db
+        .selectFrom('runs')
+        .selectAll()
+        .where('status', '=', 'held')
+        .where('parent_id', 'is', null)
+        .orderBy('id', 'desc')
+        .limit(opts.limit)
+        .execute();
+      return rows.map(json.decode);
+    },
+    /** Held runs whose hold has expired at `now`, oldest first (the recovery sweep rejects them). */
+    async listHoldExpired(now: string): Promise<RunRow[]> {
+      const rows = await db
+        .selectFrom('runs')
+        .selectAll()
+        .where('status', '=', 'held')
+        .where('hold_expires_at', '<=', now)
+        .orderBy('id', 'asc')
+        .execute();
+      return rows.map(json.decode);
     },
     /**
      * Compare-and-set: applies `patch` only while the run's status is one of `from`. The one way a status
