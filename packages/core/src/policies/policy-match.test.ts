@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { PolicyMatch } from '@baton/contracts';
-import { approverMatches, INLINE_PLAYBOOK, matchingPolicies, type RunFacts } from './policy-match.js';
+import { INLINE_PLAYBOOK_LABEL as INLINE_PLAYBOOK } from '../runs/run.view.js';
+import { approverMatches, matchingPolicies, type RunFacts } from './policy-match.js';
 
 interface TestPolicy {
   id: string;

@@ -2,15 +2,12 @@
 import type { PolicyApprovers, PolicyMatch, Role, RunOrigin } from '@baton/contracts';
 import { compileGlobs, matchesAnyGlob } from '../common/glob.js';
 
-/** What `playbook` is for a run of an inline playbook (project runs give the playbook's path in the project). */
-export const INLINE_PLAYBOOK = '(inline)';
-
 /** What a policy's match is checked against: one submission as it will run. */
 export interface RunFacts {
   projectId: string | null;
   templateId: string | null;
   inventoryId: string | null;
-  /** the playbook's path in its project, or INLINE_PLAYBOOK */
+  /** the playbook's path in its project, or INLINE_PLAYBOOK_LABEL (runs/run.view.ts) for an inline playbook */
   playbook: string;
   check: boolean;
   origin: RunOrigin;
