@@ -13,7 +13,7 @@ import { generateMasterKey, Keyring } from '../crypto/secret-box.js';
 import { resealAllSecrets } from '../keys/rotate.js';
 import { createSigningKeyStore } from '../keys/signing-key.js';
 import { canonicalEntryBytes, entryHash, recordAudit } from './audit.chain.js';
-import { createAuditService, exportSignedMessage } from './audit.service.js';
+import { collectAuditExport, createAuditService, exportSignedMessage } from './audit.service.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 
@@ -343,7 +343,7 @@ describe.each(DIALECTS)('audit chain on %s', (dialect) => {
     ]);
     const audit = service(tdb.db);
     expect(await audit.verify(ADMIN)).toEqual({ ok: true, entries: 3, head: rows[2]!.hash });
-    const exported = await audit.export(ADMIN);
+    const exported = await collectAuditExport(await audit.export(ADMIN));
     expect(exported.entries).toEqual(rows);
     // The export verifies offline by the README's rule, from its JSON text.
     const reread = JSON.parse(JSON.stringify(exported)) as typeof exported;
@@ -451,7 +451,9 @@ describe.each(DIALECTS)('audit chain on %s', (dialect) => {
         recordAudit(r.audit, { actor: 'w', action: 'concurrent.write', object: null, summary: `n${i}` }, clock),
       ),
     );
-    const checks = Array.from({ length: 6 }, (_, i) => (i % 2 ? svc.verify(ADMIN) : svc.export(ADMIN)));
+    const checks = Array.from({ length: 6 }, (_, i) =>
+      i % 2 ? svc.verify(ADMIN) : svc.export(ADMIN).then(collectAuditExport),
+    );
     const [, results] = await Promise.all([Promise.all(writes), Promise.all(checks)]);
     for (const r of results) {
       if ('signature' in r) expect(r.head.seq).toBe(r.entries.length);
@@ -520,7 +522,7 @@ describe.each(DIALECTS)('audit chain on %s', (dialect) => {
 
     it('signs what verifies with the exported public key, and nothing else', async () => {
       await appendMany(tdb.db, 3);
-      const x = await service(tdb.db).export(ADMIN);
+      const x = await collectAuditExport(await service(tdb.db).export(ADMIN));
       const sig = Buffer.from(x.signature, 'base64');
       expect(crypto.verify(null, Buffer.from(x.signed_message, 'utf8'), x.public_key, sig)).toBe(true);
       expect(
@@ -661,7 +663,7 @@ describe.each(DIALECTS)('audit chain on %s', (dialect) => {
       const svc = service(tdb.db);
       const head = await tdb.db.repos.audit.head();
       expect(await svc.verify(ADMIN)).toEqual({ ok: true, entries: 1203, head: head.hash });
-      const exported = await svc.export(ADMIN);
+      const exported = await collectAuditExport(await svc.export(ADMIN));
       expect(exported.entries.map((e) => e.seq)).toEqual(Array.from({ length: 1203 }, (_, i) => i + 1));
       await audit().deleteFrom('audit_entries').where('seq', '=', 1001).execute();
       expect(await svc.verify(ADMIN)).toEqual({ ok: false, first_bad_seq: 1001, entries: 1203 });

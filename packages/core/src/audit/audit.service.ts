@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { AuditEntry, AuditExport } from '@baton/contracts';
-import { type AuditFilter, type AuditRepo, GENESIS_HASH } from '@baton/db';
+import { type AuditEntryRow, type AuditFilter, type AuditRepo, GENESIS_HASH } from '@baton/db';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, ValidationError } from '../common/errors.js';
@@ -8,11 +8,36 @@ import { decodeCursor, notIssued, type Page, toPage } from '../common/paging.js'
 import type { SigningKeyStore } from '../keys/signing-key.js';
 import { entryHash } from './audit.chain.js';
 
-const BATCH = 1000;
+/** Entries read per query when walking the chain: memory stays bounded by one batch, however long the chain. */
+export const AUDIT_BATCH = 1000;
 export const EXPORT_FORMAT = 'baton-audit-export/1';
 
 export type VerifyResult =
   { ok: true; entries: number; head: string } | { ok: false; first_bad_seq: number; entries: number };
+
+/**
+ * An export on its way out. Everything the signature covers (the head, the count, `exported_at`) is fixed before
+ * the first entry is read, so the document can be written front to back while the entries are read in batches.
+ */
+export interface AuditExportStream {
+  /** The head read when the export began: the export holds exactly the entries up to it. */
+  head: { seq: number; hash: string };
+  exported_at: string;
+  /**
+   * The document as JSON text in pieces (the fields before the entries, one piece per batch of entries, the
+   * fields after them). Joined, the pieces are exactly `JSON.stringify` of the {@link AuditExport}. Reading them
+   * walks the chain again, checking every link; an entry that changed since the check before the export throws
+   * ConflictError mid-way, so the document is never completed.
+   */
+  text: AsyncIterable<string>;
+}
+
+/** Joins a streamed export into the document: for small chains and tests; a large one should be streamed on. */
+export async function collectAuditExport(stream: AuditExportStream): Promise<AuditExport> {
+  const pieces: string[] = [];
+  for await (const piece of stream.text) pieces.push(piece);
+  return JSON.parse(pieces.join('')) as AuditExport;
+}
 
 /** The exact text the export signs. The head hash commits to every entry before it. */
 export function exportSignedMessage(p: {
@@ -69,28 +94,72 @@ export function createAuditService(deps: {
   signingKeys: SigningKeyStore;
   clock: Clock;
   authz: Pick<Authorizer, 'requireAdmin'>;
+  /** entries per query while walking the chain; default {@link AUDIT_BATCH} */
+  batchSize?: number;
 }) {
-  /** Walks the chain up to the head read at the start, so entries committed meanwhile do not confuse it. */
-  async function walk(onEntry?: (e: AuditEntry) => void): Promise<VerifyResult> {
-    const head = await deps.audit.head();
+  const batchSize = deps.batchSize ?? AUDIT_BATCH;
+
+  /**
+   * Walks the chain up to `head` (read before the walk, so entries committed meanwhile do not confuse it) in keyset
+   * batches by seq, checking every link; yields each batch once all of it checked out; returns the verdict.
+   */
+  async function* verifiedBatches(head: {
+    seq: number;
+    hash: string;
+  }): AsyncGenerator<AuditEntryRow[], VerifyResult, undefined> {
     let prev = GENESIS_HASH;
     let expected = 1;
     while (expected <= head.seq) {
-      const batch = await deps.audit.range(expected - 1, Math.min(BATCH, head.seq - expected + 1));
+      const batch = await deps.audit.range(expected - 1, Math.min(batchSize, head.seq - expected + 1));
       if (batch.length === 0) break;
       for (const e of batch) {
         if (e.seq !== expected || e.prev_hash !== prev || entryHash(prev, e) !== e.hash) {
           return { ok: false, first_bad_seq: expected, entries: head.seq };
         }
-        onEntry?.(e);
         prev = e.hash;
         expected++;
       }
+      yield batch;
     }
     // Entries cut off the end, or a head that no longer matches the last entry.
     if (expected <= head.seq || head.hash !== prev)
       return { ok: false, first_bad_seq: Math.min(expected, head.seq), entries: head.seq };
     return { ok: true, entries: head.seq, head: head.hash };
+  }
+
+  /** The verdict on the chain up to `head`, holding one batch at a time. */
+  async function walk(head: { seq: number; hash: string }): Promise<VerifyResult> {
+    const batches = verifiedBatches(head);
+    for (;;) {
+      const step = await batches.next();
+      if (step.done) return step.value;
+    }
+  }
+
+  /** The export document's text: the fields before the entries, the entries batch by batch, the signed trailer. */
+  async function* exportText(
+    head: { seq: number; hash: string },
+    opening: Omit<AuditExport, 'entries' | 'key_id' | 'public_key' | 'signed_message' | 'signature'>,
+    closing: Pick<AuditExport, 'key_id' | 'public_key' | 'signed_message' | 'signature'>,
+  ): AsyncGenerator<string, void, undefined> {
+    // The same key order as the AuditExport object, so the joined text is exactly its JSON.stringify.
+    yield `${JSON.stringify(opening).slice(0, -1)},"entries":[`;
+    const batches = verifiedBatches(head);
+    let first = true;
+    for (;;) {
+      const step = await batches.next();
+      if (step.done) {
+        if (!step.value.ok)
+          throw new ConflictError(
+            `the audit chain changed at seq ${step.value.first_bad_seq} while it was being exported; the export is incomplete`,
+          );
+        break;
+      }
+      const piece = step.value.map((e) => JSON.stringify(e)).join(',');
+      yield first ? piece : `,${piece}`;
+      first = false;
+    }
+    yield `],${JSON.stringify(closing).slice(1)}`;
   }
 
   return {
@@ -117,33 +186,32 @@ export function createAuditService(deps: {
 
     async verify(p: Principal): Promise<VerifyResult> {
       deps.authz.requireAdmin(p);
-      return walk();
+      return walk(await deps.audit.head());
     },
 
-    /** A snapshot that verifies offline: the entries, the signed head and the public key. */
-    async export(p: Principal): Promise<AuditExport> {
+    /**
+     * A snapshot that verifies offline: the entries, the signed head and the public key, streamed in constant
+     * memory. The chain up to the head is checked in full first (one batch in memory at a time), so a broken chain
+     * is a ConflictError before anything is sent; then {@link AuditExportStream.text} reads it again as it is sent.
+     */
+    async export(p: Principal): Promise<AuditExportStream> {
       deps.authz.requireAdmin(p);
-      const entries: AuditEntry[] = [];
-      const result = await walk((e) => entries.push(e));
+      const head = await deps.audit.head();
+      const result = await walk(head);
       if (!result.ok)
         throw new ConflictError(`the audit chain is broken at seq ${result.first_bad_seq}; nothing was exported`);
       const key = await deps.signingKeys.auditKey();
-      const base = {
-        exported_at: iso(deps.clock()),
-        entries: entries.length,
-        head: { seq: result.entries, hash: result.head },
-      };
-      const signed_message = exportSignedMessage(base);
+      const exported_at = iso(deps.clock());
+      const signed_message = exportSignedMessage({ exported_at, entries: head.seq, head });
       const signature = crypto.sign(null, Buffer.from(signed_message, 'utf8'), key.privateKey).toString('base64');
       return {
-        format: EXPORT_FORMAT,
-        exported_at: base.exported_at,
-        head: base.head,
-        entries,
-        key_id: key.keyId,
-        public_key: key.publicKeyPem,
-        signed_message,
-        signature,
+        head,
+        exported_at,
+        text: exportText(
+          head,
+          { format: EXPORT_FORMAT, exported_at, head: { seq: head.seq, hash: head.hash } },
+          { key_id: key.keyId, public_key: key.publicKeyPem, signed_message, signature },
+        ),
       };
     },
   };
