@@ -20,6 +20,7 @@ import { mountHooks } from './triggers/hooks.js';
 import { triggerRoutes } from './triggers/trigger.routes.js';
 import { runOutputRoutes } from './runs/run-output.routes.js';
 import { runRoutes } from './runs/run.routes.js';
+import { mountSamlAcs, samlRoutes } from './sso/saml.routes.js';
 import { createMetrics, type Gauges } from './system/metrics.js';
 import { DEFAULT_UI_DIR, mountDocs, mountUi } from './system/static.js';
 import { systemRoutes } from './system/system.routes.js';
@@ -60,6 +61,7 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
       openapi: () => (openapi ??= buildOpenApi(operations, { version: VERSION })),
     }),
     ...authRoutes(s),
+    ...samlRoutes(s),
     ...tokenRoutes(s),
     ...userRoutes(s),
     ...teamRoutes(s),
@@ -85,6 +87,8 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
   app.use(accessLog(deps.logger, metrics.http));
   // Webhooks read their raw body (the signature covers its bytes), so they come before the JSON parser.
   mountHooks(app, s, deps.logger);
+  // The SAML assertion consumer service reads an HTML form post, likewise before the JSON parser.
+  mountSamlAcs(app);
   app.use(jsonBody(deps.bodyLimitBytes));
   mountOperations(app, operations, { authenticate: (t) => s.auth.authenticate(t) });
   mountDocs(app);

@@ -66,6 +66,7 @@ export async function openRuntime(
     reportError: opts.reportError,
     leaseMs: opts.leaseMs,
     publicUrl: config.publicUrl,
+    saml: config.saml,
     // Only `baton serve` talks to Redis; the other commands never enqueue.
     queueMode:
       opts.queueMode && config.redisUrl && config.workerKey

@@ -25,6 +25,8 @@ import { createInProcessLoginThrottle, createRedisLoginThrottle } from '@baton/q
 import { createInventoryServices } from './inventories/inventory.wiring.js';
 import { createLaunchingServices } from './launching/launching.wiring.js';
 import { createRunServices, type QueueModeSettings } from './runs/run.wiring.js';
+import type { SamlSettings } from './config/saml-config.js';
+import { createSamlSignIn } from './sso/saml.js';
 
 export interface ServiceOptions {
   keyring: Keyring;
@@ -46,6 +48,8 @@ export interface ServiceOptions {
   publicUrl?: string | undefined;
   /** single sign-on: role map, team sync, code lifetime (defaults: no mapping, no sync, 60 s) */
   sso?: SsoSettings | undefined;
+  /** SAML sign-in (BATON_SAML_*); its routes answer 404 without it */
+  saml?: SamlSettings | undefined;
 }
 
 /** The composition root of the domain layer: every service gets exactly the repositories it uses. */
@@ -187,6 +191,9 @@ export function createServices(db: Database, opts: ServiceOptions) {
     settings: opts.sso ?? DEFAULT_SSO_SETTINGS,
     clock,
   });
-  return { ...services, sso };
+  const saml = opts.saml
+    ? createSamlSignIn(opts.saml, { ssoStates: repos.ssoStates, ssoAssertions: repos.ssoAssertions, clock })
+    : undefined;
+  return { ...services, sso, saml };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseWorkerKey } from '@baton/executor';
 import { z } from 'zod';
+import { loadSamlSettings, SamlConfigError, type SamlSettings } from './saml-config.js';
 
 /**
  * A whole number written in decimal digits. Not `z.coerce.number()`: Number() reads " " as 0 (a random
@@ -91,6 +92,8 @@ export interface Config {
   sandbox: 'auto' | 'bwrap' | 'off';
   /** on shutdown, how long running runs may go on before they are canceled */
   runGraceSeconds: number;
+  /** SAML sign-in (saml-config.ts); undefined when no BATON_SAML_* variable is set */
+  saml?: SamlSettings | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -117,6 +120,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   }
   const dataDir = path.resolve(e.BATON_DATA_DIR);
+  const publicUrl = (e.BATON_PUBLIC_URL ?? `http://${hostForUrl(e.BATON_HOST)}:${e.BATON_PORT}`).replace(/\/+$/, '');
+  let saml: SamlSettings | undefined;
+  try {
+    saml = loadSamlSettings(present, publicUrl);
+  } catch (err) {
+    if (err instanceof SamlConfigError) throw new ConfigError(`invalid configuration:\n  ${err.message}`);
+    throw err;
+  }
   return {
     port: e.BATON_PORT,
     host: e.BATON_HOST,
@@ -139,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandbox: e.BATON_SANDBOX,
     runGraceSeconds: e.BATON_RUN_GRACE_SECONDS,
     // Where users and forges reach Baton (webhook URLs, later sign-in callbacks and links); no trailing slash.
-    publicUrl: (e.BATON_PUBLIC_URL ?? `http://${hostForUrl(e.BATON_HOST)}:${e.BATON_PORT}`).replace(/\/+$/, ''),
+    publicUrl,
+    saml,
   };
 }

@@ -21,6 +21,7 @@ import type { QueueModeSettings } from '../runs/run.wiring.js';
 import type { Operation } from '../http/registry.js';
 import { createLogger } from '../logger.js';
 import { createServices, type Services } from '../wiring.js';
+import type { SamlSettings } from '../config/saml-config.js';
 
 export interface Harness {
   http: ReturnType<typeof supertest>;
@@ -62,6 +63,8 @@ export async function createHarness(
     inventoryUrlCa?: string;
     executors?: EmbeddedExecutorsOption;
     queueMode?: QueueModeSettings;
+    /** SAML sign-in settings (sso/saml.routes.test.ts) */
+    saml?: SamlSettings;
   } = {},
 ): Promise<Harness> {
   const tdb = await createTestDatabase(dialect);
@@ -74,6 +77,7 @@ export async function createHarness(
     throttle: opts.throttle ?? { ...DEFAULT_THROTTLE, perAddress: 1000 },
     leaseMs: opts.executors?.leaseMs,
     queueMode: opts.queueMode,
+    saml: opts.saml,
   });
   const { app, operations } = createApp({
     services,
