@@ -1,8 +1,7 @@
 import type { SsoFailure } from '@baton/contracts';
-import { BatonError, type ExternalIdentity, ssoFailureOf } from '@baton/core';
+import { type AuthService, BatonError, type ExternalIdentity, type SsoService, ssoFailureOf } from '@baton/core';
 import type { Request, Response } from 'express';
 import { sendProblem } from '../http/problem.js';
-import type { Services } from '../wiring.js';
 
 /** Where a browser lands after a single sign-on: the UI, which reads the fragment. */
 export const SSO_LANDING = '/ui/';
@@ -28,7 +27,7 @@ function noTraces(res: Response): void {
  * (POST /v1/auth/exchange). An API client gets `{token, expires_at, user}` at once. A refusal ends like any failure.
  */
 export async function finishSsoSignIn(
-  s: Pick<Services, 'sso' | 'auth'>,
+  s: { sso: Pick<SsoService, 'signIn' | 'createCode'>; auth: Pick<AuthService, 'issueToken'> },
   req: Request,
   res: Response,
   identity: ExternalIdentity,

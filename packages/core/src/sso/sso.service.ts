@@ -71,6 +71,16 @@ export function usernameFor(identity: ExternalIdentity): string | undefined {
 const MAX_IDENTITY_PART = 1024;
 const short = (s: string) => (s.length > 200 ? `${s.slice(0, 200)}…` : s);
 
+/** A sign-in refused after the provider proved the identity; `object` is the user it concerns, when there is one. */
+interface Refusal {
+  refused: SsoError;
+  object: string | null;
+}
+const refusal = (reason: SsoError['reason'], message: string): Refusal => ({
+  refused: new SsoError(reason, message),
+  object: null,
+});
+
 type SsoTxRepos = {
   users: Pick<UserRepo, 'insert' | 'findById' | 'findByUsername' | 'update' | 'lockAdmins'>;
   userIdentities: Pick<UserIdentityRepo, 'find' | 'insert' | 'touch'>;
@@ -151,23 +161,26 @@ export function createSsoService(deps: {
     const method = identity.provider;
     const role = roleFromGroups(identity.groups, settings.roleMap);
     const email = IdentityEmail.safeParse(identity.email).success ? identity.email! : null;
-    const outcome = await deps.transaction(async (r): Promise<User | SsoError> => {
+    const outcome = await deps.transaction(async (r): Promise<User | Refusal> => {
       const at = iso(deps.clock());
       const link = await r.userIdentities.find(identity.issuer, identity.subject);
       let user: UserRow;
       if (!link) {
         const username = usernameFor(identity);
         if (!username)
-          return new SsoError(
+          return refusal(
             'invalid_username',
             'none of preferred_username, email and subject fits the username rules (letters, digits and . _ @ -, starting with a letter or digit, at most 64)',
           );
         const taken = await r.users.findByUsername(username);
         if (taken)
-          return new SsoError(
-            'username_taken',
-            `the username ${username} belongs to an existing user that is not linked to this identity; it is not merged`,
-          );
+          return {
+            refused: new SsoError(
+              'username_taken',
+              `the username ${username} belongs to an existing user that is not linked to this identity; it is not merged`,
+            ),
+            object: taken.id,
+          };
         user = {
           id: newId('usr', Date.parse(at)),
           username,
@@ -197,10 +210,14 @@ export function createSsoService(deps: {
           deps.clock,
         );
       } else {
-        // Lock the admins before reading the user when this sign-in may demote one (see the user service).
-        const admins = role !== 'admin' ? await r.users.lockAdmins() : [];
-        const found = await r.users.findById(link.user_id);
-        if (!found) return new SsoError('provider_error', 'the linked user no longer exists; sign in again');
+        let found = await r.users.findById(link.user_id);
+        let admins: string[] = [];
+        if (found?.role === 'admin' && role !== 'admin') {
+          // This sign-in may demote an admin: lock the admins, then read the user again (see the user service).
+          admins = await r.users.lockAdmins();
+          found = await r.users.findById(link.user_id);
+        }
+        if (!found) return refusal('provider_error', 'the linked user no longer exists; sign in again');
         user = found;
         const changes: string[] = [];
         const patch: { role?: Role; email?: string; updated_at?: string } = {};
@@ -248,10 +265,7 @@ export function createSsoService(deps: {
       );
       return toUser(user);
     });
-    if (outcome instanceof SsoError) {
-      const existing = outcome.reason === 'username_taken' ? usernameFor(identity) : undefined;
-      throw await refuse(identity, address, outcome, existing ?? null);
-    }
+    if ('refused' in outcome) throw await refuse(identity, address, outcome.refused, outcome.object);
     return outcome;
   }
 
