@@ -150,6 +150,10 @@ describe.each(DIALECTS)('runs on %s', (dialect) => {
         started_at: null,
         finished_at: null,
         cancel_requested_at: null,
+        held_by: null,
+        hold_expires_at: null,
+        approvals_needed: null,
+        approvals: [],
       });
       expect(await row(id)).toMatchObject({
         playbook_source: 'inline',

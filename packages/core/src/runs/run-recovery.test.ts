@@ -93,7 +93,12 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
     pending.push(queuedPending);
 
     const first = await recovery.reconcile();
-    expect(first).toEqual({ lost: [orphanRunning], requeued: [orphanPendingOld, orphanPendingNew], failed: [] });
+    expect(first).toEqual({
+      expired: [],
+      lost: [orphanRunning],
+      requeued: [orphanPendingOld, orphanPendingNew],
+      failed: [],
+    });
     expect(enqueued).toEqual([{ runId: orphanPendingOld, labels: ['linux', 'eu'] }, { runId: orphanPendingNew }]);
     const lost = await tdb.db.repos.runs.findById(orphanRunning);
     expect(lost).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost', last_seq: 1 });
@@ -103,7 +108,7 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
       expect((await tdb.db.repos.runs.findById(id))!.status).toBe('running');
     for (const id of [split, held, finished]) expect(enqueued.map((j) => j.runId)).not.toContain(id);
 
-    expect(await recovery.reconcile()).toEqual({ lost: [], requeued: [], failed: [] });
+    expect(await recovery.reconcile()).toEqual({ expired: [], lost: [], requeued: [], failed: [] });
     expect(enqueued).toHaveLength(2);
     expect(await tdb.db.repos.runEvents.list(orphanRunning, { limit: 10 })).toHaveLength(1);
   });
@@ -114,12 +119,13 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
     const q = await fakeQueueHoldingAllBut([bad, good], (runId) => refusing && runId === bad);
     const recovery = newRecovery(q.queue);
     expect(await recovery.reconcile()).toEqual({
+      expired: [],
       lost: [],
       requeued: [good],
       failed: [{ runId: bad, error: `cannot enqueue ${bad}` }],
     });
     refusing = false;
-    expect(await recovery.reconcile()).toEqual({ lost: [], requeued: [bad], failed: [] });
+    expect(await recovery.reconcile()).toEqual({ expired: [], lost: [], requeued: [bad], failed: [] });
   });
 
   it('does not report a run lost when its finish loses to the executor’s own finish', async () => {
@@ -134,7 +140,7 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
       data: { status: 'finished', conclusion: 'succeeded', exit_code: 0, stats: {} },
     });
     const recovery = newRecovery(queue);
-    expect(await recovery.reconcile()).toEqual({ lost: [], requeued: [], failed: [] });
+    expect(await recovery.reconcile()).toEqual({ expired: [], lost: [], requeued: [], failed: [] });
     expect(await tdb.db.repos.runs.findById(id)).toMatchObject({ status: 'finished', conclusion: 'succeeded' });
   });
 
@@ -185,7 +191,7 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
       ],
     ])('is lost when it belongs to %s', async (_what, workerOf) => {
       const { id, result, row } = await sweepOf(await workerOf());
-      expect(result).toEqual({ lost: [id], requeued: [], failed: [] });
+      expect(result).toEqual({ expired: [], lost: [id], requeued: [], failed: [] });
       expect(row).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
     });
 
@@ -201,7 +207,7 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
       ['a daemon heartbeating within a lease', () => worker('daemon-1', 30_000, 'baton-c')],
     ])('is left alone when it belongs to %s', async (_what, workerOf) => {
       const { result, row } = await sweepOf(await workerOf());
-      expect(result).toEqual({ lost: [], requeued: [], failed: [] });
+      expect(result).toEqual({ expired: [], lost: [], requeued: [], failed: [] });
       expect(row).toMatchObject({ status: 'running', conclusion: null });
     });
 
@@ -211,6 +217,7 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
       expect(result.lost).toEqual([]);
       await worker(name, 30_001, 'baton-b');
       expect(await newRecovery(await queueHoldingAllBut(id)).reconcile()).toEqual({
+        expired: [],
         lost: [id],
         requeued: [],
         failed: [],
