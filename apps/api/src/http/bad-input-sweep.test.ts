@@ -152,6 +152,7 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
       enabled: false,
       target: { run: { playbook: '- hosts: all\n  gather_facts: false\n  tasks: []\n', inventory_id: existing.inv } },
     });
+    existing.tok = await made('/v1/tokens', { name: uniq('tok'), expires_in_days: 1 });
     // Disabled, and matching only imported dry runs even when a hostile PUT enables it: it must not hold sweep runs.
     const policy = () => ({ name: uniq('pol'), enabled: false, match: { origins: ['import'], check: true } });
     existing.pol = await made('/v1/policies', policy());
@@ -199,6 +200,7 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
         filters: { branches: ['main'], tags: ['v*'] },
       }),
       updateTrigger: () => ({ name: uniq('trg'), require_signature: false, filters: { events: ['push'] } }),
+      createToken: () => ({ name: uniq('tok'), expires_in_days: 30, scope: 'read' }),
       createPolicy: policy,
       updatePolicy: policy,
       submitRun: () => ({ playbook: '- hosts: all\n  gather_facts: false\n  tasks: []\n', inventory_id: existing.inv }),
@@ -461,6 +463,7 @@ function idPrefixOf(path: string, param: string): string {
     grants: 'grant',
     runs: 'run',
     workers: 'wrk',
+    tokens: 'tok',
     policies: 'pol',
     members: 'usr',
   };
