@@ -20,8 +20,18 @@ export function redactPath(path: string): string {
 }
 
 /**
- * One log line per request. Only method, path (no query string: it may carry cursors or tokens), status,
- * duration, request id and user id: never headers or bodies.
+ * The path a request asked for, without its query string, whatever router it was mounted on: `req.path` loses a
+ * router's mount point while the request is inside it, `originalUrl` keeps it.
+ */
+export function requestPath(originalUrl: string): string {
+  const end = originalUrl.search(/[?#]/);
+  return end < 0 ? originalUrl : originalUrl.slice(0, end);
+}
+
+/**
+ * One log line per request. Only method, path (never the query string: it may carry cursors, tokens, or an OIDC
+ * callback's `code` and `state`), status, duration, request id and user id: never headers or bodies (a SAML
+ * response arrives as a form body at /auth/saml/acs).
  */
 export function accessLog(logger: Logger, metrics: HttpMetrics): RequestHandler {
   return (req, res, next) => {
@@ -33,7 +43,7 @@ export function accessLog(logger: Logger, metrics: HttpMetrics): RequestHandler 
       logger.info('request', {
         request_id: res.locals.requestId,
         method: req.method,
-        path: redactPath(req.path),
+        path: redactPath(requestPath(req.originalUrl)),
         status: res.statusCode,
         ms: Math.round(seconds * 1000),
         ...(res.locals.userId ? { user: res.locals.userId } : {}),
