@@ -79,7 +79,12 @@ describe.each(DIALECTS)('run recovery wiring on %s', (dialect) => {
       await runs.runIngest.flush();
     });
 
-    expect(await runs.runRecovery.reconcile()).toEqual({ lost: [orphan], requeued: [pending], failed: [] });
+    expect(await runs.runRecovery.reconcile()).toEqual({
+      lost: [orphan],
+      requeued: [pending],
+      expired: [],
+      failed: [],
+    });
     await leased;
     expect(claimed).toEqual([pending]);
     expect(await tdb.db.repos.runs.findById(orphan)).toMatchObject({
@@ -88,7 +93,7 @@ describe.each(DIALECTS)('run recovery wiring on %s', (dialect) => {
       reason: 'worker_lost',
     });
     // The dispatched run is leased and running now: a second sweep leaves it alone.
-    expect(await runs.runRecovery.reconcile()).toEqual({ lost: [], requeued: [], failed: [] });
+    expect(await runs.runRecovery.reconcile()).toEqual({ lost: [], requeued: [], expired: [], failed: [] });
     release();
     await sub.close();
     expect(claimed).toEqual([pending]);
