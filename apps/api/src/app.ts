@@ -21,6 +21,8 @@ import { triggerRoutes } from './triggers/trigger.routes.js';
 import { runOutputRoutes } from './runs/run-output.routes.js';
 import { runRoutes } from './runs/run.routes.js';
 import { mountSamlAcs, samlRoutes } from './sso/saml.routes.js';
+import { oidcRoutes } from './sso/oidc.routes.js';
+import { ssoRoutes } from './sso/sso.routes.js';
 import { createMetrics, type Gauges } from './system/metrics.js';
 import { DEFAULT_UI_DIR, mountDocs, mountUi } from './system/static.js';
 import { systemRoutes } from './system/system.routes.js';
@@ -61,6 +63,9 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
       openapi: () => (openapi ??= buildOpenApi(operations, { version: VERSION })),
     }),
     ...authRoutes(s),
+    // Sign-in methods on offer: the UI shows a single sign-on button only for a configured method.
+    ...ssoRoutes(s, { methods: { password: true, oidc: s.oidc !== undefined, saml: s.saml !== undefined } }),
+    ...oidcRoutes(s.oidc),
     ...samlRoutes(s),
     ...tokenRoutes(s),
     ...userRoutes(s),

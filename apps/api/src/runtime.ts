@@ -66,6 +66,8 @@ export async function openRuntime(
     reportError: opts.reportError,
     leaseMs: opts.leaseMs,
     publicUrl: config.publicUrl,
+    sso: config.sso,
+    oidc: config.oidc,
     saml: config.saml,
     // Only `baton serve` talks to Redis; the other commands never enqueue.
     queueMode:

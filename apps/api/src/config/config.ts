@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseWorkerKey } from '@baton/executor';
 import { z } from 'zod';
 import { loadSamlSettings, SamlConfigError, type SamlSettings } from './saml-config.js';
+import { loadSsoConfig, type OidcSettings, SsoConfigError, type SsoConfig } from './sso-config.js';
 
 /**
  * A whole number written in decimal digits. Not `z.coerce.number()`: Number() reads " " as 0 (a random
@@ -94,6 +95,10 @@ export interface Config {
   runGraceSeconds: number;
   /** SAML sign-in (saml-config.ts); undefined when no BATON_SAML_* variable is set */
   saml?: SamlSettings | undefined;
+  /** OpenID Connect sign-in (sso-config.ts); undefined when no BATON_OIDC_* variable is set */
+  oidc?: OidcSettings | undefined;
+  /** single sign-on role mapping and team sync, shared by OIDC and SAML (BATON_SSO_*) */
+  sso: SsoConfig;
 }
 
 export class ConfigError extends Error {}
@@ -128,6 +133,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (err instanceof SamlConfigError) throw new ConfigError(`invalid configuration:\n  ${err.message}`);
     throw err;
   }
+  let sso: ReturnType<typeof loadSsoConfig>;
+  try {
+    sso = loadSsoConfig(present, publicUrl);
+  } catch (err) {
+    if (err instanceof SsoConfigError) throw new ConfigError(`invalid configuration:\n  ${err.message}`);
+    throw err;
+  }
   return {
     port: e.BATON_PORT,
     host: e.BATON_HOST,
@@ -152,5 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Where users and forges reach Baton (webhook URLs, later sign-in callbacks and links); no trailing slash.
     publicUrl,
     saml,
+    oidc: sso.oidc,
+    sso: sso.sso,
   };
 }

@@ -1,8 +1,14 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
+import type net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DIALECTS } from '@baton/db/testing';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '@baton/db/testing';
+import { loadConfig } from '../config/config.js';
+import { serve } from '../server.js';
 import type { OidcSettings } from '../config/sso-config.js';
 import { bearer, createHarness, expectProblem, type Harness } from '../testing/harness.js';
 import {
@@ -461,5 +467,56 @@ describe.each(DIALECTS)('OpenID Connect not configured or unreachable on %s', (d
     const browser = await unreachable.http.get('/auth/oidc/callback?code=x&state=y');
     expect(browser.status).toBe(302);
     expect(browser.headers.location).toBe('/ui/#sso_error=unavailable');
+  });
+});
+
+describe.each(DIALECTS)('baton serve with an unreachable OIDC issuer on %s', (dialect) => {
+  let tdb: TestDatabase;
+  let dataDir: string;
+  let running: Awaited<ReturnType<typeof serve>> | undefined;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase(dialect);
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-oidc-serve-'));
+  });
+  afterAll(async () => {
+    await running?.stop();
+    await tdb.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts, and answers 503 on OIDC login until the issuer answers, then redirects to it', async () => {
+    const probe = http.createServer();
+    const deadPort = await listenOnLoopback(probe);
+    await closeServer(probe);
+    const config = loadConfig({
+      BATON_DATA_DIR: dataDir,
+      BATON_DATABASE_URL: tdb.url,
+      BATON_HOST: '127.0.0.1',
+      BATON_PORT: '0',
+      BATON_EXECUTORS: '0',
+      BATON_SANDBOX: 'off',
+      BATON_LOG_LEVEL: 'error',
+      BATON_OIDC_ISSUER: `http://127.0.0.1:${deadPort}`,
+      BATON_OIDC_CLIENT_ID: 'baton',
+      BATON_OIDC_CLIENT_SECRET: 'secret',
+    });
+    running = await serve(config, { print: () => {} });
+    const port = (running.server.address() as net.AddressInfo).port;
+    const login = await fetch(`http://127.0.0.1:${port}/auth/oidc/login`, { redirect: 'manual' });
+    expect(login.status).toBe(503);
+    expect(login.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    const methods = (await (await fetch(`http://127.0.0.1:${port}/v1/auth/methods`)).json()) as { oidc: boolean };
+    expect(methods.oidc).toBe(true);
+    // The issuer comes up on that address: the next sign-in discovers it, no restart needed.
+    const idp = await startTestIssuer(`http://127.0.0.1:${port}/auth/oidc/callback`, deadPort);
+    try {
+      const retried = await fetch(`http://127.0.0.1:${port}/auth/oidc/login`, { redirect: 'manual' });
+      expect(retried.status).toBe(302);
+      expect(retried.headers.get('location')).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${deadPort}/`));
+    } finally {
+      await idp.close();
+    }
   });
 });

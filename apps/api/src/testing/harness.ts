@@ -7,6 +7,7 @@ import {
   Keyring,
   generateMasterKey,
   systemClock,
+  type SsoSettings,
   type ThrottleLimits,
 } from '@baton/core';
 import { createTestDatabase, type TestDatabase } from '@baton/db/testing';
@@ -22,6 +23,7 @@ import type { Operation } from '../http/registry.js';
 import { createLogger } from '../logger.js';
 import { createServices, type Services } from '../wiring.js';
 import type { SamlSettings } from '../config/saml-config.js';
+import type { OidcSettings } from '../config/sso-config.js';
 
 export interface Harness {
   http: ReturnType<typeof supertest>;
@@ -65,6 +67,10 @@ export async function createHarness(
     queueMode?: QueueModeSettings;
     /** SAML sign-in settings (sso/saml.routes.test.ts) */
     saml?: SamlSettings;
+    /** single sign-on role map, team sync and code lifetime (both protocols) */
+    sso?: SsoSettings;
+    /** OpenID Connect sign-in settings (sso/oidc.routes.test.ts) */
+    oidc?: OidcSettings;
   } = {},
 ): Promise<Harness> {
   const tdb = await createTestDatabase(dialect);
@@ -78,6 +84,8 @@ export async function createHarness(
     leaseMs: opts.executors?.leaseMs,
     queueMode: opts.queueMode,
     saml: opts.saml,
+    sso: opts.sso,
+    oidc: opts.oidc,
   });
   const { app, operations } = createApp({
     services,

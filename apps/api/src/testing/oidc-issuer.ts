@@ -21,8 +21,8 @@ export interface TestIssuer {
   close(): Promise<void>;
 }
 
-export async function listenOnLoopback(server: http.Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+export async function listenOnLoopback(server: http.Server, port = 0): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return (server.address() as AddressInfo).port;
 }
 
@@ -31,10 +31,10 @@ export async function closeServer(server: http.Server): Promise<void> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
-/** Starts the issuer with one client allowed to send browsers back to `redirectUri`. */
-export async function startTestIssuer(redirectUri: string): Promise<TestIssuer> {
+/** Starts the issuer (on `port`, default a random one) with one client allowed to send browsers back to `redirectUri`. */
+export async function startTestIssuer(redirectUri: string, port = 0): Promise<TestIssuer> {
   const server = http.createServer();
-  const port = await listenOnLoopback(server);
+  port = await listenOnLoopback(server, port);
   const issuer = `http://127.0.0.1:${port}`;
   const clientId = 'baton-test';
   const clientSecret = 'a test client secret that is long enough';
