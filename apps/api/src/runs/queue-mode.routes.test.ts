@@ -28,6 +28,21 @@ describe.each(DIALECTS)('runs in queue mode on %s', (dialect) => {
     await closeRedis(redis);
   });
 
+  /** Everything under the prefix, as a Redis reader would see it. */
+  const redisText = async () => {
+    const redis = openRedis(REDIS_URL, 'queue-mode-test-reader');
+    let dump = '';
+    for (const key of await redis.keys(`${prefix}:*`)) {
+      const type = await redis.type(key);
+      if (type === 'hash') dump += JSON.stringify(await redis.hgetall(key));
+      else if (type === 'string') dump += await redis.get(key);
+      else if (type === 'list') dump += (await redis.lrange(key, 0, -1)).join(',');
+      else if (type === 'zset') dump += (await redis.zrange(key, '0', '-1')).join(',');
+    }
+    await closeRedis(redis);
+    return dump;
+  };
+
   const inventory = async () => {
     const res = await h.http
       .post('/v1/inventories')
@@ -49,16 +64,7 @@ describe.each(DIALECTS)('runs in queue mode on %s', (dialect) => {
     expect(res.status).toBe(201);
     const runId = res.body.id as string;
 
-    // Everything under the prefix, as a Redis reader would see it.
-    const redis = openRedis(REDIS_URL, 'queue-mode-test-reader');
-    let dump = '';
-    for (const key of await redis.keys(`${prefix}:*`)) {
-      const type = await redis.type(key);
-      if (type === 'hash') dump += JSON.stringify(await redis.hgetall(key));
-      else if (type === 'string') dump += await redis.get(key);
-      else if (type === 'list') dump += (await redis.lrange(key, 0, -1)).join(',');
-    }
-    await closeRedis(redis);
+    const dump = await redisText();
     expect(dump).toContain(runId);
     expect(dump).not.toContain(SECRET);
 
@@ -125,19 +131,7 @@ describe.each(DIALECTS)('runs in queue mode on %s', (dialect) => {
     expect(res.status).toBe(201);
     expect(res.body.status).toBe('held');
     const runId = res.body.id as string;
-    const redisHolds = async () => {
-      const redis = openRedis(REDIS_URL, 'queue-mode-test-held');
-      let dump = '';
-      for (const key of await redis.keys(`${prefix}:*`)) {
-        const type = await redis.type(key);
-        if (type === 'hash') dump += JSON.stringify(await redis.hgetall(key));
-        else if (type === 'string') dump += await redis.get(key);
-        else if (type === 'list') dump += (await redis.lrange(key, 0, -1)).join(',');
-        else if (type === 'zset') dump += (await redis.zrange(key, 0, -1)).join(',');
-      }
-      await closeRedis(redis);
-      return dump.includes(runId);
-    };
+    const redisHolds = async () => (await redisText()).includes(runId);
     expect(await redisHolds()).toBe(false);
     // The recovery sweep (its leader) does not enqueue a held run either.
     await h.services.runRecovery.reconcile();

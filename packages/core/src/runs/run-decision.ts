@@ -6,7 +6,7 @@ import type { RunConclusion, RunDecision, RunEvent } from '@baton/contracts';
 import {
   type AuditRepo,
   type HeldPolicy,
-  isUniqueViolation,
+  DuplicateKeyError,
   type RunApprovalRepo,
   type RunApprovalRow,
   type RunRow,
@@ -153,7 +153,7 @@ export function createRunDecisions(deps: RunDecisionDeps) {
         try {
           await r.runApprovals.insert(row);
         } catch (err) {
-          if (isUniqueViolation(err))
+          if (err instanceof DuplicateKeyError)
             throw new ConflictError(`${p.username} has already decided on run ${run.id}; one person counts once`);
           throw err;
         }
