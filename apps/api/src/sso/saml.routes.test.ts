@@ -327,6 +327,15 @@ describe.each(DIALECTS)('SAML sign-in (%s)', (dialect) => {
         ),
         'state_mismatch',
       );
+      // Unasked, yet its confirmation names a request: refused.
+      expectRefused(
+        await acs(
+          { SAMLResponse: await idp.respond({ nameId: 'nina' }, { subjectInResponseTo: '_other' }) },
+          { http: open.http },
+        ),
+        'invalid_assertion',
+        /InResponseTo/,
+      );
     } finally {
       await open.close();
     }
@@ -381,6 +390,12 @@ describe.each(DIALECTS)('SAML sign-in (%s)', (dialect) => {
     expect(doc.getElementsByTagNameNS(md, 'KeyDescriptor').length).toBe(0);
   });
 
+  it('offers SAML in GET /v1/auth/methods', async () => {
+    const res = await h.http.get('/v1/auth/methods');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ password: true, saml: true });
+  });
+
   it('lists the SAML operations in /v1/openapi.json, unversioned', async () => {
     const res = await h.http.get('/v1/openapi.json');
     expect(res.status).toBe(200);
@@ -395,6 +410,7 @@ describe.each(DIALECTS)('SAML sign-in (%s)', (dialect) => {
       expectProblem(await off.http.get('/auth/saml/login'), 404);
       expectProblem(await off.http.get('/auth/saml/metadata'), 404);
       expectProblem(await off.http.post('/auth/saml/acs').type('form').send({ SAMLResponse: 'eA==' }), 404);
+      expect((await off.http.get('/v1/auth/methods')).body).toMatchObject({ password: true, saml: false });
     } finally {
       await off.close();
     }

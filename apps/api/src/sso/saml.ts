@@ -33,7 +33,7 @@ const STRATEGY = 'saml';
 const MAX_ASSERTION_ID = 512;
 
 export interface SamlSignInDeps {
-  ssoStates: Pick<SsoStateRepo, 'insert' | 'find' | 'take'>;
+  ssoStates: Pick<SsoStateRepo, 'insert' | 'find' | 'take' | 'deleteExpired'>;
   ssoAssertions: Pick<SsoAssertionRepo, 'claim' | 'deleteExpired'>;
   clock: Clock;
 }
@@ -188,7 +188,12 @@ interface VerifiedAssertion {
  * Reads the verified assertion and applies the checks node-saml leaves out: the issuer is the configured IdP, a
  * bearer confirmation names our ACS URL as Recipient and is within its time window, and the assertion expires.
  */
-function readAssertion(xml: string, settings: SamlSettings, now: number): VerifiedAssertion {
+function readAssertion(
+  xml: string,
+  settings: SamlSettings,
+  now: number,
+  inResponseTo: string | undefined,
+): VerifiedAssertion {
   const bad = (message: string) => new SsoError('invalid_assertion', message);
   const doc = parseXml(xml);
   const assertion = doc?.documentElement;
@@ -208,25 +213,30 @@ function readAssertion(xml: string, settings: SamlSettings, now: number): Verifi
   // A bearer confirmation for our ACS URL, valid now (node-saml checks these only when it checks InResponseTo).
   const confirmations = subject ? childElements(subject, 'SubjectConfirmation') : [];
   let confirmedUntil: number | undefined;
-  let recipientSeen = false;
+  let refused =
+    'the assertion is not addressed to this ACS URL (no bearer SubjectConfirmationData with this Recipient)';
   for (const confirmation of confirmations) {
     if (confirmation.getAttribute('Method') !== BEARER) continue;
     const data = childElements(confirmation, 'SubjectConfirmationData')[0];
     if (!data || data.getAttribute('Recipient') !== settings.acsUrl) continue;
-    recipientSeen = true;
     const notOnOrAfter = instant(data.getAttribute('NotOnOrAfter'));
     const notBefore = instant(data.getAttribute('NotBefore'));
-    if (notOnOrAfter === undefined || now - SAML_CLOCK_SKEW_MS >= notOnOrAfter) continue;
-    if (notBefore !== undefined && now + SAML_CLOCK_SKEW_MS < notBefore) continue;
-    confirmedUntil = notOnOrAfter;
-    break;
+    const confirms = data.getAttribute('InResponseTo');
+    if (
+      notOnOrAfter === undefined ||
+      now - SAML_CLOCK_SKEW_MS >= notOnOrAfter ||
+      (notBefore !== undefined && now + SAML_CLOCK_SKEW_MS < notBefore)
+    )
+      refused = 'the assertion is outside its validity window (SubjectConfirmationData NotOnOrAfter)';
+    // An unasked response (IdP-initiated, when allowed) must not confirm some request it does not name itself.
+    else if (confirms && confirms !== inResponseTo)
+      refused = 'the assertion confirms another sign-in than the response answers (InResponseTo)';
+    else {
+      confirmedUntil = notOnOrAfter;
+      break;
+    }
   }
-  if (confirmedUntil === undefined)
-    throw bad(
-      recipientSeen
-        ? 'the assertion is outside its validity window (SubjectConfirmationData NotOnOrAfter)'
-        : 'the assertion is not addressed to this ACS URL (no bearer SubjectConfirmationData with this Recipient)',
-    );
+  if (confirmedUntil === undefined) throw bad(refused);
   const conditionsUntil = instant(childElements(assertion, 'Conditions')[0]?.getAttribute('NotOnOrAfter') ?? null);
 
   const attributes = new Map<string, string[]>();
@@ -297,11 +307,15 @@ export function createSamlSignIn(settings: SamlSettings, deps: SamlSignInDeps) {
   authenticator.use(STRATEGY, strategy);
   let lastPurge = 0;
 
-  /** Used assertion ids past their expiry go, at most once a minute per process (any replica's purge serves all). */
+  /**
+   * Housekeeping, at most once a minute per process (any replica's purge serves all): used assertion ids past their
+   * expiry, and handshakes nobody finished (a login costs a row, so they must not pile up).
+   */
   async function purgeExpired(now: Date): Promise<void> {
     if (now.getTime() - lastPurge < PURGE_INTERVAL_MS) return;
     lastPurge = now.getTime();
     await deps.ssoAssertions.deleteExpired(iso(now));
+    await deps.ssoStates.deleteExpired(iso(now));
   }
 
   return {
@@ -309,6 +323,7 @@ export function createSamlSignIn(settings: SamlSettings, deps: SamlSignInDeps) {
 
     /** The IdP URL (HTTP-Redirect binding) carrying a fresh AuthnRequest, signed when an SP key is configured. */
     async loginUrl(): Promise<string> {
+      await purgeExpired(deps.clock());
       const outcome = await runStrategy(authenticator, { body: {} });
       if ('redirect' in outcome) return outcome.redirect;
       const err = 'error' in outcome ? outcome.error : undefined;
@@ -317,7 +332,7 @@ export function createSamlSignIn(settings: SamlSettings, deps: SamlSignInDeps) {
 
     /**
      * The identity an IdP's POSTed response proves, after every check; throws SsoError (401) when any fails. The
-     * assertion's id is claimed last, so a response refused for another reason can still be fixed and sent again.
+     * assertion's id is claimed last: only an assertion that passed everything else uses it up.
      */
     async identityOf(samlResponse: unknown): Promise<ExternalIdentity> {
       if (typeof samlResponse !== 'string' || samlResponse === '')
@@ -334,7 +349,8 @@ export function createSamlSignIn(settings: SamlSettings, deps: SamlSignInDeps) {
       const now = deps.clock();
       const assertionXml = profile.getAssertionXml?.();
       if (!assertionXml) throw new SsoError('invalid_assertion', 'the SAML response holds no usable assertion');
-      const assertion = readAssertion(assertionXml, settings, now.getTime());
+      const inResponseTo = typeof profile.inResponseTo === 'string' ? profile.inResponseTo : undefined;
+      const assertion = readAssertion(assertionXml, settings, now.getTime(), inResponseTo);
 
       await purgeExpired(now);
       // Kept until no replica would accept it any more (its NotOnOrAfter plus the clock skew we allow).

@@ -13,7 +13,28 @@ import path from 'node:path';
 import * as validator from '@authenio/samlify-node-xmllint';
 import * as samlify from 'samlify';
 
-samlify.setSchemaValidator(validator);
+/**
+ * Schema checks with xmllint. node-xmllint (emscripten) leaves things behind at every call: an uncaughtException
+ * handler that rethrows, a process.exit() on stdout's next 'drain', and a blank console line; the call is synchronous,
+ * so they are removed (and the line silenced) right after it.
+ */
+samlify.setSchemaValidator({
+  validate(xml: string) {
+    const drains = process.stdout.listeners('drain');
+    const handlers = process.listeners('uncaughtException');
+    const log = console.log;
+    console.log = () => {};
+    try {
+      return validator.validate(xml);
+    } finally {
+      console.log = log;
+      for (const l of process.stdout.listeners('drain'))
+        if (!drains.includes(l)) process.stdout.removeListener('drain', l as (...args: unknown[]) => void);
+      for (const l of process.listeners('uncaughtException'))
+        if (!handlers.includes(l)) process.removeListener('uncaughtException', l);
+    }
+  },
+});
 
 export interface KeyPair {
   key: string;
@@ -60,6 +81,8 @@ export interface SamlTestUser {
 /** Fields of the response as the IdP would write them; `null` leaves an optional one out. */
 export interface ResponseFields {
   inResponseTo?: string | null;
+  /** the bearer confirmation's InResponseTo (default: the response's) */
+  subjectInResponseTo?: string | null;
   destination?: string | null;
   recipient?: string;
   audience?: string;
@@ -85,7 +108,7 @@ const newId = () => `_${crypto.randomBytes(16).toString('hex')}`;
 
 function responseXml(
   user: SamlTestUser,
-  f: Required<Omit<ResponseFields, 'inResponseTo' | 'destination'>> & ResponseFields,
+  f: Required<Omit<ResponseFields, 'inResponseTo' | 'subjectInResponseTo' | 'destination'>> & ResponseFields,
 ) {
   const attributes = Object.entries(user.attributes ?? {})
     .map(
@@ -104,7 +127,7 @@ function responseXml(
     `<saml:Assertion xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${esc(f.assertionId)}" Version="2.0" IssueInstant="${now}">` +
     `<saml:Issuer>${esc(f.issuer)}</saml:Issuer>` +
     `<saml:Subject><saml:NameID${attr('Format', user.nameIdFormat ?? 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent')}>${esc(user.nameId)}</saml:NameID>` +
-    `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${f.subjectNotOnOrAfter.toISOString()}" Recipient="${esc(f.recipient)}"${attr('InResponseTo', f.inResponseTo)}/></saml:SubjectConfirmation></saml:Subject>` +
+    `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${f.subjectNotOnOrAfter.toISOString()}" Recipient="${esc(f.recipient)}"${attr('InResponseTo', f.subjectInResponseTo === undefined ? f.inResponseTo : f.subjectInResponseTo)}/></saml:SubjectConfirmation></saml:Subject>` +
     `<saml:Conditions NotBefore="${f.notBefore.toISOString()}" NotOnOrAfter="${f.notOnOrAfter.toISOString()}"><saml:AudienceRestriction><saml:Audience>${esc(f.audience)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
     `<saml:AuthnStatement AuthnInstant="${now}" SessionIndex="${newId()}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
     (attributes ? `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>` : '') +
@@ -195,6 +218,7 @@ export async function startTestIdp(opts: { wantSignedRequests?: boolean } = {}):
     const later = new Date(now.getTime() + 5 * 60_000);
     const fields = {
       inResponseTo: o.inResponseTo,
+      subjectInResponseTo: o.subjectInResponseTo,
       destination: o.destination === undefined ? acsOf(s) : o.destination,
       recipient: o.recipient ?? acsOf(s),
       audience: o.audience ?? (s.entityMeta.getEntityID() as string),
@@ -206,9 +230,10 @@ export async function startTestIdp(opts: { wantSignedRequests?: boolean } = {}):
       issueInstant: o.issueInstant ?? now,
     };
     const signer = o.rogueSignature ? rogueIdp : o.encrypt ? encryptingIdp : idp;
+    // The request info only feeds samlify's own template; ours (customTagReplacement) carries InResponseTo itself.
     const built = await signer.createLoginResponse(
       s,
-      {},
+      { extract: {} },
       'post',
       {},
       {
