@@ -6,11 +6,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { openDatabase } from '@baton/db';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '@baton/db/testing';
+import supertest from 'supertest';
+import { createApp } from '../app.js';
 import { loadConfig } from '../config/config.js';
+import { createLogger } from '../logger.js';
 import { serve } from '../server.js';
+import { databaseGauges } from '../system/metrics.js';
 import type { OidcSettings } from '../config/sso-config.js';
 import { bearer, createHarness, expectProblem, type Harness } from '../testing/harness.js';
+import { createServices } from '../wiring.js';
 import {
   closeServer,
   listenOnLoopback,
@@ -29,6 +35,7 @@ describe.each(DIALECTS)('OpenID Connect sign-in on %s', (dialect) => {
   let base: string;
   let redirectUri: string;
   let clockOffsetMs = 0;
+  let oidcSettings: OidcSettings;
   const logs = new PassThrough();
   let logText = '';
   logs.on('data', (chunk: Buffer) => (logText += chunk.toString('utf8')));
@@ -43,7 +50,7 @@ describe.each(DIALECTS)('OpenID Connect sign-in on %s', (dialect) => {
     base = `http://127.0.0.1:${port}`;
     redirectUri = `${base}/auth/oidc/callback`;
     idp = await startTestIssuer(redirectUri);
-    const oidc: OidcSettings = {
+    oidcSettings = {
       issuer: idp.issuer,
       clientId: idp.clientId,
       clientSecret: idp.clientSecret,
@@ -52,7 +59,7 @@ describe.each(DIALECTS)('OpenID Connect sign-in on %s', (dialect) => {
       roleClaim: 'groups',
     };
     h = await createHarness(dialect, {
-      oidc,
+      oidc: oidcSettings,
       sso: {
         roleMap: [
           { group: 'ops-admins', role: 'admin' },
@@ -293,6 +300,40 @@ describe.each(DIALECTS)('OpenID Connect sign-in on %s', (dialect) => {
     const mixUp = await callbackAs(browser, `${redirectUri}?code=x&state=y&iss=https://evil.example`, 'browser');
     expect(landingError(mixUp)).toBe('provider_error');
     expect(landingError(await callbackAs(browser, `${redirectUri}`, 'browser'))).toBe('provider_error');
+  });
+
+  it('finishes on a second replica a sign-in the first one started, once', async () => {
+    const db2 = openDatabase(h.tdb.url);
+    const services2 = createServices(db2, {
+      keyring: h.keyring,
+      clock: () => new Date(Date.now() + clockOffsetMs),
+      tokenTtlSeconds: 3600,
+      oidc: oidcSettings,
+    });
+    const { app: app2 } = createApp({
+      services: services2,
+      ping: () => db2.ping(),
+      gauges: databaseGauges(db2),
+      logger: createLogger('error', { silent: true }),
+      bodyLimitBytes: 1024 * 1024,
+      trustProxy: false,
+    });
+    try {
+      idp.accounts.set('sub-replica', { preferred_username: 'replica' });
+      const { callback } = await reachCallback('sub-replica');
+      const pathAndQuery = callback.slice(base.length);
+      const res = await supertest(app2).get(pathAndQuery).set(JSON_ACCEPT);
+      expect(res.status).toBe(200);
+      expect(res.body.user.username).toBe('replica');
+      secrets.push(res.body.token);
+      // The first replica cannot finish it again.
+      const replay = await h.http.get(pathAndQuery).set(JSON_ACCEPT);
+      expectProblem(replay, 401);
+      expect(replay.body.type).toBe('urn:baton:problem:sso-state-mismatch');
+    } finally {
+      await services2.closeRuns();
+      await db2.close();
+    }
   });
 
   it('maps groups to roles (strongest wins, unmapped is viewer) and re-evaluates them at every sign-in', async () => {
