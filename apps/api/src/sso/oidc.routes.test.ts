@@ -17,6 +17,7 @@ import { databaseGauges } from '../system/metrics.js';
 import type { OidcSettings } from '../config/sso-config.js';
 import { bearer, createHarness, expectProblem, type Harness } from '../testing/harness.js';
 import { createServices } from '../wiring.js';
+import { claimAt, claimValues } from './oidc.js';
 import {
   closeServer,
   listenOnLoopback,
@@ -24,6 +25,20 @@ import {
   TestBrowser,
   type TestIssuer,
 } from '../testing/oidc-issuer.js';
+
+describe('the groups claim', () => {
+  it('is read as a list of strings, from a top-level claim or a dotted path', () => {
+    const claims = { groups: ['a', 1, 'b'], role: 'ops', 'x.y': ['flat'], realm_access: { roles: ['admin'] }, n: null };
+    expect(claimValues(claimAt(claims, 'groups'))).toEqual(['a', 'b']);
+    expect(claimValues(claimAt(claims, 'role'))).toEqual(['ops']);
+    expect(claimValues(claimAt(claims, 'x.y'))).toEqual(['flat']);
+    expect(claimValues(claimAt(claims, 'realm_access.roles'))).toEqual(['admin']);
+    expect(claimValues(claimAt(claims, 'realm_access.missing'))).toEqual([]);
+    expect(claimValues(claimAt(claims, 'n.x'))).toEqual([]);
+    expect(claimValues(claimAt(claims, '__proto__.constructor'))).toEqual([]);
+    expect(claimValues(claimAt(claims, 'absent'))).toEqual([]);
+  });
+});
 
 const sha256 = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
 const JSON_ACCEPT = { accept: 'application/json' };

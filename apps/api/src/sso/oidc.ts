@@ -51,6 +51,20 @@ export function claimValues(value: unknown): string[] {
   return [];
 }
 
+/**
+ * The claim named `name`: a top-level claim of that name, else a dotted path into nested claims (Keycloak puts roles
+ * in `realm_access.roles`).
+ */
+export function claimAt(claims: Record<string, unknown>, name: string): unknown {
+  if (Object.hasOwn(claims, name)) return claims[name];
+  let at: unknown = claims;
+  for (const part of name.split('.')) {
+    if (!at || typeof at !== 'object' || Array.isArray(at) || !Object.hasOwn(at, part)) return undefined;
+    at = (at as Record<string, unknown>)[part];
+  }
+  return at;
+}
+
 function decodeJwtPayload(jwt: string): Record<string, unknown> {
   const payload = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as unknown;
   return payload && typeof payload === 'object' ? (payload as Record<string, unknown>) : {};
@@ -174,7 +188,7 @@ export function createOidcSignIn(
       subject: String(idClaims.sub),
       preferredUsername: str(claims.preferred_username),
       email: str(claims.email),
-      groups: claimValues(claims[settings.roleClaim]),
+      groups: claimValues(claimAt(claims, settings.roleClaim)),
     });
   }
 
