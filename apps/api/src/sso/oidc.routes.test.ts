@@ -298,6 +298,20 @@ describe.each(DIALECTS)('OpenID Connect sign-in on %s', (dialect) => {
     expect(body.detail).toContain('invalid_grant');
   });
 
+  it('refuses a provider code that was already redeemed, even with a fresh state', async () => {
+    idp.accounts.set('sub-redeemed', { preferred_username: 'redeemed' });
+    const first = await reachCallback('sub-redeemed');
+    landingCode(await callbackAs(first.browser, first.callback, 'browser'));
+    const fresh = await startLogin(first.browser);
+    const replayed = new URL(first.callback);
+    replayed.searchParams.set('state', fresh.state);
+    const res = await callbackAs(first.browser, replayed.toString(), 'api');
+    expect(res.status).toBe(401);
+    const body = (await res.json()) as { type: string; detail: string };
+    expect(body.type).toBe('urn:baton:problem:sso-provider-error');
+    expect(body.detail).toContain('invalid_grant');
+  });
+
   it('ends a sign-in the person declined at the provider, spending its state', async () => {
     const browser = new TestBrowser();
     const { location, state } = await startLogin(browser);
