@@ -27,6 +27,8 @@ import { createLaunchingServices } from './launching/launching.wiring.js';
 import { createRunServices, type QueueModeSettings } from './runs/run.wiring.js';
 import type { SamlSettings } from './config/saml-config.js';
 import { createSamlSignIn } from './sso/saml.js';
+import type { OidcSettings } from './config/sso-config.js';
+import { createOidcSignIn } from './sso/oidc.js';
 
 export interface ServiceOptions {
   keyring: Keyring;
@@ -48,6 +50,8 @@ export interface ServiceOptions {
   publicUrl?: string | undefined;
   /** single sign-on: role map, team sync, code lifetime (defaults: no mapping, no sync, 60 s) */
   sso?: SsoSettings | undefined;
+  /** OpenID Connect sign-in (BATON_OIDC_*); its routes answer 404 without it */
+  oidc?: OidcSettings | undefined;
   /** SAML sign-in (BATON_SAML_*); its routes answer 404 without it */
   saml?: SamlSettings | undefined;
 }
@@ -194,6 +198,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
   const saml = opts.saml
     ? createSamlSignIn(opts.saml, { ssoStates: repos.ssoStates, ssoAssertions: repos.ssoAssertions, clock })
     : undefined;
-  return { ...services, sso, saml };
+  const oidc = opts.oidc ? createOidcSignIn({ sso, auth: services.auth }, opts.oidc) : undefined;
+  return { ...services, sso, saml, oidc };
 }
 export type Services = ReturnType<typeof createServices>;
