@@ -220,6 +220,15 @@ describe.each(DIALECTS)('SAML sign-in (%s)', (dialect) => {
     expectRefused(await acs({ SAMLResponse: form.SAMLResponse }, { http: b.http }), 'state_mismatch');
   });
 
+  it('answers each AuthnRequest once, also when the confirmation does not repeat its InResponseTo', async () => {
+    const requestId = await freshRequestId();
+    const first = await idp.respond({ nameId: 'quinn' }, { inResponseTo: requestId, subjectInResponseTo: null });
+    expect((await acs({ SAMLResponse: first })).status).toBe(200);
+    // Another assertion (a new id) for the same request, at the other replica: the request was used up.
+    const second = await idp.respond({ nameId: 'quinn' }, { inResponseTo: requestId, subjectInResponseTo: null });
+    expectRefused(await acs({ SAMLResponse: second }, { http: b.http }), 'state_mismatch');
+  });
+
   it('refuses an assertion id used before, across replicas, even inside a new response to a new request', async () => {
     const assertionId = `_replay_${Date.now()}`;
     const first = await idp.respond({ nameId: 'heidi' }, { inResponseTo: await freshRequestId(h.http), assertionId });
@@ -301,6 +310,13 @@ describe.each(DIALECTS)('SAML sign-in (%s)', (dialect) => {
     expectRefused(await respond({ issuer: 'https://other-idp.example' }), 'invalid_assertion', /Issuer/);
     // No Destination at all is fine when the assertion names the ACS URL as its Recipient.
     expect((await respond({ destination: null })).status).toBe(200);
+  });
+
+  it('reports an IdP that answers with an error status as access_denied', async () => {
+    const refusal =
+      `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="_e1" Version="2.0" IssueInstant="${new Date().toISOString()}" InResponseTo="${await freshRequestId()}">` +
+      `<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Responder"><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:AuthnFailed"/></samlp:StatusCode></samlp:Status></samlp:Response>`;
+    expectRefused(await acs({ SAMLResponse: b64(refusal) }), 'access_denied', /AuthnFailed/);
   });
 
   it('refuses a response to an unknown AuthnRequest and, by default, an unasked (IdP-initiated) one', async () => {

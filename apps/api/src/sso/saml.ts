@@ -3,7 +3,13 @@
 // the audience, the time window and InResponseTo; this file adds what it leaves out: the assertion's issuer, the
 // Recipient and Destination (the ACS URL), and one use per assertion id across every replica.
 import { DOMParser } from '@xmldom/xmldom';
-import { type CacheProvider, type Profile, Strategy, ValidateInResponseTo } from '@node-saml/passport-saml';
+import {
+  type CacheProvider,
+  type Profile,
+  SamlStatusError,
+  Strategy,
+  ValidateInResponseTo,
+} from '@node-saml/passport-saml';
 import passport from 'passport';
 import { type Clock, type ExternalIdentity, iso, SsoError } from '@baton/core';
 import type { SsoAssertionRepo, SsoStateRepo } from '@baton/db';
@@ -128,8 +134,9 @@ function refusal(err: unknown): SsoError {
   if (err instanceof SsoError) return err;
   const message = err instanceof Error ? err.message : String(err);
   const says = (re: RegExp) => re.test(message);
-  if (err instanceof Error && err.name === 'SamlStatusError')
-    return new SsoError('access_denied', `the identity provider did not sign the person in (${message.slice(0, 200)})`);
+  // The IdP's own status (unsigned, so only its first words are echoed): it did not sign the person in.
+  if (err instanceof SamlStatusError)
+    return new SsoError('access_denied', `the identity provider did not sign the person in: ${message.slice(0, 120)}`);
   if (says(/InResponseTo/i))
     return new SsoError(
       'state_mismatch',
@@ -352,6 +359,8 @@ export function createSamlSignIn(settings: SamlSettings, deps: SamlSignInDeps) {
       const inResponseTo = typeof profile.inResponseTo === 'string' ? profile.inResponseTo : undefined;
       const assertion = readAssertion(assertionXml, settings, now.getTime(), inResponseTo);
 
+      // node-saml forgets the request id itself, except when the confirmation carries no InResponseTo: then here.
+      if (inResponseTo) await deps.ssoStates.take(inResponseTo, 'saml', iso(now));
       await purgeExpired(now);
       // Kept until no replica would accept it any more (its NotOnOrAfter plus the clock skew we allow).
       if (!(await deps.ssoAssertions.claim(assertion.id, iso(new Date(assertion.expiresAt + SAML_CLOCK_SKEW_MS)))))
