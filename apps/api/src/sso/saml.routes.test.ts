@@ -191,6 +191,8 @@ describe.each(DIALECTS)('SAML sign-in (%s)', (dialect) => {
     // Linked by IdP entity id + NameID: a changed username attribute signs in the same user.
     const again = await signIn({ nameId: 'dave', attributes: { username: ['someone-else'] } });
     expect(again.body.user.id).toBe(byNameId.body.user.id);
+    // A local user of that name (the harness's admin "root") is not taken over by a new SAML identity.
+    expectRefused(await signIn({ nameId: 'not-root', attributes: { username: ['root'] } }), 'username_taken');
   });
 
   it('maps groups to roles, and a change of groups changes the role at the next sign-in', async () => {
