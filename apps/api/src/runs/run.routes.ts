@@ -1,4 +1,4 @@
-import { Run, RunDecisionBody, RunIdParams, RunListQuery, SubmitRunBody } from '@baton/contracts';
+import { Run, type RunDecision, RunDecisionBody, RunIdParams, RunListQuery, SubmitRunBody } from '@baton/contracts';
 import { z } from 'zod';
 import { pageReply } from '../http/paging.js';
 import { defineOperation, type Operation } from '../http/registry.js';
@@ -135,54 +135,46 @@ export function runRoutes(s: Pick<Services, 'runs'>): Operation[] {
         return { status: 201, body: run, headers: location(run.id) };
       },
     }),
-    defineOperation({
-      operationId: 'approveRun',
-      method: 'post',
-      path: '/runs/{id}/approve',
-      tag: 'runs',
-      auth: 'user',
-      legacy: true,
+    decisionOperation(s, 'approve', {
       summary:
         'Approve a run held for approval: once every holding policy has its min_approvals, it moves held → pending and is queued (a split with its shards, a pipeline with its first step).',
-      description:
-        'Only an approver a holding policy names (as a user, by role or through a team) or an admin may decide; the run’s submitter (for a scheduled or triggered run, the schedule’s or trigger’s owner) can never approve it, admins included. One person decides once. The decision is recorded in `approvals`, audited, and emitted as a `status` event on the run’s stream. An admin’s approval counts toward every holding policy, anyone else’s toward each policy naming them.',
-      params: RunIdParams,
-      body: RunDecisionBody.optional(),
-      responses: {
-        200: { description: 'The run: still held (more approvals needed) or pending (released)', schema: Run },
-        403: { description: 'Not an approver of a holding policy, or the submitter approving their own run' },
-        409: {
-          description:
-            'The run is not held (or is a shard or step: decide on its parent), or the caller already decided',
-        },
-      },
-      async handle({ principal, params, body }) {
-        return { status: 200, body: await s.runs.decide(principal, params.id, 'approve', body?.comment) };
-      },
+      more: ' An admin’s approval counts toward every holding policy, anyone else’s toward each policy naming them.',
+      answer: 'The run: still held (more approvals needed) or pending (released)',
     }),
-    defineOperation({
-      operationId: 'rejectRun',
-      method: 'post',
-      path: '/runs/{id}/reject',
-      tag: 'runs',
-      auth: 'user',
-      legacy: true,
+    decisionOperation(s, 'reject', {
       summary: 'Reject a run held for approval: one reject finishes it `rejected` (with its shards or steps).',
-      description:
-        'Only an approver a holding policy names (as a user, by role or through a team) or an admin may decide; the run’s submitter (for a scheduled or triggered run, the schedule’s or trigger’s owner) can never approve it, admins included. One person decides once. The decision is recorded in `approvals`, audited, and emitted as a `status` event on the run’s stream.',
-      params: RunIdParams,
-      body: RunDecisionBody.optional(),
-      responses: {
-        200: { description: 'The run, finished `rejected`', schema: Run },
-        403: { description: 'Not an approver of a holding policy, or the submitter approving their own run' },
-        409: {
-          description:
-            'The run is not held (or is a shard or step: decide on its parent), or the caller already decided',
-        },
-      },
-      async handle({ principal, params, body }) {
-        return { status: 200, body: await s.runs.decide(principal, params.id, 'reject', body?.comment) };
-      },
+      more: '',
+      answer: 'The run, finished `rejected`',
     }),
   ];
+}
+
+/** POST /runs/{id}/approve and /reject: the same rules, one decision each. */
+function decisionOperation(
+  s: Pick<Services, 'runs'>,
+  decision: RunDecision,
+  words: { summary: string; more: string; answer: string },
+): Operation {
+  return defineOperation({
+    operationId: `${decision}Run`,
+    method: 'post',
+    path: `/runs/{id}/${decision}`,
+    tag: 'runs',
+    auth: 'user',
+    legacy: true,
+    summary: words.summary,
+    description: `Only an approver a holding policy names (as a user, by role or through a team) or an admin may decide; the run’s submitter (for a scheduled or triggered run, the schedule’s or trigger’s owner) can never approve it, admins included. One person decides once. The decision is recorded in \`approvals\`, audited, and emitted as a \`status\` event on the run’s stream.${words.more}`,
+    params: RunIdParams,
+    body: RunDecisionBody.optional(),
+    responses: {
+      200: { description: words.answer, schema: Run },
+      403: { description: 'Not an approver of a holding policy, or the submitter approving their own run' },
+      409: {
+        description: 'The run is not held (or is a shard or step: decide on its parent), or the caller already decided',
+      },
+    },
+    async handle({ principal, params, body }) {
+      return { status: 200, body: await s.runs.decide(principal, params.id, decision, body?.comment) };
+    },
+  });
 }
