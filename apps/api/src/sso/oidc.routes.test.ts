@@ -473,6 +473,19 @@ describe.each(DIALECTS)('OpenID Connect sign-in on %s', (dialect) => {
     expect(landingError(await callbackAs(browser, callback, 'browser'))).toBe('invalid_username');
   });
 
+  it('answers a hostile callback query with a 4xx problem, never a 500', async () => {
+    expectProblem(await h.http.get('/auth/oidc/callback?code=a&code=b&state=s'), 400, 'query.code');
+    expectProblem(await h.http.get('/auth/oidc/callback?code=a&state=%00'), 400, 'query.state');
+    expectProblem(await h.http.get(`/auth/oidc/callback?code=${'c'.repeat(5000)}&state=s`), 400, 'query.code');
+    expectProblem(await h.http.get('/auth/oidc/callback?code=a&state=%E0%A4%A'), 400);
+    const odd = await h.http.get('/auth/oidc/callback?code=a&state=%F0%9F%92%A9%20%22%3C').set(JSON_ACCEPT);
+    expectProblem(odd, 401);
+    expect(odd.body.type).toBe('urn:baton:problem:sso-state-mismatch');
+    const error = await h.http.get(`/auth/oidc/callback?error=${encodeURIComponent('<script>')}`).set(JSON_ACCEPT);
+    expectProblem(error, 401);
+    expect(error.body.detail).not.toContain('<script>');
+  });
+
   it('lists OIDC among the sign-in methods and its routes in the OpenAPI document', async () => {
     const methods = await h.http.get('/v1/auth/methods');
     expect(methods.status).toBe(200);

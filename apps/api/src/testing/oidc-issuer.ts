@@ -3,7 +3,6 @@
 // provider's own login and consent pages with HTTP requests, following redirects and keeping cookies by hand.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Provider from 'oidc-provider';
 
 export interface TestAccountClaims {
   preferred_username?: string;
@@ -39,27 +38,38 @@ export async function startTestIssuer(redirectUri: string, port = 0): Promise<Te
   const clientId = 'baton-test';
   const clientSecret = 'a test client secret that is long enough';
   const accounts = new Map<string, TestAccountClaims>();
-  const provider = new Provider(issuer, {
-    clients: [
-      {
-        client_id: clientId,
-        client_secret: clientSecret,
-        redirect_uris: [redirectUri],
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'client_secret_post',
-      },
-    ],
-    // Every authorization request must carry a PKCE challenge and every code exchange its verifier.
-    pkce: { required: () => true },
-    scopes: ['openid', 'profile', 'email', 'groups'],
-    claims: { openid: ['sub'], profile: ['preferred_username', 'name'], email: ['email'], groups: ['groups'] },
-    cookies: { keys: ['oidc test cookie key'] },
-    features: { devInteractions: { enabled: true } },
-    findAccount: (_ctx: unknown, id: string) =>
-      accounts.has(id) ? { accountId: id, claims: () => ({ sub: id, ...accounts.get(id) }) } : undefined,
-  });
-  server.on('request', provider.callback());
+  // oidc-provider warns (on load and construction) about its development defaults and Node 20, which is what a
+  // test issuer wants: keep those warnings out of the test output.
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => {
+    if (!String(args[0]).startsWith('oidc-provider WARNING')) warn(...args);
+  };
+  try {
+    const { default: Provider } = await import('oidc-provider');
+    const provider = new Provider(issuer, {
+      clients: [
+        {
+          client_id: clientId,
+          client_secret: clientSecret,
+          redirect_uris: [redirectUri],
+          grant_types: ['authorization_code'],
+          response_types: ['code'],
+          token_endpoint_auth_method: 'client_secret_post',
+        },
+      ],
+      // Every authorization request must carry a PKCE challenge and every code exchange its verifier.
+      pkce: { required: () => true },
+      scopes: ['openid', 'profile', 'email', 'groups'],
+      claims: { openid: ['sub'], profile: ['preferred_username', 'name'], email: ['email'], groups: ['groups'] },
+      cookies: { keys: ['oidc test cookie key'] },
+      features: { devInteractions: { enabled: true } },
+      findAccount: (_ctx: unknown, id: string) =>
+        accounts.has(id) ? { accountId: id, claims: () => ({ sub: id, ...accounts.get(id) }) } : undefined,
+    });
+    server.on('request', provider.callback());
+  } finally {
+    console.warn = warn;
+  }
   return { issuer, clientId, clientSecret, accounts, close: () => closeServer(server) };
 }
 
