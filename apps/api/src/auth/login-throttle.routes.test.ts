@@ -103,6 +103,25 @@ describe.each(DIALECTS)('sign-in throttling across replicas on %s', (dialect) =>
     expect((await login(a.app, u.username, PASSWORD)).status).toBe(200);
   });
 
+  it('lets no more guesses than the limit reach the password check, however many arrive at once on both replicas', async () => {
+    const u = await a.user('operator');
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => login(i % 2 ? a.app : b.app, u.username, `parallel guess ${i}`)),
+    );
+    const statuses = answers.map((r) => r.status).sort();
+    expect(statuses).toEqual([...Array(3).fill(401), ...Array(9).fill(429)]);
+    for (const r of answers.filter((x) => x.status === 429)) expect(r.headers['retry-after']).toBe('60');
+    // Only the three that were checked are in the audit trail as failed sign-ins.
+    const failed = await a.tdb.db.kysely
+      .selectFrom('audit_entries')
+      .select('seq')
+      .where('action', '=', 'auth.login_failed')
+      .where('object', '=', u.id)
+      .execute();
+    expect(failed).toHaveLength(3);
+    now += 60_000;
+  });
+
   it('keeps the lock of a user that does not exist too, on both replicas', async () => {
     const ghost = `ghost-${crypto.randomBytes(4).toString('hex')}`;
     for (const app of [a.app, b.app, b.app]) expect((await login(app, ghost, 'guess')).status).toBe(401);

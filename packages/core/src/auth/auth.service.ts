@@ -66,13 +66,14 @@ export function createAuthService(deps: {
     issueToken,
 
     async login(body: LoginBody, address: string): Promise<{ token: string; expires_at: string; user: User }> {
-      const wait = await consultThrottle(() => deps.throttle.retryAfter(body.username, address));
-      if (wait > 0) throw new RateLimitedError('too many failed sign-ins; try again later', wait);
+      // Counted as a failure before the password is checked (and taken back if it is right), in one step with the check.
+      const begun = await consultThrottle(() => deps.throttle.begin(body.username, address));
+      if (begun.attempt === undefined)
+        throw new RateLimitedError('too many failed sign-ins; try again later', begun.retryAfter);
       const user = await deps.users.findByUsername(body.username);
       // Same work whether or not the user exists, and the same answer.
       const ok = await verifyPassword(body.password, user?.password_hash ?? (await decoyHash()));
       if (!user || !ok) {
-        await consultThrottle(() => deps.throttle.recordFailure(body.username, address));
         if (user) {
           // Recorded only for real accounts: a mistyped username may be someone's password.
           await deps.transaction((r) =>
@@ -90,7 +91,8 @@ export function createAuthService(deps: {
         }
         throw new UnauthenticatedError(BAD_CREDENTIALS);
       }
-      await consultThrottle(() => deps.throttle.recordSuccess(body.username));
+      const attempt = begun.attempt;
+      await consultThrottle(() => deps.throttle.recordSuccess(body.username, { address, attempt }));
       const issued = await issueToken(user.id, 'password', address);
       return { ...issued, user: toUser(user) };
     },

@@ -16,10 +16,17 @@ export const DEFAULT_THROTTLE: ThrottleLimits = { perUsername: 5, perAddress: 20
  * Checked before the password is verified, so a locked account cannot be brute-forced even with the right password.
  */
 export interface LoginThrottle {
-  /** Seconds the caller must wait, or 0. */
-  retryAfter(username: string, address: string): Promise<number>;
-  recordFailure(username: string, address: string): Promise<void>;
-  recordSuccess(username: string): Promise<void>;
+  /**
+   * Checks and counts in one atomic step: at a limit, the wait in seconds (nothing counted); otherwise this sign-in
+   * is counted as a failure up front and `attempt` names it, to be taken back by recordSuccess if the password is
+   * right. Guesses sent in parallel cannot all pass the check while their passwords are being verified.
+   */
+  begin(
+    username: string,
+    address: string,
+  ): Promise<{ retryAfter: number; attempt?: undefined } | { retryAfter: 0; attempt: string }>;
+  /** Forgets the username's failures and takes back the failure `begin` counted for this sign-in. */
+  recordSuccess(username: string, begun: { address: string; attempt: string }): Promise<void>;
 }
 
 /**

@@ -16,8 +16,7 @@ import {
 
 // Sign-in through a provider never consults the password throttle; the auth service only needs one to exist.
 const unusedThrottle: LoginThrottle = {
-  retryAfter: async () => 0,
-  recordFailure: async () => {},
+  begin: async () => ({ retryAfter: 0, attempt: 'unused' }),
   recordSuccess: async () => {},
 };
 const ROLE_MAP: SsoSettings['roleMap'] = [

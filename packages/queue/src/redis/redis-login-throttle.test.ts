@@ -82,6 +82,7 @@ describe('Redis LoginThrottle', () => {
       await expect(t.retryAfter('ivan', '10.2.0.1')).rejects.toBeInstanceOf(RedisUnavailableError);
       await expect(t.recordFailure('ivan', '10.2.0.1')).rejects.toBeInstanceOf(RedisUnavailableError);
       await expect(t.recordSuccess('ivan')).rejects.toBeInstanceOf(RedisUnavailableError);
+      await expect(t.begin('ivan', '10.2.0.1')).rejects.toBeInstanceOf(RedisUnavailableError);
       await proxy.up();
       await eventually(
         () =>
@@ -107,6 +108,7 @@ describe('Redis LoginThrottle', () => {
     const t = throttle({ prefix: newPrefix(), redisUrl: url, timeoutMs: 300 });
     await expect(t.retryAfter('judy', '10.3.0.1')).rejects.toBeInstanceOf(RedisUnavailableError);
     await expect(t.recordFailure('judy', '10.3.0.1')).rejects.toBeInstanceOf(RedisUnavailableError);
+    await expect(t.begin('judy', '10.3.0.1')).rejects.toBeInstanceOf(RedisUnavailableError);
   });
 
   it('refuses calls once closed', async () => {

@@ -26,14 +26,35 @@ export interface RedisLoginThrottleOptions {
   connectionName?: string;
 }
 
-// One key per script call (no multi-key scripts), so the keys need not share a Redis Cluster slot.
-
 /** The score of the failure whose expiry ends the wait (the `max`-th newest that still counts), or nil: no wait. */
 const CHECK = `
 local max = tonumber(ARGV[2])
 local n = redis.call('ZCOUNT', KEYS[1], ARGV[1], '+inf')
 if n < max then return nil end
 return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf', 'WITHSCORES', 'LIMIT', n - max, 1)[2]`;
+
+/**
+ * `begin` in one step over the username's and the address's key (KEYS[1], KEYS[2]): the scores of the failures
+ * whose expiry ends a wait (nothing counted), or an empty list after counting this sign-in in both (as RECORD does).
+ * ARGV: count-from (exclusive), now, member, user limit, address limit, window ms, drop-up-to (inclusive).
+ */
+const BEGIN = `
+local ends = {}
+for i = 1, 2 do
+  local max = tonumber(ARGV[3 + i])
+  local n = redis.call('ZCOUNT', KEYS[i], ARGV[1], '+inf')
+  if n >= max then
+    ends[#ends + 1] = redis.call('ZRANGEBYSCORE', KEYS[i], ARGV[1], '+inf', 'WITHSCORES', 'LIMIT', n - max, 1)[2]
+  end
+end
+if #ends > 0 then return ends end
+for i = 1, 2 do
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[7])
+  redis.call('ZADD', KEYS[i], ARGV[2], ARGV[3])
+  redis.call('ZREMRANGEBYRANK', KEYS[i], 0, -(tonumber(ARGV[3 + i]) + 1))
+  redis.call('PEXPIRE', KEYS[i], ARGV[6])
+end
+return ends`;
 
 /**
  * Drops failures that no longer count, adds this one, keeps only the newest `keep` (only they decide a wait, so a
@@ -105,6 +126,26 @@ export function createRedisLoginThrottle(opts: RedisLoginThrottleOptions): Login
         ]);
         return Math.max(...waits);
       }),
+    begin: (username, address) =>
+      call('checking the sign-in throttle', async () => {
+        const now = clock().getTime();
+        const attempt = failureId(now);
+        const ends = (await redis.eval(
+          BEGIN,
+          2,
+          userKey(username),
+          addrKey(address),
+          `(${now - windowMs}`,
+          String(now),
+          attempt,
+          String(limits.perUsername),
+          String(limits.perAddress),
+          String(windowMs),
+          String(now - windowMs),
+        )) as string[];
+        if (ends.length === 0) return { retryAfter: 0, attempt };
+        return { retryAfter: Math.max(...ends.map((score) => secondsUntilExpiry(Number(score), windowMs, now))) };
+      }),
     recordFailure: (username, address) =>
       call('recording a failed sign-in', async () => {
         const now = clock().getTime();
@@ -113,9 +154,10 @@ export function createRedisLoginThrottle(opts: RedisLoginThrottleOptions): Login
           record(addrKey(address), limits.perAddress, now),
         ]);
       }),
-    recordSuccess: (username) =>
+    recordSuccess: (username, begun) =>
       call('clearing the sign-in throttle', async () => {
         await redis.del(userKey(username));
+        if (begun) await redis.zrem(addrKey(begun.address), begun.attempt);
       }),
     async close() {
       if (closed) return;

@@ -104,6 +104,45 @@ export function loginThrottleContract(name: string, make: MakeLoginThrottle): vo
       expect(await a.retryAfter('grace', '10.0.2.1')).toBe(60);
     });
 
+    it('lets no more sign-ins past begin than the limit, however many run at once on both replicas', async () => {
+      const { a, b } = await throttles({ perUsername: 5, perAddress: 1000, windowSeconds: 60 });
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => (i % 2 ? a : b).begin('mallory', `10.0.3.${i}`)),
+      );
+      const through = answers.filter((x) => x.retryAfter === 0);
+      expect(through).toHaveLength(5);
+      for (const x of through) expect(x.attempt).toEqual(expect.any(String));
+      expect(new Set(through.map((x) => x.attempt)).size).toBe(5);
+      expect(answers.filter((x) => x.retryAfter === 60 && x.attempt === undefined)).toHaveLength(25);
+      expect(await a.retryAfter('mallory', '10.0.4.1')).toBe(60);
+    });
+
+    it('counts a begun sign-in as a failure until it succeeds, and a refused one not at all', async () => {
+      const { a, b } = await throttles({ perUsername: 2, perAddress: 2, windowSeconds: 60 });
+      const first = await a.begin('nina', 'shared-nat');
+      now += 1000;
+      const second = await b.begin('oscar', 'shared-nat');
+      expect([first.retryAfter, second.retryAfter]).toEqual([0, 0]);
+      // Both in flight count against the address: a third is refused until one ends.
+      expect(await a.begin('peggy', 'shared-nat')).toEqual({ retryAfter: 59 });
+      // Nina's password was right: her sign-in no longer counts against the address, Oscar's (wrong) still does.
+      await b.recordSuccess('NINA', { address: 'shared-nat', attempt: first.attempt! });
+      const third = await a.begin('peggy', 'shared-nat');
+      expect(third.retryAfter).toBe(0);
+      expect(await b.begin('quentin', 'shared-nat')).toEqual({ retryAfter: 60 });
+      now = T0 + 30_000;
+      expect(await b.begin('sybil', 'shared-nat')).toEqual({ retryAfter: 31 });
+      expect(await a.begin('trent', 'shared-nat')).toEqual({ retryAfter: 31 });
+      // Oscar's and Peggy's counted failures (at 1 s) age out at 61 s; the refused begins (at 30 s) added nothing.
+      now = T0 + 61_000;
+      expect((await a.begin('quentin', 'shared-nat')).retryAfter).toBe(0);
+      // Per username too: two begun and never succeeded, then the username is at its limit on both replicas.
+      expect((await a.begin('rita', 'r1')).retryAfter).toBe(0);
+      expect((await b.begin('Rita', 'r2')).retryAfter).toBe(0);
+      expect(await a.begin('rita', 'r3')).toEqual({ retryAfter: 60 });
+      expect(await b.retryAfter('RITA', 'r4')).toBe(60);
+    });
+
     it('takes usernames and addresses as opaque text', async () => {
       const { a, b } = await throttles({ perUsername: 1, perAddress: 1, windowSeconds: 60 });
       const odd = ['x:y', 'u:x', 'a:b', 'Ünïcödé 😀', '*', ' ', ''];
