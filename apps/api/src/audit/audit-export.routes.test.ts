@@ -128,6 +128,30 @@ describe.each(DIALECTS)('streamed audit export on %s', (dialect) => {
     });
   });
 
+  it('answers HEAD with the headers of the export and no body, and a broken chain with 409 there too', async () => {
+    const head = await h.http.head('/v1/audit/export').set(bearer(h.admin.token));
+    expect(head.status).toBe(200);
+    expect(head.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(head.headers['content-disposition']).toBe('attachment; filename="baton-audit-export.json"');
+    expect(head.text ?? '').toBe('');
+    const seq = (await h.tdb.db.repos.audit.head()).seq - 5;
+    const [original] = await h.tdb.db.repos.audit.range(seq - 1, 1);
+    await h.tdb.db.kysely.updateTable('audit_entries').set({ summary: 'tampered' }).where('seq', '=', seq).execute();
+    try {
+      expect((await h.http.head('/v1/audit/export').set(bearer(h.admin.token))).status).toBe(409);
+      const get = await h.http.get('/v1/audit/export').set(bearer(h.admin.token));
+      expect(get.status).toBe(409);
+      expect(get.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(get.body.detail).toBe(`the audit chain is broken at seq ${seq}; nothing was exported`);
+    } finally {
+      await h.tdb.db.kysely
+        .updateTable('audit_entries')
+        .set({ summary: original!.summary })
+        .where('seq', '=', seq)
+        .execute();
+    }
+  });
+
   it('exports a consistent snapshot while mutations keep appending entries', async () => {
     const before = await h.tdb.db.repos.audit.head();
     const clock = () => new Date();
