@@ -126,18 +126,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const dataDir = path.resolve(e.BATON_DATA_DIR);
   const publicUrl = (e.BATON_PUBLIC_URL ?? `http://${hostForUrl(e.BATON_HOST)}:${e.BATON_PORT}`).replace(/\/+$/, '');
-  let saml: SamlSettings | undefined;
-  try {
-    saml = loadSamlSettings(present, publicUrl);
-  } catch (err) {
-    if (err instanceof SamlConfigError) throw new ConfigError(`invalid configuration:\n  ${err.message}`);
-    throw err;
-  }
   let sso: ReturnType<typeof loadSsoConfig>;
   try {
     sso = loadSsoConfig(present, publicUrl);
   } catch (err) {
     if (err instanceof SsoConfigError) throw new ConfigError(`invalid configuration:\n  ${err.message}`);
+    throw err;
+  }
+  let saml: SamlSettings | undefined;
+  try {
+    saml = loadSamlSettings(present, publicUrl, sso.sso.roleClaim);
+  } catch (err) {
+    if (err instanceof SamlConfigError) throw new ConfigError(`invalid configuration:\n  ${err.message}`);
     throw err;
   }
   return {

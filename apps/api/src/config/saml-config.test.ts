@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { makeKeyPair, type KeyPair } from '../sso/testing/saml-idp.js';
+import { makeKeyPair, type KeyPair } from '../testing/saml-idp.js';
 import { ConfigError, loadConfig } from './config.js';
 import { loadSamlSettings, SamlConfigError } from './saml-config.js';
 
@@ -98,9 +98,9 @@ describe('SAML settings', () => {
         BATON_SAML_IDP_ENTITY_ID: 'urn:idp',
         BATON_SAML_ACS_URL: 'https://sso.example.com/baton/acs',
         BATON_SAML_ALLOW_IDP_INITIATED: 'true',
-        BATON_SSO_ROLE_CLAIM: 'memberOf',
       },
       PUBLIC_URL,
+      'memberOf',
     )!;
     expect(fromText.idp).toEqual({ entityId: undefined, ssoUrl: 'https://idp.example.com/sso', certs: [idp.cert] });
     expect(fromFile.idp).toEqual({ entityId: 'urn:idp', ssoUrl: 'https://idp.example.com/sso', certs: [idp.cert] });
@@ -213,5 +213,15 @@ describe('SAML settings', () => {
       BATON_SAML_SP_ENTITY_ID: 'https://baton.example.com/saml',
     });
     expect(c.saml?.acsUrl).toBe('https://baton.example.com/auth/saml/acs');
+    expect(c.saml?.groupsAttribute).toBe('groups');
+    // BATON_SSO_ROLE_CLAIM is read once (sso-config.ts) for OIDC and SAML alike.
+    const memberOf = loadConfig({
+      BATON_SAML_IDP_SSO_URL: 'https://idp.example.com/sso',
+      BATON_SAML_IDP_CERT: idp.certFile,
+      BATON_SAML_SP_ENTITY_ID: 'https://baton.example.com/saml',
+      BATON_SSO_ROLE_CLAIM: 'memberOf',
+    });
+    expect(memberOf.saml?.groupsAttribute).toBe('memberOf');
+    expect(memberOf.sso.roleClaim).toBe('memberOf');
   });
 });

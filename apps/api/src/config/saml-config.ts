@@ -4,6 +4,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { DOMParser } from '@xmldom/xmldom';
+import { DEFAULT_ROLE_CLAIM } from './sso-config.js';
 
 export interface SamlIdpSettings {
   /** The IdP's entity id: from its metadata or BATON_SAML_IDP_ENTITY_ID; when known, assertions must carry it. */
@@ -185,7 +186,12 @@ function spKeyPair(keyFile: string | undefined, certFile: string | undefined): S
  * The SAML settings from the environment, or undefined when no BATON_SAML_* variable is set (SAML off: its routes
  * answer 404). `publicUrl` is BATON_PUBLIC_URL without a trailing slash (the ACS URL's default base).
  */
-export function loadSamlSettings(env: NodeJS.ProcessEnv, publicUrl: string): SamlSettings | undefined {
+/** `groupsAttribute`: BATON_SSO_ROLE_CLAIM as sso-config.ts read it (one reading for every protocol). */
+export function loadSamlSettings(
+  env: NodeJS.ProcessEnv,
+  publicUrl: string,
+  groupsAttribute: string = DEFAULT_ROLE_CLAIM,
+): SamlSettings | undefined {
   const get = (name: (typeof SAML_VARIABLES)[number]) => {
     const v = env[name]?.trim();
     return v ? v : undefined;
@@ -231,6 +237,6 @@ export function loadSamlSettings(env: NodeJS.ProcessEnv, publicUrl: string): Sam
     acsUrl,
     spKeyPair: spKeyPair(get('BATON_SAML_SP_KEY_FILE'), get('BATON_SAML_SP_CERT_FILE')),
     allowIdpInitiated: allow === 'true',
-    groupsAttribute: env.BATON_SSO_ROLE_CLAIM?.trim() || 'groups',
+    groupsAttribute,
   };
 }

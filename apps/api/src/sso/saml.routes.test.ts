@@ -14,7 +14,7 @@ import { databaseGauges } from '../system/metrics.js';
 import { bearer, createHarness, expectProblem, type Harness } from '../testing/harness.js';
 import { createServices, type Services } from '../wiring.js';
 import { SAML_ACS_BODY_LIMIT } from './saml.routes.js';
-import { makeKeyPair, postedForm, type SamlTestUser, startTestIdp, type TestIdp } from './testing/saml-idp.js';
+import { makeKeyPair, postedForm, type SamlTestUser, startTestIdp, type TestIdp } from '../testing/saml-idp.js';
 
 const PUBLIC_URL = 'https://baton.test';
 const SP_ENTITY_ID = 'https://baton.test/auth/saml/metadata';
