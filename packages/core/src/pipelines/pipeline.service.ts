@@ -11,7 +11,7 @@ import { newId } from '../common/ids.js';
 import { API_LAUNCH, ENCRYPTED_PLACEHOLDER, type LaunchContext } from '../runs/run-launch.js';
 import { originWords, type PreparedRun, type RunPreparer } from '../runs/run-prepare.js';
 import { type RecheckDeps, recheckRunInputs } from '../runs/run-recheck.js';
-import { heldRows, type HoldUnit, type RunHolder } from '../runs/run-hold.js';
+import { heldRows, holdWords, type HoldUnit, type RunHolder } from '../runs/run-hold.js';
 import { freshRunState, hasShards } from '../runs/run-rows.js';
 import { toRunView } from '../runs/run.view.js';
 
@@ -71,8 +71,7 @@ export function createPipelineService(deps: PipelineServiceDeps) {
   ): Promise<void> {
     const hold = await deps.holder.holdFor(p, units, deps.clock());
     const rows = hold ? heldRows(given, hold) : given;
-    if (hold)
-      summary += `; held for approval${hold.held_by!.length ? ` by ${hold.held_by!.join(', ')}` : ` (origin ${given[0]!.origin})`}`;
+    if (hold) summary += holdWords(hold, given[0]!.origin);
     await deps.transaction(async (r) => {
       for (const row of rows) await r.runs.insert(row);
       await recordAudit(r.audit, { actor: p.id, action, object: rows[0]!.id, summary }, deps.clock);

@@ -78,6 +78,12 @@ export function createRunHolder(deps: { policies: { listEnabled(): Promise<Enabl
 }
 export type RunHolder = ReturnType<typeof createRunHolder>;
 
+/** The words an audit summary adds for a held submission. */
+export function holdWords(hold: Hold, origin: string): string {
+  const by = hold.held_by ?? [];
+  return `; held for approval${by.length ? ` by ${by.join(', ')}` : ` (origin ${origin})`}`;
+}
+
 /**
  * `rows` (a run, a split and its shards, or a pipeline and its steps, parent first) as a held unit: the parent `held`
  * with the hold; a split's shards `held` with it (a pipeline's steps are `waiting` already).

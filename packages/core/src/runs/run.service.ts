@@ -17,7 +17,7 @@ import { ConflictError, UnprocessableError, ValidationError } from '../common/er
 import { newId } from '../common/ids.js';
 import { decodeCursor, type Page, toPage } from '../common/paging.js';
 import type { RunDecisions } from './run-decision.js';
-import { heldRows, type RunHolder } from './run-hold.js';
+import { heldRows, holdWords, type RunHolder } from './run-hold.js';
 import type { CredentialService } from '../credentials/credential.service.js';
 import type { InventoryService } from '../inventories/inventory.service.js';
 import type { ProjectService } from '../projects/project.service.js';
@@ -93,8 +93,7 @@ export function createRunService(deps: RunServiceDeps) {
   ): Promise<RunRow> {
     const hold = await deps.holder.holdFor(p, [{ row: given[0]!, hosts }], deps.clock());
     const rows = hold ? heldRows(given, hold) : given;
-    if (hold)
-      summary += `; held for approval${hold.held_by!.length ? ` by ${hold.held_by!.join(', ')}` : ` (origin ${given[0]!.origin})`}`;
+    if (hold) summary += holdWords(hold, given[0]!.origin);
     await deps.transaction(async (r) => {
       for (const row of rows) await r.runs.insert(row);
       await recordAudit(r.audit, { actor: p.id, action, object: rows[0]!.id, summary }, deps.clock);
