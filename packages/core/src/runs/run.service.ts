@@ -126,6 +126,8 @@ export function createRunService(deps: RunServiceDeps) {
     }
     const before = decodeCursor(query.cursor);
     const since = query.since === undefined ? undefined : iso(new Date(query.since));
+    // A held run has no conclusion and no per-host outcome yet: filtering by either finds none.
+    if (query.conclusion !== undefined || query.host !== undefined) return { items: [] };
     const held = (await deps.runs.listHeld({ limit: MAX_HELD_SCANNED })).filter(
       (r) =>
         (before === undefined || r.id < before) &&
