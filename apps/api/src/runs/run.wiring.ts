@@ -14,6 +14,7 @@ import {
   createRunService,
   createRunDecisions,
   createRunHolder,
+  policyView,
   type Keyring,
   createWorkerService,
   createRunOutputService,
@@ -22,7 +23,6 @@ import {
   type ProjectService,
   UnavailableError,
 } from '@baton/core';
-import type { PolicyMatch } from '@baton/contracts';
 import type { Database } from '@baton/db';
 import {
   inventoryForHosts,
@@ -111,17 +111,7 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
   const runAccess = createRunAccess({ runs: repos.runs, authz: opts.authz, teams: repos.teams });
   // Approval policies: evaluated at every submission (runs, pipelines, retries), snapshotted onto what they hold.
   const holder = createRunHolder({
-    policies: {
-      listEnabled: async () =>
-        (await repos.policies.listEnabled()).map((pol) => ({
-          id: pol.id,
-          name: pol.name,
-          approvers: pol.approvers,
-          min_approvals: pol.min_approvals,
-          expires_after_s: pol.expires_after_s,
-          match: pol.match as PolicyMatch,
-        })),
-    },
+    policies: { listEnabled: async () => (await repos.policies.listEnabled()).map(policyView) },
   });
   const ingester = createRunIngester({
     transaction: db.transaction,

@@ -17,6 +17,11 @@ export interface Principal {
   scope?: 'read' | 'write' | undefined;
 }
 
+/** Roles from weakest to strongest, for "ranks below": viewer 0 < operator 1 < admin 2; -1 for a name that is no role. */
+export function roleRank(role: string): number {
+  return (['viewer', 'operator', 'admin'] as const).indexOf(role as Role);
+}
+
 /**
  * A user as a principal, with their role as it is now: what a template, schedule or trigger acts as when it launches
  * with its owner's authority. Null when the account was deleted.

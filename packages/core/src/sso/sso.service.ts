@@ -12,6 +12,7 @@ import {
 } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import type { AuthService } from '../auth/auth.service.js';
+import { roleRank } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { UnauthenticatedError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
@@ -47,12 +48,10 @@ export const MAX_SSO_CODE_TTL_SECONDS = 60;
 /** How long a started sign-in may take at the provider (typing a password, a second factor) before it must restart. */
 export const SSO_STATE_TTL_SECONDS = 600;
 
-const ROLE_RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
-
 /** The strongest role any of the groups maps to; viewer when none is mapped. */
 export function roleFromGroups(groups: readonly string[], roleMap: SsoSettings['roleMap']): Role {
   let role: Role = 'viewer';
-  for (const m of roleMap) if (groups.includes(m.group) && ROLE_RANK[m.role] > ROLE_RANK[role]) role = m.role;
+  for (const m of roleMap) if (groups.includes(m.group) && roleRank(m.role) > roleRank(role)) role = m.role;
   return role;
 }
 

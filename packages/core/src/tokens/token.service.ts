@@ -4,7 +4,7 @@
 import type { Role, Token, TokenCreateBody, TokenListQuery, TokenWithSecret } from '@baton/contracts';
 import type { AuditRepo, PersonalTokenRow, TokenRepo, TokenRow } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
-import { type Authorizer, notFound, type Principal, visibleOr404 } from '../authz/authorize.js';
+import { type Authorizer, notFound, type Principal, roleRank, visibleOr404 } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { ForbiddenError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
@@ -16,15 +16,12 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** last_used_at is written at most once per this interval per token, not on every request. */
 export const TOKEN_USE_INTERVAL_MS = 60_000;
 
-const ROLE_RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
-const rankOf = (role: string): number => ROLE_RANK[role as Role] ?? -1;
-
 /**
  * A token stops authenticating once its owner's role ranks below the role it was issued under (admin > operator >
  * viewer). Tokens from before issue 12 have no issued role and are not affected.
  */
 export function ownerDemotedBelow(token: Pick<TokenRow, 'issued_role'>, ownerRole: string): boolean {
-  return token.issued_role !== null && rankOf(ownerRole) < rankOf(token.issued_role);
+  return token.issued_role !== null && roleRank(ownerRole) < roleRank(token.issued_role);
 }
 
 /** Records that `token` authenticated a request at `now`, unless that was already recorded within the interval. */
