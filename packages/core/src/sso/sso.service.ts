@@ -6,6 +6,7 @@ import {
   type SsoCodeRepo,
   type SsoStateRepo,
   type SsoTeamRepo,
+  type TeamRepo,
   type UserIdentityRepo,
   type UserRepo,
   type UserRow,
@@ -83,7 +84,8 @@ const refusal = (reason: SsoError['reason'], message: string): Refusal => ({
 type SsoTxRepos = {
   users: Pick<UserRepo, 'insert' | 'findById' | 'findByUsername' | 'update' | 'lockAdmins'>;
   userIdentities: Pick<UserIdentityRepo, 'find' | 'insert' | 'touch'>;
-  ssoTeams: Pick<SsoTeamRepo, 'findByNames' | 'insertIfMissing' | 'addMemberIfMissing' | 'removeMember'>;
+  ssoTeams: Pick<SsoTeamRepo, 'findByNames' | 'insertIfMissing' | 'addMemberIfMissing'>;
+  teams: Pick<TeamRepo, 'removeMember'>;
   ssoCodes: Pick<SsoCodeRepo, 'insert' | 'consume' | 'deleteExpired'>;
   ssoStates: Pick<SsoStateRepo, 'insert' | 'take' | 'deleteExpired'>;
   audit: Pick<AuditRepo, 'append'>;
@@ -141,7 +143,7 @@ export function createSsoService(deps: {
       const member = groups.includes(team.name);
       const changed = member
         ? await r.ssoTeams.addMemberIfMissing(team.id, user.id, at)
-        : await r.ssoTeams.removeMember(team.id, user.id);
+        : await r.teams.removeMember(team.id, user.id);
       if (changed)
         await recordAudit(
           r.audit,

@@ -27,14 +27,6 @@ export function createSsoTeamRepo(db: Kysely<Schema>) {
         .executeTakeFirst();
       return toNumber(r.numInsertedOrUpdatedRows) > 0;
     },
-    async removeMember(teamId: string, userId: string): Promise<boolean> {
-      const r = await db
-        .deleteFrom('team_members')
-        .where('team_id', '=', teamId)
-        .where('user_id', '=', userId)
-        .executeTakeFirst();
-      return toNumber(r.numDeletedRows) > 0;
-    },
   };
 }
 export type SsoTeamRepo = ReturnType<typeof createSsoTeamRepo>;
