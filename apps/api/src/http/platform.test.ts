@@ -362,6 +362,7 @@ describe.each(DIALECTS)('HTTP platform on %s', (dialect) => {
       );
       fs.mkdirSync(path.join(uiDir, 'assets'));
       fs.writeFileSync(path.join(uiDir, 'assets', 'app.js'), 'console.log("ASSET-MARKER");');
+      fs.writeFileSync(path.join(uiDir, 'assets', 'index-Bx3_kQ9z.js'), 'console.log("HASHED-MARKER");');
       emptyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-ui-empty-'));
       ui = await createHarness(dialect, { uiDir });
       noUi = await createHarness(dialect, { uiDir: emptyDir });
@@ -407,6 +408,34 @@ describe.each(DIALECTS)('HTTP platform on %s', (dialect) => {
       const asset = await ui.http.get('/ui/assets/app.js');
       expect(asset.status).toBe(200);
       expect(asset.text).toContain('ASSET-MARKER');
+    });
+
+    it('sends a strict CSP and the security headers on every /ui/ answer', async () => {
+      for (const url of ['/ui/', '/ui/runs/run_1', '/ui/assets/index-Bx3_kQ9z.js', '/ui/assets/missing-Aa11Bb22.js']) {
+        const res = await ui.http.get(url);
+        const csp = String(res.headers['content-security-policy']);
+        expect(csp).toContain("script-src 'self'");
+        expect(csp).toContain("frame-ancestors 'none'");
+        expect(csp).not.toContain('unsafe-inline');
+        expect(csp).not.toContain('unsafe-eval');
+        expect(res.headers['x-content-type-options']).toBe('nosniff');
+        expect(res.headers['referrer-policy']).toBe('no-referrer');
+      }
+    });
+
+    it('caches hashed assets for a year and revalidates index.html; a missing asset is a 404, not the page', async () => {
+      const hashed = await ui.http.get('/ui/assets/index-Bx3_kQ9z.js');
+      expect(hashed.status).toBe(200);
+      expect(hashed.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+      for (const url of ['/ui/', '/ui/index.html', '/ui/some/client/route']) {
+        const res = await ui.http.get(url);
+        expect(res.headers['cache-control']).toBe('no-cache');
+      }
+      // A name without a content hash may change under the same name: revalidated too.
+      expect((await ui.http.get('/ui/assets/app.js')).headers['cache-control']).toBe('no-cache');
+      const missing = await ui.http.get('/ui/assets/missing-Aa11Bb22.js');
+      expect(missing.status).toBe(404);
+      expect(missing.headers['content-type']).toMatch(/problem\+json/);
     });
 
     it('never serves files outside the UI directory', async () => {

@@ -12,6 +12,7 @@ export type LoginBody = z.infer<typeof LoginBody>;
 export const LoginResponse = z
   .object({ token: z.string().meta({ description: 'bearer token, shown once' }), expires_at: Timestamp, user: User })
   .meta({ id: 'LoginResponse' });
+export type LoginResponse = z.infer<typeof LoginResponse>;
 
 export const CheckResponse = z
   .object({
@@ -25,3 +26,4 @@ export const CheckResponse = z
     token_name: z.string().optional().meta({ description: 'personal tokens only' }),
   })
   .meta({ id: 'TokenCheck' });
+export type CheckResponse = z.infer<typeof CheckResponse>;

@@ -1,4 +1,5 @@
-// The web UI in a real browser (Debian's chromium driven by playwright-core) against the real app on a real port.
+// The API docs page in a real browser (Debian's chromium driven by playwright-core) against the real app on a real
+// port. The web UI's own browser tests are in test/ui/.
 import fs from 'node:fs';
 import type http from 'node:http';
 import type net from 'node:net';
@@ -73,50 +74,6 @@ describe.each(DIALECTS)('web UI in chromium on %s', (dialect) => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
     await h?.close();
-  });
-
-  it('opens / on /ui/, shows "Baton" and a health indicator that turns ok', async () => {
-    const { page, problems } = await openPage();
-    try {
-      const response = await page.goto(`${base}/`);
-      expect(response?.status()).toBe(200);
-      expect(new URL(page.url()).pathname).toBe('/ui/');
-      await expect(page.title()).resolves.toBe('Baton');
-      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Baton');
-      const health = page.getByTestId('health');
-      await page.getByTestId('health').filter({ hasNotText: 'checking' }).waitFor();
-      expect(await health.textContent()).toBe('ok');
-      expect(problems).toEqual([]);
-    } finally {
-      await page.close();
-    }
-  });
-
-  it('shows the health indicator as down when /healthz fails', async () => {
-    const { page } = await openPage();
-    try {
-      await page.route('**/healthz', (route) =>
-        route.fulfill({ status: 503, contentType: 'application/problem+json', body: '{}' }),
-      );
-      await page.goto(`${base}/ui/`);
-      await page.getByTestId('health').filter({ hasNotText: 'checking' }).waitFor();
-      expect(await page.getByTestId('health').textContent()).toBe('down');
-    } finally {
-      await page.close();
-    }
-  });
-
-  it('renders a client-side route from the index.html fallback', async () => {
-    const { page, problems } = await openPage();
-    try {
-      const response = await page.goto(`${base}/ui/runs/some-run`);
-      expect(response?.status()).toBe(200);
-      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Baton');
-      await page.getByTestId('health').filter({ hasText: /^ok$/ }).waitFor();
-      expect(problems).toEqual([]);
-    } finally {
-      await page.close();
-    }
   });
 
   it('renders the API docs at /v1/docs from /v1/openapi.json, with no resolver errors', async () => {

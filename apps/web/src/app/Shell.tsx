@@ -1,0 +1,70 @@
+// The frame around every signed-in page: a skip link, the left navigation, the user's menu.
+import type { ReactNode } from 'react';
+import { useState } from 'react';
+import { Link, useLocation } from 'wouter';
+import { useAuth, useHasRole, useMe } from '../auth/auth';
+import { NAV, type NavItem } from './nav';
+
+function NavEntry({ item, onPick }: { item: NavItem; onPick(): void }) {
+  const [location] = useLocation();
+  const allowed = useHasRole(item.role ?? 'viewer');
+  if (!allowed) return null;
+  const active = location === item.path || location.startsWith(`${item.path}/`);
+  return (
+    <li>
+      <Link href={item.path} aria-current={active ? 'page' : undefined} onClick={onPick}>
+        {item.label}
+      </Link>
+    </li>
+  );
+}
+
+export function Shell({ children }: { children: ReactNode }) {
+  const me = useMe();
+  const { signOut } = useAuth();
+  const [menuOpen, setMenuOpen] = useState(false);
+  return (
+    <div className="shell">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <button
+          type="button"
+          className="btn nav-toggle"
+          aria-expanded={menuOpen}
+          aria-controls="nav"
+          onClick={() => setMenuOpen((o) => !o)}
+        >
+          Menu
+        </button>
+        <Link href="/runs" className="brand">
+          Baton
+        </Link>
+        <div className="topbar-user">
+          <span data-testid="whoami">
+            {me.user.username} <span className="muted">({me.role})</span>
+          </span>
+          <button type="button" className="btn btn-small" onClick={() => void signOut()}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <nav id="nav" className={`sidenav${menuOpen ? ' open' : ''}`} aria-label="Main">
+        {NAV.map((group) => (
+          <div key={group.section} className="nav-group">
+            <h2 className="nav-heading">{group.section}</h2>
+            <ul>
+              {group.items.map((item) => (
+                <NavEntry key={item.path} item={item} onPick={() => setMenuOpen(false)} />
+              ))}
+            </ul>
+          </div>
+        ))}
+      </nav>
+      <main id="main" className="content" tabIndex={-1}>
+        {children}
+      </main>
+    </div>
+  );
+}

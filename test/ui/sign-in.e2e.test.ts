@@ -1,0 +1,148 @@
+// Signing in and out of the web UI, the session ending under the user, and the page frame (keyboard, phone width).
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Browser } from 'playwright-core';
+import { cleanupProcesses } from '../support/baton-process.js';
+import {
+  ADMIN_PASSWORD,
+  call,
+  createUser,
+  launchBrowser,
+  openPage,
+  signIn,
+  startServer,
+  type UiServer,
+  visited,
+} from './support/browser.js';
+
+let ui: UiServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  [ui, browser] = await Promise.all([startServer(), launchBrowser()]);
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await ui?.server.stop();
+  await cleanupProcesses();
+});
+
+describe('signing in', () => {
+  it('lands on the sign-in page from /, refuses a wrong password with a message, then signs in', async () => {
+    const { page, problems, close } = await openPage(browser);
+    try {
+      const res = await page.goto(`${ui.base}/`);
+      expect(res?.status()).toBe(200);
+      await page.getByRole('heading', { name: 'Sign in to Baton' }).waitFor();
+      expect(new URL(page.url()).pathname).toBe('/ui/sign-in');
+      // Only the methods the server offers: no SSO configured here.
+      expect(await page.getByRole('link', { name: /OpenID Connect|SAML/ }).count()).toBe(0);
+      await visited(page, 'sign-in');
+
+      await page.getByLabel('Username').fill('admin');
+      await page.getByLabel('Password').fill('not the password');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page
+        .getByRole('alert')
+        .filter({ hasText: /invalid|incorrect|wrong/i })
+        .waitFor();
+      expect(await page.evaluate(() => sessionStorage.getItem('baton.token'))).toBeNull();
+
+      await page.getByLabel('Password').fill(ADMIN_PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByTestId('whoami').filter({ hasText: 'admin' }).waitFor();
+      expect(new URL(page.url()).pathname).toBe('/ui/runs');
+      // The token is in sessionStorage, never in the address.
+      const token = await page.evaluate(() => sessionStorage.getItem('baton.token'));
+      expect(token).toMatch(/^bt_/);
+      expect(page.url()).not.toContain(token!);
+      expect(problems).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('signs out: the token is revoked at the server and the sign-in page shows', async () => {
+    const { page, problems, close } = await openPage(browser);
+    try {
+      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
+      const token = await page.evaluate(() => sessionStorage.getItem('baton.token'));
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('heading', { name: 'Sign in to Baton' }).waitFor();
+      expect(await page.evaluate(() => sessionStorage.getItem('baton.token'))).toBeNull();
+      const check = await call(ui, token!, 'POST', '/v1/auth/check', {});
+      expect(check.status).toBe(401);
+      expect(problems).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('a revoked session returns the user to sign-in with a message, and back to the page they were on', async () => {
+    const user = await createUser(ui, 'revoked-user', 'operator');
+    const { page, problems, close } = await openPage(browser);
+    try {
+      await signIn(page, ui.base, 'revoked-user', user.password);
+      await page.goto(`${ui.base}/ui/inventories?name=x`);
+      await page.getByTestId('whoami').waitFor();
+      // An admin resets the password: every session of the user ends.
+      const reset = await call(ui, ui.adminToken, 'PUT', `/v1/users/${user.id}`, {
+        password: 'a brand new password 1',
+      });
+      expect(reset.status).toBe(200);
+      await page.goto(`${ui.base}/ui/inventories?name=x`);
+      await page.getByRole('heading', { name: 'Sign in to Baton' }).waitFor();
+      await page
+        .getByRole('status')
+        .filter({ hasText: /session has ended/i })
+        .waitFor();
+      await page.getByLabel('Username').fill('revoked-user');
+      await page.getByLabel('Password').fill('a brand new password 1');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByTestId('whoami').waitFor();
+      expect(new URL(page.url()).pathname + new URL(page.url()).search).toBe('/ui/inventories?name=x');
+      expect(problems).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('opens a bookmarked page after signing in', async () => {
+    const { page, close } = await openPage(browser);
+    try {
+      await page.goto(`${ui.base}/ui/credentials`);
+      await page.getByRole('heading', { name: 'Sign in to Baton' }).waitFor();
+      await page.getByLabel('Username').fill('admin');
+      await page.getByLabel('Password').fill(ADMIN_PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByTestId('whoami').waitFor();
+      expect(new URL(page.url()).pathname).toBe('/ui/credentials');
+    } finally {
+      await close();
+    }
+  });
+
+  it('is usable from the keyboard and on a 390-px-wide phone', async () => {
+    const { page, problems, close } = await openPage(browser, { width: 390, height: 844 });
+    try {
+      await page.goto(`${ui.base}/ui/sign-in`);
+      await page.keyboard.type('admin');
+      await page.keyboard.press('Tab');
+      await page.keyboard.type(ADMIN_PASSWORD);
+      await page.keyboard.press('Enter');
+      await page.getByTestId('whoami').waitFor();
+      // The navigation folds behind a Menu button on a phone.
+      const nav = page.getByRole('navigation', { name: 'Main' });
+      expect(await nav.isVisible()).toBe(false);
+      await page.getByRole('button', { name: 'Menu' }).click();
+      await nav.getByRole('link', { name: 'Inventories' }).click();
+      expect(new URL(page.url()).pathname).toBe('/ui/inventories');
+      // Nothing wider than the screen.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await visited(page, 'phone-frame');
+      expect(problems).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+});
