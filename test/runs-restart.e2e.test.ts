@@ -58,17 +58,27 @@ async function storedRun(env: Record<string, string>, id: string): Promise<RunRo
   }
 }
 
-/** Submits a playbook that marks its start in a file, then sleeps `seconds`; resolves once the task runs. */
-async function startSleepingRun(s: Server, token: string, seconds: number): Promise<{ id: string; marker: string }> {
-  const marker = path.join(tempDir('baton-restart-'), 'started');
+/**
+ * Submits a playbook that marks its start in a file, then sleeps `seconds`, or (`until: 'gate'`) waits until the
+ * returned gate file exists; resolves once the task runs.
+ */
+async function startSleepingRun(
+  s: Server,
+  token: string,
+  seconds: number | { until: 'gate' },
+): Promise<{ id: string; marker: string; gate: string }> {
+  const dir = tempDir('baton-restart-');
+  const marker = path.join(dir, 'started');
+  const gate = path.join(dir, 'gate');
+  const wait = typeof seconds === 'number' ? `sleep ${seconds}` : `until [ -e ${gate} ]; do sleep 0.2; done`;
   const inv = await call(s, token, 'POST', '/v1/inventories', { name: `local ${marker}`, content: LOCAL_INVENTORY });
   const run = await call(s, token, 'POST', '/v1/runs', {
-    playbook: `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.shell: echo started >> ${marker}; sleep ${seconds}\n`,
+    playbook: `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.shell: echo started >> ${marker}; ${wait}\n`,
     inventory_id: inv.body.id,
   });
   expect(run.status).toBe(201);
   await waitFor('the task to start', async () => (fs.existsSync(marker) ? true : undefined));
-  return { id: run.body.id, marker };
+  return { id: run.body.id, marker, gate };
 }
 
 describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (dialect) => {
@@ -133,7 +143,8 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
     }
     expect(await storedRun(env, run.body.id)).toMatchObject({ status: 'running', conclusion: null });
 
-    const second = await serve(env);
+    // One executor: a re-dispatch of the lost run would be queued at start-up, ahead of any run submitted later.
+    const second = await serve({ ...env, BATON_EXECUTORS: '1' });
     try {
       const again = (await login(second.base, 'admin', ADMIN_PASSWORD)).token!;
       const lost = (await call(second, again, 'GET', `/v1/runs/${run.body.id}`)).body;
@@ -151,8 +162,10 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
         conclusion: 'error',
         reason: 'worker_lost',
       });
-      // Longer than the task would take: a second start would have appended a line by now.
-      await new Promise((r) => setTimeout(r, 10_000));
+      // A run submitted now finishes only after a re-dispatched lost run (queued before it, on the only executor)
+      // would have started and appended a second line.
+      const later = await startSleepingRun(second, again, 0);
+      expect(await finishedRun(second, again, later.id)).toMatchObject({ conclusion: 'succeeded' });
       expect(fs.readFileSync(marker, 'utf8')).toBe('started\n');
     } finally {
       await second.stop();
@@ -261,7 +274,8 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
     const first = await serve(env);
     try {
       const { token } = await login(first.base, 'admin', ADMIN_PASSWORD);
-      const { id, marker } = await startSleepingRun(first, token!, 6);
+      // Running until the gate opens, after the second server has looked at it.
+      const { id, marker, gate } = await startSleepingRun(first, token!, { until: 'gate' });
       const [executor] = (await call<Worker[]>(first, token!, 'GET', '/v1/workers')).body;
       expect(executor!.name).toMatch(/\/embedded\/\d+$/);
       const firstPid = executor!.name.split('/').pop()!;
@@ -288,6 +302,7 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
         }
       }
 
+      fs.writeFileSync(gate, '');
       expect(await finishedRun(first, token!, id)).toMatchObject({ conclusion: 'succeeded', worker: executor!.name });
       const statuses = (
         await call<Array<{ data: Record<string, unknown> }>>(first, token!, 'GET', `/v1/runs/${id}/events?kind=status`)
