@@ -90,9 +90,15 @@ export interface Server {
   kill(): Promise<Result>;
 }
 
-/** Starts `baton serve` on a free port and waits until /readyz answers 200. `ownProcessGroup`: its pid is its group id. */
-export async function serve(env: Record<string, string>, opts: { ownProcessGroup?: boolean } = {}): Promise<Server> {
-  const port = await freePort();
+/**
+ * Starts `baton serve` on a free port (or `port`) and waits until /readyz answers 200. `ownProcessGroup`: its pid is
+ * its group id.
+ */
+export async function serve(
+  env: Record<string, string>,
+  opts: { ownProcessGroup?: boolean; port?: number } = {},
+): Promise<Server> {
+  const port = opts.port ?? (await freePort());
   const child = spawn(BATON, ['serve'], {
     env: cleanEnv({ ...env, BATON_HOST: '127.0.0.1', BATON_PORT: String(port) }),
     cwd: cwdFor(env),

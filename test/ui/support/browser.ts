@@ -21,7 +21,7 @@ export interface UiServer {
 }
 
 /** `baton serve` in embedded mode (SQLite, executors in-process) on a fresh data directory. */
-export async function startServer(extraEnv: Record<string, string> = {}): Promise<UiServer> {
+export async function startServer(extraEnv: Record<string, string> = {}, port?: number): Promise<UiServer> {
   const env = {
     ...(await freshEnv('sqlite')),
     BATON_ADMIN_PASSWORD: ADMIN_PASSWORD,
@@ -29,7 +29,7 @@ export async function startServer(extraEnv: Record<string, string> = {}): Promis
     ...(process.env.BATON_TEST_UI_DIR ? { BATON_UI_DIR: process.env.BATON_TEST_UI_DIR } : {}),
     ...extraEnv,
   };
-  const server = await serve(env);
+  const server = await serve(env, { port });
   const { token } = await login(server.base, 'admin', ADMIN_PASSWORD);
   if (!token) throw new Error('admin could not sign in');
   return { server, base: server.base, adminToken: token };
