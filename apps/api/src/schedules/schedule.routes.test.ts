@@ -85,6 +85,7 @@ describe.each(DIALECTS)('schedules on %s', (dialect) => {
         target: inlineTarget,
         next_run_at: expect.stringMatching(/T02:30:00\.000Z$/),
         next_run_at_local: expect.stringMatching(/T02:30:00\+00:00$/),
+        next_runs: expect.any(Array),
         last_run_id: null,
         last_fired_at: null,
         last_error: null,
@@ -93,6 +94,10 @@ describe.each(DIALECTS)('schedules on %s', (dialect) => {
         updated_at: expect.any(String),
       });
       const next = new Date(res.body.next_run_at as string).getTime();
+      // The next five due times, next_run_at first: one a day at 02:30 UTC.
+      expect(res.body.next_runs).toEqual(
+        [0, 1, 2, 3, 4].map((d) => new Date(next + d * 24 * 3600 * 1000).toISOString()),
+      );
       expect(next).toBeGreaterThan(Date.now());
       expect(next - Date.now()).toBeLessThanOrEqual(24 * 3600 * 1000);
       expect((await h.http.get(`/v1/schedules/${id}`).set(bearer(op.token))).body).toEqual(res.body);
@@ -109,13 +114,25 @@ describe.each(DIALECTS)('schedules on %s', (dialect) => {
     it('reads the cron in its zone: next_run_at_local carries the zone’s offset; 6 fields run by the second', async () => {
       const op = await h.user('operator');
       const berlin = await create(op.token, { cron: '0 12 * * *', timezone: 'Europe/Berlin', enabled: false });
-      expect(berlin).toMatchObject({ enabled: false, next_run_at: null, next_run_at_local: null });
+      expect(berlin).toMatchObject({ enabled: false, next_run_at: null, next_run_at_local: null, next_runs: [] });
       const put = await h.http.put(`/v1/schedules/${berlin.id}`).set(bearer(op.token)).send({ enabled: true });
       expect(put.status).toBe(200);
       expect(put.body.next_run_at_local).toMatch(RFC3339_OFFSET);
       expect(put.body.next_run_at_local).toMatch(/T12:00:00\+0[12]:00$/);
       const local = put.body.next_run_at_local as string;
       expect(new Date(local).toISOString()).toBe(put.body.next_run_at);
+      const runs = put.body.next_runs as string[];
+      expect(runs).toHaveLength(5);
+      expect(runs[0]).toBe(put.body.next_run_at);
+      const berlinClock = new Intl.DateTimeFormat('en-GB', {
+        timeZone: 'Europe/Berlin',
+        hour: '2-digit',
+        minute: '2-digit',
+        hourCycle: 'h23',
+      });
+      expect(runs.map((t) => berlinClock.format(new Date(t)))).toEqual(Array(5).fill('12:00'));
+      expect(new Set(runs.map((t) => t.slice(0, 10))).size).toBe(5);
+      expect((await h.http.get(`/v1/schedules/${berlin.id}`).set(bearer(op.token))).body.next_runs).toEqual(runs);
 
       const seconds = await create(op.token, { cron: '*/10 * * * * *', timezone: 'Asia/Kolkata' });
       expect(seconds.next_run_at_local).toMatch(/[0-5]0\+05:30$/);

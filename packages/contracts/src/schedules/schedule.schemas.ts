@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { checkedBy, idOf, NO_CONTROL_CHARACTERS, ObjectName, Timestamp } from '../common/common.schemas.js';
 import { LaunchTarget } from '../launching/launch-target.schemas.js';
 
+/** How many due times a schedule lists in `next_runs`. */
+export const NEXT_RUNS_SHOWN = 5;
+
 /** Longest cron expression accepted (six fields of lists and ranges fit easily). */
 export const MAX_CRON_CHARS = 200;
 
@@ -80,6 +83,9 @@ export const Schedule = z
     next_run_at_local: z.string().nullable().meta({
       description: 'the same instant in the schedule’s time zone, RFC 3339 with its offset',
       example: '2026-11-26T02:30:00+01:00',
+    }),
+    next_runs: z.array(Timestamp).meta({
+      description: `the next ${NEXT_RUNS_SHOWN} due times in UTC, next_run_at first (fewer when the expression runs out); empty while disabled`,
     }),
     last_run_id: z.string().nullable(),
     last_fired_at: Timestamp.nullable(),

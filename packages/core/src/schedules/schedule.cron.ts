@@ -42,6 +42,21 @@ export function nextCronTime(cron: string, timezone: string, after: Date): Date 
   }
 }
 
+/**
+ * `first` (a due time) and the `count - 1` due times after it, as the scheduler will reach them; fewer when the
+ * expression runs out, none when it cannot be read.
+ */
+export function cronTimesFrom(cron: string, timezone: string, first: Date, count: number): Date[] {
+  const times = [first];
+  try {
+    const following = CronExpressionParser.parse(cron.trim(), { currentDate: first, tz: timezone });
+    while (times.length < count && following.hasNext()) times.push(following.next().toDate());
+  } catch {
+    // an expression that ran out (or cannot be read) has no more times
+  }
+  return times;
+}
+
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
 /** `at` as local time in `timezone`, RFC 3339 with that zone's offset then (`2026-03-29T03:30:00+02:00`). */

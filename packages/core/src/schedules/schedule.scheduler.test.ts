@@ -11,7 +11,7 @@ import { newId } from '../common/ids.js';
 import { generateMasterKey, Keyring } from '../crypto/secret-box.js';
 import { createLauncher } from '../launching/launcher.js';
 import type { LaunchContext } from '../runs/run-launch.js';
-import { localTimestamp, nextCronTime, timingProblem } from './schedule.cron.js';
+import { cronTimesFrom, localTimestamp, nextCronTime, timingProblem } from './schedule.cron.js';
 import { createScheduleScheduler, type ScheduleSchedulerDeps } from './schedule.scheduler.js';
 import { createScheduleService, type ScheduleService } from './schedule.service.js';
 
@@ -87,6 +87,27 @@ describe('schedule timing', () => {
     expect(localTimestamp(new Date('2026-06-01T12:00:00Z'), 'Asia/Kolkata')).toBe('2026-06-01T17:30:00+05:30');
     expect(localTimestamp(new Date('2026-06-01T00:00:00Z'), 'America/New_York')).toBe('2026-05-31T20:00:00-04:00');
     expect(localTimestamp(new Date('2026-06-01T00:00:00Z'), 'Not/AZone')).toBeNull();
+  });
+
+  it('lists a due time and the ones after it as cron-parser reaches them, across a DST change', () => {
+    const first = new Date('2026-03-27T01:30:00.000Z');
+    expect(cronTimesFrom('30 2 * * *', 'Europe/Berlin', first, 5).map((d) => d.toISOString())).toEqual([
+      first.toISOString(),
+      ...cronParserTimes('30 2 * * *', 'Europe/Berlin', first.toISOString(), '2026-03-31T12:00:00Z'),
+    ]);
+    // The gap on 2026-03-29 moves 02:30 CET to 03:30 CEST (01:30 UTC); from then on 02:30 CEST is 00:30 UTC.
+    expect(cronTimesFrom('30 2 * * *', 'Europe/Berlin', first, 5).map((d) => d.toISOString())).toEqual([
+      '2026-03-27T01:30:00.000Z',
+      '2026-03-28T01:30:00.000Z',
+      '2026-03-29T01:30:00.000Z',
+      '2026-03-30T00:30:00.000Z',
+      '2026-03-31T00:30:00.000Z',
+    ]);
+    expect(
+      cronTimesFrom('*/20 * * * * *', 'UTC', new Date('2026-01-01T00:00:00Z'), 3).map((d) => d.toISOString()),
+    ).toEqual(['2026-01-01T00:00:00.000Z', '2026-01-01T00:00:20.000Z', '2026-01-01T00:00:40.000Z']);
+    // An expression the parser cannot read has only the time given.
+    expect(cronTimesFrom('* * * * *', 'Not/AZone', first, 5)).toEqual([first]);
   });
 
   it('gives the first time strictly after the given one, and null rather than throwing', () => {

@@ -1,6 +1,12 @@
 // Cron schedules (issue 11 "Schedules"): a named cron expression in a time zone that launches a target (a run, a
 // split, a pipeline or a template) as its owner. This file is the CRUD; schedule.scheduler.ts fires them.
-import type { LaunchTarget, Schedule, ScheduleCreateBody, ScheduleUpdateBody } from '@baton/contracts';
+import {
+  type LaunchTarget,
+  NEXT_RUNS_SHOWN,
+  type Schedule,
+  type ScheduleCreateBody,
+  type ScheduleUpdateBody,
+} from '@baton/contracts';
 import {
   type AuditRepo,
   DuplicateKeyError,
@@ -20,7 +26,7 @@ import { type Page, toPage, visiblePageQuery } from '../common/paging.js';
 import type { Keyring } from '../crypto/secret-box.js';
 import type { Launcher } from '../launching/launcher.js';
 import { ENCRYPTED_PLACEHOLDER } from '../runs/run-launch.js';
-import { localTimestamp, nextCronTime, timingProblem } from './schedule.cron.js';
+import { cronTimesFrom, localTimestamp, nextCronTime, timingProblem } from './schedule.cron.js';
 
 export * from './schedule.cron.js';
 export * from './schedule.scheduler.js';
@@ -52,6 +58,10 @@ export function toScheduleView(row: ScheduleRow): Schedule {
     target: row.target as LaunchTarget,
     next_run_at: row.next_run_at,
     next_run_at_local: row.next_run_at === null ? null : localTimestamp(new Date(row.next_run_at), row.timezone),
+    next_runs:
+      row.next_run_at === null
+        ? []
+        : cronTimesFrom(row.cron, row.timezone, new Date(row.next_run_at), NEXT_RUNS_SHOWN).map(iso),
     last_run_id: row.last_run_id,
     last_fired_at: row.last_fired_at,
     last_error: row.last_error,
