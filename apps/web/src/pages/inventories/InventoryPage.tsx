@@ -1,0 +1,175 @@
+// One inventory: its groups (hosts, children, variables), its hosts (groups, variables) and its content.
+import type { InventoryHost } from '@baton/contracts';
+import { useMemo } from 'react';
+import { Link, useLocation, useParams } from 'wouter';
+import { useApi, useApiMutation, usePagedList } from '../../api/hooks';
+import { useHasRole } from '../../auth/auth';
+import { ConfirmButton } from '../../ui/Confirm';
+import { LoadError } from '../../ui/forms';
+import { Details, EmptyState, LoadMore, Loading, PageHeader } from '../../ui/layout';
+import { Time } from '../../ui/Time';
+import { DeleteError } from '../projects/objects';
+import type { Inventory } from '../projects/types';
+import { readVars, type Vars } from './inventory-text';
+import '../projects/inputs.css';
+
+export default function InventoryPage() {
+  const { id } = useParams<{ id: string }>();
+  const [, navigate] = useLocation();
+  const canChange = useHasRole('operator');
+  const q = useApi<Inventory>(`/v1/inventories/${id}`);
+  const remove = useApiMutation<void, void>('DELETE', `/v1/inventories/${id}`, {
+    invalidate: ['/v1/inventories'],
+    onSuccess: () => navigate('/inventories'),
+  });
+  const vars = useMemo(() => readVars(q.data?.content ?? ''), [q.data?.content]);
+  const inv = q.data;
+  if (q.error) return <LoadError error={q.error} />;
+  if (!inv) return <Loading what="Loading the inventory" />;
+  return (
+    <>
+      <PageHeader
+        title={inv.name}
+        subtitle={`${inv.format.toUpperCase()} inventory, ${inv.host_count} host${inv.host_count === 1 ? '' : 's'}`}
+        actions={
+          canChange ? (
+            <>
+              <Link href={`/inventories/${id}/edit`} className="btn">
+                Edit
+              </Link>
+              <ConfirmButton
+                question={`Delete the inventory ${inv.name}?`}
+                detail="Its grants go with it. Runs that used it keep their record."
+                onConfirm={() => remove.mutate()}
+                disabled={remove.isPending}
+              >
+                Delete
+              </ConfirmButton>
+            </>
+          ) : null
+        }
+      />
+      <DeleteError error={remove.error} />
+      <Details
+        items={[
+          ['Format', inv.format.toUpperCase()],
+          ['Hosts', String(inv.host_count)],
+          ['Created', <Time at={inv.created_at} />],
+          ['Updated', <Time at={inv.updated_at} />],
+        ]}
+      />
+      <section aria-labelledby="groups-heading">
+        <h2 id="groups-heading">Groups</h2>
+        {inv.groups.length === 0 ? (
+          <EmptyState title="No groups">Every host is in the group all.</EmptyState>
+        ) : (
+          <div className="table-wrap">
+            <table data-testid="groups">
+              <thead>
+                <tr>
+                  <th scope="col">Group</th>
+                  <th scope="col">Hosts</th>
+                  <th scope="col">Child groups</th>
+                  <th scope="col">Variables</th>
+                </tr>
+              </thead>
+              <tbody>
+                {inv.groups.map((g) => (
+                  <tr key={g.name} data-group={g.name}>
+                    <th scope="row">{g.name}</th>
+                    <td>
+                      <Chips items={g.hosts} />
+                    </td>
+                    <td>
+                      <Chips items={g.children} />
+                    </td>
+                    <td>
+                      <VarList vars={vars.groupVars[g.name]} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+      <Hosts inventoryId={inv.id} hostVars={vars.hostVars} />
+      <details className="card">
+        <summary>Content</summary>
+        <pre className="content-view" data-testid="inventory-content">
+          {inv.content}
+        </pre>
+      </details>
+    </>
+  );
+}
+
+function Hosts({ inventoryId, hostVars }: { inventoryId: string; hostVars: Record<string, Vars> }) {
+  const hosts = usePagedList<InventoryHost>(`/v1/inventories/${inventoryId}/hosts`);
+  return (
+    <section aria-labelledby="hosts-heading">
+      <h2 id="hosts-heading">Hosts</h2>
+      {hosts.error ? <LoadError error={hosts.error} /> : null}
+      {hosts.isLoading ? <Loading what="Loading hosts" /> : null}
+      {!hosts.isLoading && hosts.items.length === 0 && !hosts.error ? (
+        <EmptyState title="No hosts">Edit the content to add hosts.</EmptyState>
+      ) : null}
+      {hosts.items.length > 0 ? (
+        <div className="table-wrap">
+          <table data-testid="hosts">
+            <thead>
+              <tr>
+                <th scope="col">Host</th>
+                <th scope="col">Groups</th>
+                <th scope="col">Variables</th>
+              </tr>
+            </thead>
+            <tbody>
+              {hosts.items.map((h) => (
+                <tr key={h.name} data-host={h.name}>
+                  <th scope="row" className="mono">
+                    {h.name}
+                  </th>
+                  <td>
+                    <Chips items={h.groups} />
+                  </td>
+                  <td>
+                    <VarList vars={hostVars[h.name]} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      <LoadMore hasMore={hosts.hasMore} loading={hosts.loadingMore} onClick={hosts.loadMore} />
+    </section>
+  );
+}
+
+function Chips({ items }: { items: string[] }) {
+  if (items.length === 0) return <span className="muted">—</span>;
+  return (
+    <span className="chips">
+      {items.map((i) => (
+        <span key={i} className="chip">
+          {i}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+function VarList({ vars }: { vars: Vars | undefined }) {
+  const entries = Object.entries(vars ?? {});
+  if (entries.length === 0) return <span className="muted">—</span>;
+  return (
+    <ul className="vars">
+      {entries.map(([k, v]) => (
+        <li key={k}>
+          {k}={typeof v === 'string' ? v : JSON.stringify(v)}
+        </li>
+      ))}
+    </ul>
+  );
+}

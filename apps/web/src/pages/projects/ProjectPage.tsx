@@ -1,0 +1,138 @@
+// One project: where it comes from, the commit runs use, sync now, its recent runs.
+import type { Run } from '@baton/contracts';
+import { Link, useLocation, useParams } from 'wouter';
+import { qs } from '../../api/client';
+import { useApi, useApiMutation } from '../../api/hooks';
+import { useHasRole } from '../../auth/auth';
+import { ConfirmButton } from '../../ui/Confirm';
+import { ErrorBanner, LoadError } from '../../ui/forms';
+import { Details, EmptyState, Loading, PageHeader } from '../../ui/layout';
+import { StatusBadge } from '../../ui/Status';
+import { Time } from '../../ui/Time';
+import { DeleteError, ObjectLink } from './objects';
+import { ShortCommit, SyncBadge } from './sync';
+import type { Project } from './types';
+import './inputs.css';
+
+export default function ProjectPage() {
+  const { id } = useParams<{ id: string }>();
+  const [, navigate] = useLocation();
+  const canChange = useHasRole('operator');
+  const q = useApi<Project>(`/v1/projects/${id}`);
+  const sync = useApiMutation<void, Project>('POST', `/v1/projects/${id}/sync`, { invalidate: ['/v1/projects'] });
+  const remove = useApiMutation<void, void>('DELETE', `/v1/projects/${id}`, {
+    invalidate: ['/v1/projects'],
+    onSuccess: () => navigate('/projects'),
+  });
+  const project = q.data;
+  if (q.error) return <LoadError error={q.error} />;
+  if (!project) return <Loading what="Loading the project" />;
+  return (
+    <>
+      <PageHeader
+        title={project.name}
+        subtitle={<span className="mono wrap-anywhere">{project.git_url}</span>}
+        actions={
+          canChange ? (
+            <>
+              <button
+                type="button"
+                className="btn btn-primary"
+                disabled={sync.isPending}
+                onClick={() => sync.mutate()}
+              >
+                {sync.isPending ? 'Syncing…' : 'Sync'}
+              </button>
+              <Link href={`/projects/${id}/edit`} className="btn">
+                Edit
+              </Link>
+              <ConfirmButton
+                question={`Delete the project ${project.name}?`}
+                detail="Its grants go with it. Runs that used it keep their record."
+                onConfirm={() => remove.mutate()}
+                disabled={remove.isPending}
+              >
+                Delete
+              </ConfirmButton>
+            </>
+          ) : null
+        }
+      />
+      {sync.isSuccess ? (
+        <div className="banner banner-info" role="status" data-testid="sync-result">
+          Synced: branch {sync.data.branch} is at <ShortCommit commit={sync.data.last_commit} />.
+        </div>
+      ) : null}
+      {sync.error ? (
+        <ErrorBanner title="Sync failed">
+          <p data-testid="sync-error">{sync.error.problem.detail ?? sync.error.message}</p>
+        </ErrorBanner>
+      ) : null}
+      <DeleteError error={remove.error} />
+      <Details
+        items={[
+          ['Status', <SyncBadge project={project} />],
+          ['Branch', <span className="mono">{project.branch}</span>],
+          ['Last commit', <ShortCommit commit={project.last_commit} />],
+          ['Synced', <Time at={project.synced_at} empty="never" />],
+          ['Credential', <ObjectLink kind="credentials" id={project.credential_id} />],
+          ['Created', <Time at={project.created_at} />],
+          ['Updated', <Time at={project.updated_at} />],
+        ]}
+      />
+      <RecentRuns projectId={project.id} />
+    </>
+  );
+}
+
+function RecentRuns({ projectId }: { projectId: string }) {
+  const runs = useApi<Run[]>(`/v1/runs${qs({ project: projectId, limit: 5 })}`);
+  return (
+    <section aria-labelledby="recent-runs">
+      <div className="section-actions">
+        <h2 id="recent-runs">Recent runs</h2>
+        <Link href={`/runs${qs({ project: projectId })}`}>All runs of this project</Link>
+      </div>
+      {runs.error ? <LoadError error={runs.error} /> : null}
+      {runs.data && runs.data.length === 0 ? (
+        <EmptyState title="No runs from this project yet">
+          Launch one from Runs or a template that uses this project.
+        </EmptyState>
+      ) : null}
+      {runs.data && runs.data.length > 0 ? (
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Run</th>
+                <th scope="col">Status</th>
+                <th scope="col">Playbook</th>
+                <th scope="col">Commit</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {runs.data.map((r) => (
+                <tr key={r.id}>
+                  <td>
+                    <Link href={`/runs/${r.id}`}>{r.id}</Link>
+                  </td>
+                  <td>
+                    <StatusBadge status={r.status} conclusion={r.conclusion} reason={r.reason} />
+                  </td>
+                  <td className="mono">{r.playbook}</td>
+                  <td>
+                    <ShortCommit commit={r.commit} />
+                  </td>
+                  <td>
+                    <Time at={r.created_at} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </section>
+  );
+}
