@@ -63,7 +63,7 @@ describe.each(DIALECTS)('runs end to end on %s', (dialect) => {
     const ghost = ssh.subnet.replace(/0\/24$/, '250');
     ids.withGhost = await inventory(
       'with ghost',
-      `[fleet]\n${ssh.inventory({ names: [ssh.hosts[0]!.name] })}ghost ansible_host=${ghost} ansible_user=root ansible_ssh_extra_args='-o ConnectTimeout=3'\n`,
+      `[fleet]\n${ssh.inventory({ names: [ssh.hosts[0]!.name] })}ghost ansible_host=${ghost} ansible_user=root ansible_ssh_extra_args='-o ConnectTimeout=1'\n`,
     );
     server = h.app.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
