@@ -37,22 +37,38 @@ const LEVEL_WORDS: Record<GrantLevel, string> = {
 export const isTeamId = (id: string): boolean => id.startsWith('team_');
 
 /** A user's or team's name (the id while loading or when it is gone), linking to its page. */
-export function SubjectName({ id }: { id: string }) {
+export function SubjectName({ id, showKind = true }: { id: string; showKind?: boolean }) {
   const team = isTeamId(id);
   const q = useApi<User | TeamView>(team ? `/v1/teams/${id}` : `/v1/users/${id}`, { retry: false, staleTime: 60_000 });
   const name = q.data ? ('username' in q.data ? q.data.username : q.data.name) : null;
   return (
     <span className="subject">
-      <span className="subject-kind">{team ? 'Team' : 'User'}</span>{' '}
+      {showKind ? <span className="subject-kind">{team ? 'Team' : 'User'}</span> : null}{' '}
       <Link href={team ? `/teams/${id}` : `/users/${id}`}>{name ?? <code>{id}</code>}</Link>
     </span>
   );
 }
 
+const grantsOnPath = (objectId: string) => `/v1/grants${qs({ object: objectId, limit: 100 })}`;
+
 /**
- * Grants on `objectId`, with a form to grant and revoke for callers who manage it. Whether the caller manages it
- * is read from the grants the API lets them see: a non-admin sees grants they (or their teams) hold and grants on
- * objects they manage, so a visible `manage` grant means they manage it. The API stays the judge either way.
+ * Whether the caller manages an object, read from the grants the API lets them see on it: a non-admin sees grants
+ * they (or their teams) hold and grants on objects they manage, so a visible `manage` grant means they manage it.
+ * Only for showing or hiding actions: the API stays the judge.
+ */
+function managesFrom(role: string, grants: GrantView[]): boolean {
+  return role === 'admin' || (role !== 'viewer' && grants.some((g) => g.level === 'manage'));
+}
+
+/** Whether the signed-in user may change `objectId` (delete it, grant on it…), as far as the UI can tell. */
+export function useCanManage(objectId: string): boolean {
+  const me = useMe();
+  const grants = usePagedList<GrantView>(me.role === 'admin' || me.role === 'viewer' ? null : grantsOnPath(objectId));
+  return managesFrom(me.role, grants.items);
+}
+
+/**
+ * Grants on `objectId`, with a form to grant and revoke for callers who manage it (see `managesFrom`).
  */
 export function AccessPanel({ objectId }: { objectId: string }) {
   const me = useMe();
@@ -132,7 +148,7 @@ export function AccessPanel({ objectId }: { objectId: string }) {
   );
 }
 
-type SubjectKind = 'user' | 'team';
+export type SubjectKind = 'user' | 'team';
 
 function GrantForm({ objectId }: { objectId: string }) {
   const [kind, setKind] = useState<SubjectKind>('team');
@@ -144,7 +160,10 @@ function GrantForm({ objectId }: { objectId: string }) {
     '/v1/grants',
     {
       invalidate: ['/v1/grants'],
-      onSuccess: () => setSubject(''),
+      onSuccess: () => {
+        setSubject('');
+        setMissing(false);
+      },
     },
   );
 
@@ -203,17 +222,20 @@ function GrantForm({ objectId }: { objectId: string }) {
   );
 }
 
-/** A select of users or teams, loaded a page at a time (the last option loads more). */
-function SubjectPicker({
+/** A select of users or teams, loaded a page at a time (the last option loads more); `controlProps` from <Field>. */
+export function SubjectPicker({
   kind,
   value,
   onChange,
   controlProps,
+  anyLabel = false,
 }: {
   kind: SubjectKind;
   value: string;
   onChange(id: string): void;
   controlProps: { id: string; 'aria-invalid': boolean; 'aria-describedby'?: string };
+  /** the empty choice means "any" (a filter), not "none chosen yet" */
+  anyLabel?: boolean;
 }) {
   const users = usePagedList<User>(kind === 'user' ? `/v1/users${qs({ limit: 200 })}` : null);
   const teams = usePagedList<TeamView>(kind === 'team' ? `/v1/teams${qs({ limit: 200 })}` : null);
@@ -232,7 +254,7 @@ function SubjectPicker({
           else onChange(e.target.value);
         }}
       >
-        <option value="">{list.isLoading ? 'Loading…' : `Choose a ${kind}`}</option>
+        <option value="">{list.isLoading ? 'Loading…' : anyLabel ? `Any ${kind}` : `Choose a ${kind}`}</option>
         {options.map((o) => (
           <option key={o.id} value={o.id}>
             {o.label}

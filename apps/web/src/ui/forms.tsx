@@ -35,11 +35,14 @@ export function Field({ label, name, error, hint, localErrors = [], children }: 
         </div>
       ) : null}
       {messages.length ? (
-        <ul className="field-errors" id={errId} role="alert">
-          {messages.map((m, i) => (
-            <li key={i}>{m}</li>
-          ))}
-        </ul>
+        // role=alert on the <ul> itself would strip its list semantics (axe: listitem), so it wraps the list.
+        <div id={errId} role="alert">
+          <ul className="field-errors">
+            {messages.map((m, i) => (
+              <li key={i}>{m}</li>
+            ))}
+          </ul>
+        </div>
       ) : null}
     </div>
   );

@@ -1,0 +1,173 @@
+// One team: its members (add and remove for those who manage it), who may manage it, and deleting it.
+import type { Role } from '@baton/contracts';
+import { type FormEvent, useState } from 'react';
+import { Link, useLocation, useParams } from 'wouter';
+import { qs } from '../../api/client';
+import { useApi, useApiMutation, usePagedList } from '../../api/hooks';
+import { AccessPanel, SubjectName, SubjectPicker, type TeamView, useCanManage } from '../../ui/AccessPanel';
+import { ConfirmButton } from '../../ui/Confirm';
+import { Field, FormError, LoadError, SubmitRow } from '../../ui/forms';
+import { Details, EmptyState, Loading, LoadMore, PageHeader } from '../../ui/layout';
+import { Time } from '../../ui/Time';
+
+interface TeamMember {
+  user_id: string;
+  username: string;
+  role: Role;
+  added_at: string;
+}
+
+export default function TeamPage() {
+  const { id } = useParams<{ id: string }>();
+  const team = useApi<TeamView>(`/v1/teams/${id}`);
+  const canManage = useCanManage(id);
+  const [, navigate] = useLocation();
+  const remove = useApiMutation<void, void>('DELETE', `/v1/teams/${id}`, {
+    invalidate: ['/v1/teams', '/v1/grants'],
+    onSuccess: () => navigate('/teams'),
+  });
+
+  if (team.error) return <LoadError error={team.error} />;
+  if (!team.data) return <Loading what="Loading team" />;
+  const t = team.data;
+  return (
+    <>
+      <PageHeader
+        title={t.name}
+        subtitle={
+          <>
+            Team · <Link href="/teams">all teams</Link>
+          </>
+        }
+        actions={
+          canManage ? (
+            <ConfirmButton
+              question={`Delete the team ${t.name}?`}
+              detail={<p>Its memberships and every grant it holds go with it; its members lose that access at once.</p>}
+              onConfirm={() => remove.mutate()}
+              disabled={remove.isPending}
+            >
+              Delete team
+            </ConfirmButton>
+          ) : null
+        }
+      />
+      <FormError error={remove.error} />
+      <Details
+        items={[
+          ['ID', <code key="id">{t.id}</code>],
+          ['Created', <Time key="c" at={t.created_at} />],
+          ['Created by', <SubjectName key="by" id={t.created_by} showKind={false} />],
+        ]}
+      />
+      <Members teamId={id} canManage={canManage} />
+      <AccessPanel objectId={id} />
+    </>
+  );
+}
+
+function Members({ teamId, canManage }: { teamId: string; canManage: boolean }) {
+  const members = usePagedList<TeamMember>(`/v1/teams/${teamId}/members${qs({ limit: 100 })}`);
+  const removeMember = useApiMutation<string, void>('DELETE', (userId) => `/v1/teams/${teamId}/members/${userId}`, {
+    invalidate: [`/v1/teams/${teamId}/members`],
+  });
+  return (
+    <section className="card" aria-labelledby="members-heading">
+      <h2 id="members-heading">Members</h2>
+      {members.error ? (
+        <LoadError error={members.error} />
+      ) : members.isLoading ? (
+        <Loading what="Loading members" />
+      ) : members.items.length === 0 ? (
+        <EmptyState title="No members yet">
+          {canManage
+            ? 'Add users below; they get every grant the team holds.'
+            : 'Whoever manages the team can add members.'}
+        </EmptyState>
+      ) : (
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">User</th>
+                <th scope="col">Role</th>
+                <th scope="col">Added</th>
+                {canManage ? (
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                ) : null}
+              </tr>
+            </thead>
+            <tbody>
+              {members.items.map((m) => (
+                <tr key={m.user_id}>
+                  <td>
+                    <Link href={`/users/${m.user_id}`}>{m.username}</Link>
+                  </td>
+                  <td>{m.role}</td>
+                  <td>
+                    <Time at={m.added_at} />
+                  </td>
+                  {canManage ? (
+                    <td>
+                      <ConfirmButton
+                        question={`Remove ${m.username} from the team?`}
+                        detail={<p>They lose the access the team's grants give them at once.</p>}
+                        confirmLabel="Remove"
+                        onConfirm={() => removeMember.mutate(m.user_id)}
+                        disabled={removeMember.isPending}
+                      >
+                        Remove
+                      </ConfirmButton>
+                    </td>
+                  ) : null}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <LoadMore hasMore={members.hasMore} loading={members.loadingMore} onClick={members.loadMore} />
+      <FormError error={removeMember.error} />
+      {canManage ? <AddMember teamId={teamId} /> : null}
+    </section>
+  );
+}
+
+function AddMember({ teamId }: { teamId: string }) {
+  const [userId, setUserId] = useState('');
+  const [missing, setMissing] = useState(false);
+  const add = useApiMutation<{ user_id: string }, TeamMember>('POST', `/v1/teams/${teamId}/members`, {
+    invalidate: [`/v1/teams/${teamId}/members`],
+    onSuccess: () => {
+      setUserId('');
+      setMissing(false);
+    },
+  });
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    if (!userId) setMissing(true);
+    else add.mutate({ user_id: userId });
+  }
+  return (
+    <form onSubmit={submit} noValidate aria-label="Add a member" className="add-member">
+      <div className="filters">
+        <Field
+          label="Add a user"
+          name="user_id"
+          error={add.error}
+          localErrors={missing && !userId ? ['Choose a user.'] : []}
+        >
+          {(p) => <SubjectPicker kind="user" value={userId} onChange={setUserId} controlProps={p} />}
+        </Field>
+        <SubmitRow>
+          <button type="submit" className="btn btn-primary" disabled={add.isPending}>
+            Add member
+          </button>
+        </SubmitRow>
+      </div>
+      <FormError error={add.error} fields={['user_id']} />
+    </form>
+  );
+}
