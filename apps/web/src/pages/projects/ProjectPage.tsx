@@ -35,12 +35,7 @@ export default function ProjectPage() {
         actions={
           canChange ? (
             <>
-              <button
-                type="button"
-                className="btn btn-primary"
-                disabled={sync.isPending}
-                onClick={() => sync.mutate()}
-              >
+              <button type="button" className="btn btn-primary" disabled={sync.isPending} onClick={() => sync.mutate()}>
                 {sync.isPending ? 'Syncing…' : 'Sync'}
               </button>
               <Link href={`/projects/${id}/edit`} className="btn">

@@ -1,0 +1,81 @@
+// One credential: its public inputs and which secrets are set (never their values).
+import { Link, useLocation, useParams } from 'wouter';
+import { useApi, useApiMutation } from '../../api/hooks';
+import { useHasRole } from '../../auth/auth';
+import { ConfirmButton } from '../../ui/Confirm';
+import { LoadError } from '../../ui/forms';
+import { Details, Loading, PageHeader } from '../../ui/layout';
+import { Time } from '../../ui/Time';
+import { DeleteError } from '../projects/objects';
+import type { Credential } from '../projects/types';
+import { CREDENTIAL_TYPE_SPECS } from './credential-types';
+import '../projects/inputs.css';
+
+export default function CredentialPage() {
+  const { id } = useParams<{ id: string }>();
+  const [, navigate] = useLocation();
+  const canChange = useHasRole('operator');
+  const q = useApi<Credential>(`/v1/credentials/${id}`);
+  const remove = useApiMutation<void, void>('DELETE', `/v1/credentials/${id}`, {
+    invalidate: ['/v1/credentials'],
+    onSuccess: () => navigate('/credentials'),
+  });
+  const cred = q.data;
+  if (q.error) return <LoadError error={q.error} />;
+  if (!cred) return <Loading what="Loading the credential" />;
+  const spec = CREDENTIAL_TYPE_SPECS[cred.type];
+  const labelOf = (input: string) => spec?.inputs.find((i) => i.name === input)?.label ?? input;
+  return (
+    <>
+      <PageHeader
+        title={cred.name}
+        subtitle={cred.description ?? spec?.purpose}
+        actions={
+          canChange ? (
+            <>
+              <Link href={`/credentials/${id}/edit`} className="btn">
+                Edit
+              </Link>
+              <ConfirmButton
+                question={`Delete the credential ${cred.name}?`}
+                detail="Its secrets and grants go with it. Projects, templates or sources still using it keep it from being deleted."
+                onConfirm={() => remove.mutate()}
+                disabled={remove.isPending}
+              >
+                Delete
+              </ConfirmButton>
+            </>
+          ) : null
+        }
+      />
+      <DeleteError error={remove.error} />
+      <Details
+        items={[
+          ['Type', spec?.label ?? cred.type],
+          ...Object.entries(cred.inputs).map(([k, v]): [string, React.ReactNode] => [
+            labelOf(k),
+            <span className="mono wrap-anywhere">{v}</span>,
+          ]),
+          ['Created', <Time at={cred.created_at} />],
+          ['Updated', <Time at={cred.updated_at} />],
+        ]}
+      />
+      <section aria-labelledby="secrets-heading">
+        <h2 id="secrets-heading">Secrets</h2>
+        <p className="muted">Encrypted at rest and never shown. Edit the credential to replace one.</p>
+        {cred.secret_fields.length === 0 ? (
+          <p>None set.</p>
+        ) : (
+          <ul data-testid="secret-fields">
+            {cred.secret_fields.map((f) => (
+              <li key={f}>
+                <span className="mono">{f.startsWith('variables.') ? f.slice('variables.'.length) : labelOf(f)}</span>:
+                set
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+    </>
+  );
+}
