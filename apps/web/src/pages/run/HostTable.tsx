@@ -1,0 +1,121 @@
+// Per-host outcomes from the play recap (host_stats), and for each host that failed, its failed tasks with the
+// error message (the runner_on_failed / runner_on_unreachable events of that host).
+import type { HostCounts, Run, RunEvent } from '@baton/contracts';
+import { useApi } from '../../api/hooks';
+import { qs } from '../../api/client';
+import { OutcomeBadge } from '../../ui/Status';
+import { EmptyState } from '../../ui/layout';
+import { LoadError } from '../../ui/forms';
+
+const COUNTS = ['ok', 'changed', 'failed', 'unreachable', 'skipped', 'rescued', 'ignored'] as const;
+
+/** A host's final outcome: unreachable beats failed beats changed beats ok (skipped: nothing else happened). */
+export function outcomeOf(c: HostCounts): string {
+  if (c.unreachable) return 'unreachable';
+  if (c.failed) return 'failed';
+  if (c.changed) return 'changed';
+  if (c.ok) return 'ok';
+  return c.skipped ? 'skipped' : 'ok';
+}
+
+export function HostTable({ run }: { run: Run }) {
+  const stats = run.host_stats ?? null;
+  const hosts = stats ? Object.keys(stats).sort() : [];
+  const failing = hosts.filter((h) => stats![h]!.failed > 0 || stats![h]!.unreachable > 0);
+  return (
+    <section aria-labelledby="hosts-heading">
+      <h2 id="hosts-heading">Hosts</h2>
+      {!stats || hosts.length === 0 ? (
+        <EmptyState title={run.status === 'finished' ? 'No per-host outcomes' : 'No outcomes yet'}>
+          {run.status === 'finished'
+            ? 'The run ended without a play recap (see the log for why).'
+            : 'Per-host outcomes appear when the play recap arrives at the end of the run.'}
+        </EmptyState>
+      ) : (
+        <div className="table-wrap">
+          <table aria-label="Per-host outcomes">
+            <thead>
+              <tr>
+                <th scope="col">Host</th>
+                <th scope="col">Outcome</th>
+                {COUNTS.map((k) => (
+                  <th key={k} scope="col" className="num">
+                    {k}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {hosts.map((h) => (
+                <tr key={h} data-host={h}>
+                  <th scope="row" className="mono">
+                    {h}
+                  </th>
+                  <td>
+                    <OutcomeBadge outcome={outcomeOf(stats![h]!)} />
+                  </td>
+                  {COUNTS.map((k) => (
+                    <td key={k} className="num">
+                      {stats![h]![k]}
+                    </td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {failing.slice(0, 50).map((h) => (
+        <HostFailures key={h} runId={run.id} host={h} />
+      ))}
+      {failing.length > 50 ? (
+        <p className="muted">{failing.length - 50} more hosts failed: filter the events below by host to see theirs.</p>
+      ) : null}
+    </section>
+  );
+}
+
+/** The message ansible gave for a failed task: msg, else stderr, else the result's summary. */
+function messageOf(e: RunEvent): string {
+  const res = (e.data.res ?? {}) as Record<string, unknown>;
+  for (const k of ['msg', 'stderr', 'reason', 'stdout']) {
+    const v = res[k];
+    if (typeof v === 'string' && v.trim()) return v;
+  }
+  if (res.truncated) return '(the result was too large to keep)';
+  return JSON.stringify(res);
+}
+
+function HostFailures({ runId, host }: { runId: string; host: string }) {
+  const failed = useApi<RunEvent[]>(`/v1/runs/${runId}/events${qs({ kind: 'runner_on_failed', host, limit: 100 })}`);
+  const unreachable = useApi<RunEvent[]>(
+    `/v1/runs/${runId}/events${qs({ kind: 'runner_on_unreachable', host, limit: 100 })}`,
+  );
+  const events = [...(failed.data ?? []), ...(unreachable.data ?? [])].sort((a, b) => a.seq - b.seq);
+  return (
+    <section className="host-failures" aria-label={`Failures on ${host}`} data-failures-host={host}>
+      <h3>
+        Failed on <span className="mono">{host}</span>
+      </h3>
+      {failed.error ? <LoadError error={failed.error} /> : null}
+      {failed.isLoading ? (
+        <p className="muted">Loading…</p>
+      ) : events.length === 0 ? (
+        <p className="muted">No failed task events were recorded for this host.</p>
+      ) : (
+        <ul className="failure-list">
+          {events.map((e) => (
+            <li key={e.seq}>
+              <strong>{String(e.data.task ?? '(unnamed task)')}</strong>{' '}
+              <span className="muted">
+                {e.kind === 'runner_on_unreachable' ? 'unreachable' : 'failed'}
+                {e.data.ignore_errors ? ' (ignored)' : ''} · event {e.seq}
+              </span>
+              <pre className="failure-msg">{messageOf(e)}</pre>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,46 @@
+// /runs/:id — one run: header and actions, shards or steps, per-host outcomes, the live log and the events.
+import type { Run } from '@baton/contracts';
+import { useQueryClient } from '@tanstack/react-query';
+import { useParams } from 'wouter';
+import { invalidatePaths, useApi } from '../../api/hooks';
+import { LoadError } from '../../ui/forms';
+import { Loading } from '../../ui/layout';
+import { ChildRuns } from './ChildRuns';
+import { EventsTable } from './EventsTable';
+import { HostTable } from './HostTable';
+import { LogViewer } from './log/LogViewer';
+import { useRunLog } from './log/useRunLog';
+import { RunHeader } from './RunHeader';
+import './run.css';
+
+export default function RunPage() {
+  const { id } = useParams<{ id: string }>();
+  // A fresh view per run: going from a run to its retry starts a new log.
+  return <RunView key={id} id={id} />;
+}
+
+function RunView({ id }: { id: string }) {
+  const client = useQueryClient();
+  const run = useApi<Run>(`/v1/runs/${id}`);
+  // The stream's status events refresh the header, the hosts and the lists of runs.
+  const log = useRunLog(run.data, () => void invalidatePaths(client, ['/v1/runs']));
+  if (run.error) return <LoadError error={run.error} />;
+  if (!run.data) return <Loading what="Loading the run" />;
+  const r = run.data;
+  const parent = r.kind === 'split' || r.kind === 'pipeline' || (r.kind === 'step' && r.shard_count !== null);
+  return (
+    <div className="run-page">
+      <RunHeader run={r} />
+      {parent ? <ChildRuns run={r} /> : null}
+      <HostTable run={r} />
+      {parent ? (
+        <p className="muted">
+          Each {r.kind === 'pipeline' ? 'step' : 'shard'} has its own log: open it from the table above.
+        </p>
+      ) : (
+        <LogViewer run={r} log={log} />
+      )}
+      <EventsTable runId={r.id} />
+    </div>
+  );
+}
