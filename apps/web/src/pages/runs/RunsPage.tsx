@@ -46,8 +46,9 @@ export default function RunsPage() {
       <PageHeader
         title="Runs"
         subtitle={
-          <span className="runs-live" aria-live="off">
-            Newest first · {anyLive ? 'updating every few seconds' : 'live'}
+          <span className="runs-live">
+            Newest first · refreshed every {(live ? LIVE_REFRESH_MS : IDLE_REFRESH_MS) / 1000} s
+            {live ? ' while runs are in progress' : ''}
           </span>
         }
         actions={
@@ -80,8 +81,8 @@ export default function RunsPage() {
           <EmptyState title="No runs yet">
             {canSubmit ? (
               <>
-                Submit one with <Link href="/runs/new">New run</Link> (an inline playbook or a project&apos;s, against
-                an inventory), launch a <Link href="/templates">template</Link>, or POST /v1/runs.
+                <Link href="/runs/new">Submit a run</Link> (an inline playbook or a project&apos;s, against an
+                inventory), launch a <Link href="/templates">template</Link>, or POST /v1/runs.
               </>
             ) : (
               <>Runs appear here once an operator submits one or a template, schedule or trigger launches one.</>
