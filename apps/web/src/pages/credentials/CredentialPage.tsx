@@ -1,7 +1,7 @@
 // One credential: its public inputs and which secrets are set (never their values).
 import { Link, useLocation, useParams } from 'wouter';
 import { useApi, useApiMutation } from '../../api/hooks';
-import { useHasRole } from '../../auth/auth';
+import { AccessPanel, useCanManage } from '../../ui/AccessPanel';
 import { ConfirmButton } from '../../ui/Confirm';
 import { LoadError } from '../../ui/forms';
 import { Details, Loading, PageHeader } from '../../ui/layout';
@@ -14,7 +14,7 @@ import '../projects/inputs.css';
 export default function CredentialPage() {
   const { id } = useParams<{ id: string }>();
   const [, navigate] = useLocation();
-  const canChange = useHasRole('operator');
+  const canManage = useCanManage(id);
   const q = useApi<Credential>(`/v1/credentials/${id}`);
   const remove = useApiMutation<void, void>('DELETE', `/v1/credentials/${id}`, {
     invalidate: ['/v1/credentials'],
@@ -31,7 +31,7 @@ export default function CredentialPage() {
         title={cred.name}
         subtitle={cred.description ?? spec?.purpose}
         actions={
-          canChange ? (
+          canManage ? (
             <>
               <Link href={`/credentials/${id}/edit`} className="btn">
                 Edit
@@ -76,6 +76,7 @@ export default function CredentialPage() {
           </ul>
         )}
       </section>
+      <AccessPanel objectId={cred.id} />
     </>
   );
 }

@@ -74,11 +74,14 @@ export function EnvRows({ rows, onChange, editing, error, localError }: EnvRowsP
         </button>
       </div>
       {messages.length ? (
-        <ul className="field-errors" id={`${id}-err`} role="alert">
-          {messages.map((m, i) => (
-            <li key={i}>{m}</li>
-          ))}
-        </ul>
+        // role=alert on the <ul> would strip its list semantics, so it wraps the list (as <Field> does).
+        <div id={`${id}-err`} role="alert">
+          <ul className="field-errors">
+            {messages.map((m, i) => (
+              <li key={i}>{m}</li>
+            ))}
+          </ul>
+        </div>
       ) : null}
     </fieldset>
   );

@@ -3,7 +3,7 @@ import type { InventoryHost } from '@baton/contracts';
 import { useMemo } from 'react';
 import { Link, useLocation, useParams } from 'wouter';
 import { useApi, useApiMutation, usePagedList } from '../../api/hooks';
-import { useHasRole } from '../../auth/auth';
+import { AccessPanel, useCanManage } from '../../ui/AccessPanel';
 import { ConfirmButton } from '../../ui/Confirm';
 import { LoadError } from '../../ui/forms';
 import { Details, EmptyState, LoadMore, Loading, PageHeader } from '../../ui/layout';
@@ -16,7 +16,7 @@ import '../projects/inputs.css';
 export default function InventoryPage() {
   const { id } = useParams<{ id: string }>();
   const [, navigate] = useLocation();
-  const canChange = useHasRole('operator');
+  const canManage = useCanManage(id);
   const q = useApi<Inventory>(`/v1/inventories/${id}`);
   const remove = useApiMutation<void, void>('DELETE', `/v1/inventories/${id}`, {
     invalidate: ['/v1/inventories'],
@@ -32,7 +32,7 @@ export default function InventoryPage() {
         title={inv.name}
         subtitle={`${inv.format.toUpperCase()} inventory, ${inv.host_count} host${inv.host_count === 1 ? '' : 's'}`}
         actions={
-          canChange ? (
+          canManage ? (
             <>
               <Link href={`/inventories/${id}/edit`} className="btn">
                 Edit
@@ -100,6 +100,7 @@ export default function InventoryPage() {
           {inv.content}
         </pre>
       </details>
+      <AccessPanel objectId={inv.id} />
     </>
   );
 }

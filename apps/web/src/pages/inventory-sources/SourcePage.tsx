@@ -2,6 +2,7 @@
 import { Link, useLocation, useParams } from 'wouter';
 import { useApi, useApiMutation } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
+import { AccessPanel, useCanManage } from '../../ui/AccessPanel';
 import { ConfirmButton } from '../../ui/Confirm';
 import { ErrorBanner, LoadError } from '../../ui/forms';
 import { Details, Loading, PageHeader } from '../../ui/layout';
@@ -15,7 +16,8 @@ import '../projects/inputs.css';
 export default function SourcePage() {
   const { id } = useParams<{ id: string }>();
   const [, navigate] = useLocation();
-  const canChange = useHasRole('operator');
+  const canRefresh = useHasRole('operator');
+  const canManage = useCanManage(id);
   const path = `/v1/inventory-sources/${id}`;
   const q = useApi<InventorySource>(path);
   // A failed refresh is recorded as last_error too, so the source is fetched again either way.
@@ -35,8 +37,8 @@ export default function SourcePage() {
         title={src.name}
         subtitle={KIND_LABEL[src.kind]}
         actions={
-          canChange ? (
-            <>
+          <>
+            {canRefresh ? (
               <button
                 type="button"
                 className="btn btn-primary"
@@ -45,19 +47,23 @@ export default function SourcePage() {
               >
                 {refresh.isPending ? 'Refreshing…' : 'Refresh'}
               </button>
-              <Link href={`/inventory-sources/${id}/edit`} className="btn">
-                Edit
-              </Link>
-              <ConfirmButton
-                question={`Delete the inventory source ${src.name}?`}
-                detail="Its target inventory stays as it is."
-                onConfirm={() => remove.mutate()}
-                disabled={remove.isPending}
-              >
-                Delete
-              </ConfirmButton>
-            </>
-          ) : null
+            ) : null}
+            {canManage ? (
+              <>
+                <Link href={`/inventory-sources/${id}/edit`} className="btn">
+                  Edit
+                </Link>
+                <ConfirmButton
+                  question={`Delete the inventory source ${src.name}?`}
+                  detail="Its target inventory stays as it is."
+                  onConfirm={() => remove.mutate()}
+                  disabled={remove.isPending}
+                >
+                  Delete
+                </ConfirmButton>
+              </>
+            ) : null}
+          </>
         }
       />
       {refresh.isSuccess ? (
@@ -100,6 +106,7 @@ export default function SourcePage() {
           </pre>
         </section>
       ) : null}
+      <AccessPanel objectId={src.id} />
     </>
   );
 }

@@ -4,6 +4,7 @@ import { Link, useLocation, useParams } from 'wouter';
 import { qs } from '../../api/client';
 import { useApi, useApiMutation } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
+import { AccessPanel, useCanManage } from '../../ui/AccessPanel';
 import { ConfirmButton } from '../../ui/Confirm';
 import { ErrorBanner, LoadError } from '../../ui/forms';
 import { Details, EmptyState, Loading, PageHeader } from '../../ui/layout';
@@ -17,7 +18,8 @@ import './inputs.css';
 export default function ProjectPage() {
   const { id } = useParams<{ id: string }>();
   const [, navigate] = useLocation();
-  const canChange = useHasRole('operator');
+  const canSync = useHasRole('operator');
+  const canManage = useCanManage(id);
   const q = useApi<Project>(`/v1/projects/${id}`);
   const sync = useApiMutation<void, Project>('POST', `/v1/projects/${id}/sync`, { invalidate: ['/v1/projects'] });
   const remove = useApiMutation<void, void>('DELETE', `/v1/projects/${id}`, {
@@ -33,24 +35,28 @@ export default function ProjectPage() {
         title={project.name}
         subtitle={<span className="mono wrap-anywhere">{project.git_url}</span>}
         actions={
-          canChange ? (
-            <>
+          <>
+            {canSync ? (
               <button type="button" className="btn btn-primary" disabled={sync.isPending} onClick={() => sync.mutate()}>
                 {sync.isPending ? 'Syncing…' : 'Sync'}
               </button>
-              <Link href={`/projects/${id}/edit`} className="btn">
-                Edit
-              </Link>
-              <ConfirmButton
-                question={`Delete the project ${project.name}?`}
-                detail="Its grants go with it. Runs that used it keep their record."
-                onConfirm={() => remove.mutate()}
-                disabled={remove.isPending}
-              >
-                Delete
-              </ConfirmButton>
-            </>
-          ) : null
+            ) : null}
+            {canManage ? (
+              <>
+                <Link href={`/projects/${id}/edit`} className="btn">
+                  Edit
+                </Link>
+                <ConfirmButton
+                  question={`Delete the project ${project.name}?`}
+                  detail="Its grants go with it. Runs that used it keep their record."
+                  onConfirm={() => remove.mutate()}
+                  disabled={remove.isPending}
+                >
+                  Delete
+                </ConfirmButton>
+              </>
+            ) : null}
+          </>
         }
       />
       {sync.isSuccess ? (
@@ -76,6 +82,7 @@ export default function ProjectPage() {
         ]}
       />
       <RecentRuns projectId={project.id} />
+      <AccessPanel objectId={project.id} />
     </>
   );
 }
