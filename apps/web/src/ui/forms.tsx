@@ -90,6 +90,12 @@ export function LoadError({ error }: { error: unknown }) {
   const api = asApiError(error);
   if (api?.status === 404)
     return <ErrorBanner title="Not found">It does not exist, or you do not have access to it.</ErrorBanner>;
+  if (api?.status === 403)
+    return (
+      <ErrorBanner title="Not available to you">
+        <p>Your role or grants do not allow this{api.problem.detail ? `: ${api.problem.detail}` : '.'}</p>
+      </ErrorBanner>
+    );
   return <FormError error={error} />;
 }
 

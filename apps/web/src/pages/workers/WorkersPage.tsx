@@ -1,0 +1,125 @@
+// Workers: the executors that run playbooks, with their lease freshness, refreshed every few seconds.
+import type { Worker } from '@baton/contracts';
+import { Link } from 'wouter';
+import { useApi } from '../../api/hooks';
+import { LoadError } from '../../ui/forms';
+import { EmptyState, Loading, PageHeader } from '../../ui/layout';
+import { Time } from '../../ui/Time';
+import './workers.css';
+
+const REFRESH_MS = 5_000;
+
+/** Lease freshness in the one status look: fresh ≤ 15 s since the last heartbeat, stale ≤ 30 s, then lost. */
+const FRESHNESS: Record<Worker['freshness'], { icon: string; label: string; tone: string; why: string }> = {
+  fresh: { icon: '●', label: 'Fresh', tone: 'ok', why: 'heartbeat within the last 15 s' },
+  stale: { icon: '△', label: 'Stale', tone: 'warn', why: 'no heartbeat for over 15 s' },
+  dead: { icon: '✕', label: 'Lost', tone: 'bad', why: 'no heartbeat for over 30 s: its runs end as worker_lost' },
+};
+
+export function FreshnessBadge({ freshness }: { freshness: Worker['freshness'] }) {
+  const look = FRESHNESS[freshness];
+  return (
+    <span className={`status status-${look.tone}`} data-freshness={freshness} title={look.why}>
+      <span className="status-icon" aria-hidden="true">
+        {look.icon}
+      </span>
+      {look.label}
+    </span>
+  );
+}
+
+export default function WorkersPage() {
+  const workers = useApi<Worker[]>('/v1/workers', { refetchInterval: REFRESH_MS });
+  const list = workers.data ?? [];
+  const embedded = list.length > 0 && list.every((w) => w.mode === 'embedded');
+  return (
+    <>
+      <PageHeader title="Workers" subtitle={`Executors that run playbooks. Refreshed every ${REFRESH_MS / 1000} s.`} />
+      {workers.error ? (
+        <LoadError error={workers.error} />
+      ) : workers.isLoading ? (
+        <Loading what="Loading workers" />
+      ) : list.length === 0 ? (
+        <EmptyState title="No workers are registered">
+          In embedded mode, <code>baton serve</code> runs playbooks with executors inside its own process, and they
+          appear here once it has started them. In queue mode, start one or more <code>baton worker</code> daemons (they
+          need Redis and <code>BATON_WORKER_KEY</code>); each appears here with its first heartbeat.
+        </EmptyState>
+      ) : (
+        <>
+          {embedded ? (
+            <p className="banner banner-info">
+              Embedded mode: these executors run inside <code>baton serve</code> itself. For more capacity or other
+              hosts, run the server in queue mode with <code>baton worker</code> daemons.
+            </p>
+          ) : null}
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Lease</th>
+                  <th scope="col">Mode</th>
+                  <th scope="col">Host</th>
+                  <th scope="col">Labels</th>
+                  <th scope="col" className="num">
+                    Running / capacity
+                  </th>
+                  <th scope="col">Last heartbeat</th>
+                  <th scope="col">Started</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.map((w) => (
+                  <tr key={w.id} data-worker={w.name}>
+                    <td>
+                      <strong>{w.name}</strong>
+                    </td>
+                    <td>
+                      <FreshnessBadge freshness={w.freshness} />
+                    </td>
+                    <td>{w.mode === 'embedded' ? 'embedded (in-process)' : 'daemon'}</td>
+                    <td>{w.host}</td>
+                    <td>
+                      {w.labels.length ? (
+                        <ul className="worker-labels" aria-label={`Labels of ${w.name}`}>
+                          {w.labels.map((l) => (
+                            <li key={l}>
+                              <code>{l}</code>
+                            </li>
+                          ))}
+                        </ul>
+                      ) : (
+                        <span className="muted">none</span>
+                      )}
+                    </td>
+                    <td className="num">
+                      {w.running_count} / {w.capacity}
+                      {w.running.length ? (
+                        <ul className="worker-runs" aria-label={`Runs on ${w.name}`}>
+                          {w.running.map((id) => (
+                            <li key={id}>
+                              <Link href={`/runs/${id}`}>
+                                <code>{id}</code>
+                              </Link>
+                            </li>
+                          ))}
+                        </ul>
+                      ) : null}
+                    </td>
+                    <td>
+                      <Time at={w.last_heartbeat} />
+                    </td>
+                    <td>
+                      <Time at={w.started_at} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
+    </>
+  );
+}
