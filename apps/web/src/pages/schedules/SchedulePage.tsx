@@ -1,0 +1,139 @@
+// One schedule: when it fires next (five times, in its zone), what it starts, enable/disable, who may use it, runs.
+import type { Run, Schedule, User } from '@baton/contracts';
+import { Link, useLocation, useParams } from 'wouter';
+import { qs } from '../../api/client';
+import { useApi, useApiMutation, usePagedList } from '../../api/hooks';
+import { useHasRole } from '../../auth/auth';
+import { AccessPanel } from '../../ui/AccessPanel';
+import { ConfirmButton } from '../../ui/Confirm';
+import { ErrorBanner, FormError, LoadError } from '../../ui/forms';
+import { Details, EmptyState, LoadMore, Loading, PageHeader } from '../../ui/layout';
+import { StatusBadge } from '../../ui/Status';
+import { Time } from '../../ui/Time';
+import { TargetSummary } from '../templates/spec/SpecSummary';
+import { describeCron, NextTimes } from './cron';
+import '../templates/spec/launch.css';
+
+export default function SchedulePage() {
+  const { id } = useParams<{ id: string }>();
+  const [, navigate] = useLocation();
+  const canChange = useHasRole('operator');
+  const q = useApi<Schedule>(`/v1/schedules/${id}`);
+  const owner = useApi<User>(q.data ? `/v1/users/${q.data.created_by}` : null, { retry: false });
+  const toggle = useApiMutation<{ enabled: boolean }, Schedule>('PUT', `/v1/schedules/${id}`, {
+    invalidate: ['/v1/schedules'],
+  });
+  const remove = useApiMutation<void, void>('DELETE', `/v1/schedules/${id}`, {
+    invalidate: ['/v1/schedules'],
+    onSuccess: () => navigate('/schedules'),
+  });
+  if (q.isLoading) return <Loading what="Loading the schedule" />;
+  if (!q.data) return <LoadError error={q.error} />;
+  const s = q.data;
+  return (
+    <>
+      <PageHeader
+        title={s.name}
+        subtitle={describeCron(s.cron).words}
+        actions={
+          canChange ? (
+            <div className="actions-row">
+              <button
+                type="button"
+                className="btn"
+                disabled={toggle.isPending}
+                onClick={() => toggle.mutate({ enabled: !s.enabled })}
+              >
+                {s.enabled ? 'Disable' : 'Enable'}
+              </button>
+              <Link href={`/schedules/${s.id}/edit`} className="btn">
+                Edit
+              </Link>
+              <ConfirmButton
+                question={`Delete the schedule ${s.name}?`}
+                detail="It will not fire again; runs it started stay."
+                onConfirm={() => remove.mutate()}
+                disabled={remove.isPending}
+              >
+                Delete
+              </ConfirmButton>
+            </div>
+          ) : null
+        }
+      />
+      <FormError error={toggle.error ?? remove.error} />
+      {s.last_error ? <ErrorBanner title="The last fire could not submit">{s.last_error}</ErrorBanner> : null}
+      <Details
+        items={[
+          ['Cron', <code key="c">{s.cron}</code>],
+          ['Time zone', s.timezone],
+          ['Enabled', s.enabled ? 'yes' : 'no'],
+          ['Next run', <Time key="n" at={s.next_run_at} empty="— (disabled)" />],
+          [
+            'Last fired',
+            s.last_run_id ? (
+              <Link key="l" href={`/runs/${s.last_run_id}`}>
+                <Time at={s.last_fired_at} />
+              </Link>
+            ) : (
+              <Time key="l" at={s.last_fired_at} empty="never" />
+            ),
+          ],
+          ['Owner (runs are submitted as)', owner.data?.username ?? s.created_by],
+          ['Created', <Time key="cr" at={s.created_at} />],
+        ]}
+      />
+      <h2>
+        Next {s.next_runs.length || ''} times in {s.timezone}
+      </h2>
+      <NextTimes times={s.next_runs} zone={s.timezone} />
+      <h2>What it starts</h2>
+      <TargetSummary target={s.target} />
+      <AccessPanel objectId={s.id} />
+      <h2>Runs</h2>
+      <ScheduleRuns id={s.id} />
+    </>
+  );
+}
+
+function ScheduleRuns({ id }: { id: string }) {
+  const runs = usePagedList<Run>(`/v1/runs${qs({ schedule: id })}`);
+  if (runs.isLoading) return <Loading what="Loading runs" />;
+  if (runs.error) return <LoadError error={runs.error} />;
+  if (!runs.items.length)
+    return <EmptyState title="Not fired yet">Its runs are listed here once a due time has come.</EmptyState>;
+  return (
+    <>
+      <div className="table-wrap">
+        <table>
+          <caption className="visually-hidden">Runs of this schedule</caption>
+          <thead>
+            <tr>
+              <th scope="col">Run</th>
+              <th scope="col">Status</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {runs.items.map((r) => (
+              <tr key={r.id}>
+                <td>
+                  <Link href={`/runs/${r.id}`} className="mono">
+                    {r.id}
+                  </Link>
+                </td>
+                <td>
+                  <StatusBadge status={r.status} conclusion={r.conclusion} reason={r.reason} />
+                </td>
+                <td>
+                  <Time at={r.created_at} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <LoadMore hasMore={runs.hasMore} loading={runs.loadingMore} onClick={runs.loadMore} />
+    </>
+  );
+}

@@ -1,0 +1,172 @@
+// One template: what it launches, its survey, who may use it, and its runs.
+import type { Run, SubmitPipelineBody, SubmitRunBody, Template, User } from '@baton/contracts';
+import { Link, useLocation, useParams } from 'wouter';
+import { qs } from '../../api/client';
+import { useApi, useApiMutation, usePagedList } from '../../api/hooks';
+import { useHasRole } from '../../auth/auth';
+import { AccessPanel } from '../../ui/AccessPanel';
+import { ConfirmButton } from '../../ui/Confirm';
+import { FormError, LoadError } from '../../ui/forms';
+import { Details, EmptyState, LoadMore, Loading, PageHeader } from '../../ui/layout';
+import { StatusBadge } from '../../ui/Status';
+import { Time } from '../../ui/Time';
+import { PipelineSpecSummary, RunSpecSummary } from './spec/SpecSummary';
+import { QUESTION_TYPES, SECRET_PLACEHOLDER } from './survey/surveyDraft';
+import './spec/launch.css';
+
+export default function TemplatePage() {
+  const { id } = useParams<{ id: string }>();
+  const [, navigate] = useLocation();
+  const canCreate = useHasRole('operator');
+  const q = useApi<Template>(`/v1/templates/${id}`);
+  const owner = useApi<User>(q.data ? `/v1/users/${q.data.created_by}` : null, { retry: false });
+  const remove = useApiMutation<void, void>('DELETE', `/v1/templates/${id}`, {
+    invalidate: ['/v1/templates'],
+    onSuccess: () => navigate('/templates'),
+  });
+  if (q.isLoading) return <Loading what="Loading the template" />;
+  if (!q.data) return <LoadError error={q.error} />;
+  const t = q.data;
+  return (
+    <>
+      <PageHeader
+        title={t.name}
+        subtitle={t.description ?? `A ${t.kind} template`}
+        actions={
+          canCreate ? (
+            <div className="actions-row">
+              <Link href={`/templates/${t.id}/launch`} className="btn btn-primary">
+                Launch
+              </Link>
+              <Link href={`/templates/${t.id}/edit`} className="btn">
+                Edit
+              </Link>
+              <ConfirmButton
+                question={`Delete the template ${t.name}?`}
+                detail="Its grants go with it; runs it launched stay. Schedules and triggers that launch it must be changed first."
+                onConfirm={() => remove.mutate()}
+                disabled={remove.isPending}
+              >
+                Delete
+              </ConfirmButton>
+            </div>
+          ) : null
+        }
+      />
+      <FormError error={remove.error} />
+      <Details
+        items={[
+          ['Kind', t.kind === 'pipeline' ? 'pipeline' : 'run'],
+          ['Owner', owner.data?.username ?? t.created_by],
+          ['Overrides allowed', t.allow_overrides.length ? t.allow_overrides.join(', ') : 'none'],
+          ['Created', <Time key="c" at={t.created_at} />],
+          ['Updated', <Time key="u" at={t.updated_at} />],
+        ]}
+      />
+      <h2>What it launches</h2>
+      {t.kind === 'pipeline' ? (
+        <PipelineSpecSummary spec={t.spec as Partial<SubmitPipelineBody>} />
+      ) : (
+        <RunSpecSummary spec={t.spec as Partial<SubmitRunBody>} />
+      )}
+      <h2>Survey</h2>
+      <SurveyTable template={t} />
+      <AccessPanel objectId={t.id} />
+      <h2>Runs</h2>
+      <TemplateRuns id={t.id} />
+    </>
+  );
+}
+
+function SurveyTable({ template }: { template: Template }) {
+  const survey = template.survey ?? [];
+  if (!survey.length) return <p className="muted">No survey: launching asks nothing.</p>;
+  const typeWords = Object.fromEntries(QUESTION_TYPES.map((t) => [t.type, t.label]));
+  return (
+    <div className="table-wrap">
+      <table>
+        <caption className="visually-hidden">Survey questions</caption>
+        <thead>
+          <tr>
+            <th scope="col">Question</th>
+            <th scope="col">Variable</th>
+            <th scope="col">Type</th>
+            <th scope="col">Required</th>
+            <th scope="col">Default</th>
+            <th scope="col">Bounds / choices</th>
+          </tr>
+        </thead>
+        <tbody>
+          {survey.map((q) => (
+            <tr key={q.variable}>
+              <td>{q.question}</td>
+              <td className="mono">{q.variable}</td>
+              <td>{typeWords[q.type] ?? q.type}</td>
+              <td>{q.required ? 'yes' : 'no'}</td>
+              <td>
+                {q.default === undefined ? (
+                  '—'
+                ) : q.default === SECRET_PLACEHOLDER && q.type === 'password' ? (
+                  <span className="muted">set (hidden)</span>
+                ) : (
+                  <code>{JSON.stringify(q.default)}</code>
+                )}
+              </td>
+              <td>
+                {q.choices?.length
+                  ? q.choices.join(', ')
+                  : q.min !== undefined || q.max !== undefined
+                    ? `${q.min ?? ''}–${q.max ?? ''}`
+                    : '—'}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function TemplateRuns({ id }: { id: string }) {
+  const runs = usePagedList<Run>(`/v1/runs${qs({ template: id })}`);
+  if (runs.isLoading) return <Loading what="Loading runs" />;
+  if (runs.error) return <LoadError error={runs.error} />;
+  if (!runs.items.length)
+    return <EmptyState title="Not launched yet">Launch it to start a run; its runs are listed here.</EmptyState>;
+  return (
+    <>
+      <div className="table-wrap">
+        <table>
+          <caption className="visually-hidden">Runs of this template</caption>
+          <thead>
+            <tr>
+              <th scope="col">Run</th>
+              <th scope="col">Status</th>
+              <th scope="col">Origin</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {runs.items.map((r) => (
+              <tr key={r.id}>
+                <td>
+                  <Link href={`/runs/${r.id}`} className="mono">
+                    {r.id}
+                  </Link>
+                </td>
+                <td>
+                  <StatusBadge status={r.status} conclusion={r.conclusion} reason={r.reason} />
+                </td>
+                <td>{r.origin}</td>
+                <td>
+                  <Time at={r.created_at} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <LoadMore hasMore={runs.hasMore} loading={runs.loadingMore} onClick={runs.loadMore} />
+    </>
+  );
+}
