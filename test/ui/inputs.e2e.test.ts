@@ -359,6 +359,11 @@ describe('projects and inventory sources', () => {
       await expect(row.innerText()).resolves.toContain(second.slice(0, 10));
       await expect(row.innerText()).resolves.toContain('Synced');
       await visited(page, 'inputs-projects-list');
+      // On a phone the table scrolls inside its wrapper; the page itself never scrolls sideways.
+      await page.setViewportSize({ width: 390, height: 800 });
+      await row.waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await visited(page, 'inputs-projects-phone');
       expect(problems).toEqual([]);
     } finally {
       await close();

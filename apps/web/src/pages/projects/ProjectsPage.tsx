@@ -54,7 +54,7 @@ export default function ProjectsPage() {
                   <td>
                     <Link href={`/projects/${p.id}`}>{p.name}</Link>
                   </td>
-                  <td className="mono wrap-anywhere">{p.git_url}</td>
+                  <td className="mono wrap-anywhere url-cell">{p.git_url}</td>
                   <td className="mono">{p.branch}</td>
                   <td>
                     <ShortCommit commit={p.last_commit} />
