@@ -104,6 +104,8 @@ describe('submitting a run', () => {
 
       await page.waitForURL(/\/ui\/runs\/run_[A-Za-z0-9]+$/);
       const id = path(page).split('/').pop()!;
+      await page.locator('[data-status="succeeded"]').first().waitFor();
+      await visited(page, 'run-page-after-submit');
       const run = await finished(id);
       expect(run.extra_vars).toEqual({ greeting: 'hello', numbers: [1, 2] });
       expect(run.playbook).toBe('(inline)');
@@ -373,22 +375,41 @@ describe('approvals', () => {
     }
   });
 
-  it('a viewer sees no New run button, no submit form and no decisions', async () => {
+  it('a viewer sees runs but no New run button, no submit form and no actions, even on a held run', async () => {
     const victor = await createUser(ui, 'victor', 'viewer');
+    const inv = await localInventory(ui, 'viewer-local');
+    const grant = await call(ui, ui.adminToken, 'POST', '/v1/grants', {
+      subject: victor.id,
+      object: inv,
+      level: 'use',
+    });
+    expect(grant.status).toBe(201);
+    const policy = await call<{ id: string }>(ui, ui.adminToken, 'POST', '/v1/policies', {
+      name: 'admins decide',
+      match: { inventories: [inv] },
+      approvers: { roles: ['admin'] },
+    });
+    expect(policy.status).toBe(201);
+    const held = await submit(ui.adminToken, { playbook: PING, inventory_id: inv });
+    expect(held.status).toBe('held');
     const { page, problems, close } = await openPage(browser);
     try {
       await signIn(page, ui.base, 'victor', victor.password);
       await page.goto(`${ui.base}/ui/runs`);
       await page.getByRole('heading', { name: 'Runs', level: 1 }).waitFor();
-      await page.locator('tbody tr[data-run], .empty').first().waitFor();
+      const row = page.locator(`tr[data-run="${held.id}"]`);
+      await row.locator('[data-status="held"]').waitFor();
       expect(await page.getByRole('link', { name: 'New run' }).count()).toBe(0);
-      expect(
-        await page
-          .getByRole('button')
-          .filter({ hasText: /Cancel|Retry|Approve|Reject/ })
-          .count(),
-      ).toBe(0);
+      const actions = /^(Cancel|Retry|Approve|Reject|Decide…)$/;
+      expect(await page.getByRole('button', { name: actions }).count()).toBe(0);
       await visited(page, 'runs-history-viewer');
+
+      // The run's own page shows its state, and still no action.
+      await row.getByRole('link', { name: held.id }).click();
+      await page.waitForURL(`**/ui/runs/${held.id}`);
+      await page.locator('[data-status="held"]').first().waitFor();
+      expect(await page.getByRole('button', { name: actions }).count()).toBe(0);
+      await visited(page, 'run-page-viewer');
 
       await page.goto(`${ui.base}/ui/runs/new`);
       await page.getByText('Submitting runs needs the operator or admin role').waitFor();
@@ -401,6 +422,8 @@ describe('approvals', () => {
       expect(problems).toEqual([]);
     } finally {
       await close();
+      await call(ui, ui.adminToken, 'POST', `/v1/runs/${held.id}/cancel`);
+      await call(ui, ui.adminToken, 'DELETE', `/v1/policies/${policy.body.id}`);
     }
   });
 });

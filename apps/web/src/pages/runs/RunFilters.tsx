@@ -9,7 +9,7 @@ const STATUSES = ['pending', 'held', 'waiting', 'running', 'finished'];
 const CONCLUSIONS = ['succeeded', 'failed', 'canceled', 'rejected', 'error'];
 const ORIGINS = ['api', 'template', 'schedule', 'trigger', 'ai', 'reconcile', 'import'];
 
-const words = (v: string) => ({ value: v, label: v === 'held' ? 'held (awaiting approval)' : v });
+const words = (v: string) => ({ value: v, label: v });
 
 interface Props {
   projects: Named[];

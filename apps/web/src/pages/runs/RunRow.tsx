@@ -15,10 +15,15 @@ export function RunRow({ run, names }: { run: Run; names: RowNames }) {
   return (
     <tr data-run={run.id}>
       <td>
-        <StatusBadge status={run.status} conclusion={run.conclusion} reason={run.reason} />
+        {/* A reason that only repeats the conclusion (canceled: canceled) adds nothing. */}
+        <StatusBadge
+          status={run.status}
+          conclusion={run.conclusion}
+          reason={run.reason === run.conclusion ? null : run.reason}
+        />
       </td>
       <td>
-        <Link href={`/runs/${run.id}`} className="mono">
+        <Link href={`/runs/${run.id}`} className="mono run-id" title={run.id}>
           {run.id}
         </Link>
         <RunKindNote run={run} />
@@ -36,7 +41,7 @@ export function RunRow({ run, names }: { run: Run; names: RowNames }) {
         <Submitter id={run.submitted_by} />
       </td>
       <td>
-        <Time at={run.started_at} empty={run.status === 'held' ? 'awaiting approval' : 'not yet'} />
+        <Time at={run.started_at} empty="not yet" />
       </td>
       <td>
         <Time at={run.finished_at} />
@@ -59,7 +64,7 @@ function RunKindNote({ run }: { run: Run }) {
 }
 
 function ProjectAt({ run, names }: { run: Run; names: RowNames }) {
-  if (!run.project_id) return <span className="muted">inline playbook</span>;
+  if (!run.project_id) return <span className="muted">—</span>;
   return (
     <span>
       {names.project(run.project_id) ?? run.project_id}

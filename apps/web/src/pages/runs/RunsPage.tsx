@@ -16,7 +16,7 @@ import './runs.css';
 const LIVE_STATUSES = new Set<string>(['pending', 'held', 'waiting', 'running']);
 const LIVE_REFRESH_MS = 3_000;
 /** Otherwise look for new runs now and then (and whenever the window regains focus). */
-const IDLE_REFRESH_MS = 10_000;
+const IDLE_REFRESH_MS = 5_000;
 
 export default function RunsPage() {
   const [params, setParams] = useSearchParams();
