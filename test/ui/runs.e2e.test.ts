@@ -3,7 +3,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Run } from '@baton/contracts';
 import type { Browser, Page } from 'playwright-core';
-import { cleanupProcesses, waitFor } from '../support/baton-process.js';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { cleanupProcesses, tempDir, waitFor } from '../support/baton-process.js';
 import {
   ADMIN_PASSWORD,
   call,
@@ -57,6 +60,31 @@ async function canceledRun(inventory_id: string): Promise<Run> {
   return c.body;
 }
 
+/** A bare git repository reached by file:// holding site.yml, tagged v1, then changed on main after the tag. */
+function taggedRepo(): { url: string; tagged: string } {
+  const root = tempDir('ui-runs-git-');
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=UI test', '-c', 'user.email=ui@test.invalid', ...args], {
+      cwd,
+      encoding: 'utf8',
+    }).trim();
+  const bare = path.join(root, 'playbooks.git');
+  const work = path.join(root, 'work');
+  fs.mkdirSync(work);
+  git(root, 'init', '--bare', '--quiet', '--initial-branch=main', bare);
+  git(work, 'init', '--quiet', '--initial-branch=main');
+  git(work, 'remote', 'add', 'origin', bare);
+  fs.writeFileSync(path.join(work, 'site.yml'), PING);
+  git(work, 'add', 'site.yml');
+  git(work, 'commit', '--quiet', '-m', 'site');
+  git(work, 'tag', 'v1');
+  const tagged = git(work, 'rev-parse', 'HEAD');
+  fs.writeFileSync(path.join(work, 'site.yml'), PING.replace('ping:', 'ping: {}'));
+  git(work, 'commit', '--quiet', '-am', 'after the tag');
+  git(work, 'push', '--quiet', 'origin', 'main', 'v1');
+  return { url: `file://${bare}`, tagged };
+}
+
 /** Waits until the history table shows exactly these runs (in any order). */
 async function expectRows(page: Page, ids: string[]): Promise<void> {
   const want = [...ids].sort();
@@ -79,7 +107,7 @@ async function expectRows(page: Page, ids: string[]): Promise<void> {
     });
 }
 
-const path = (page: Page) => new URL(page.url()).pathname;
+const pathOf = (page: Page) => new URL(page.url()).pathname;
 const search = (page: Page) => new URL(page.url()).searchParams;
 
 describe('submitting a run', () => {
@@ -90,7 +118,7 @@ describe('submitting a run', () => {
       await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
       await page.getByRole('link', { name: 'New run' }).click();
       await page.getByRole('heading', { name: 'New run' }).waitFor();
-      expect(path(page)).toBe('/ui/runs/new');
+      expect(pathOf(page)).toBe('/ui/runs/new');
       await visited(page, 'runs-new');
 
       await page
@@ -103,7 +131,7 @@ describe('submitting a run', () => {
       await page.getByRole('button', { name: 'Submit run' }).click();
 
       await page.waitForURL(/\/ui\/runs\/run_[A-Za-z0-9]+$/);
-      const id = path(page).split('/').pop()!;
+      const id = pathOf(page).split('/').pop()!;
       await page.locator('[data-status="succeeded"]').first().waitFor();
       await visited(page, 'run-page-after-submit');
       const run = await finished(id);
@@ -190,7 +218,59 @@ describe('submitting a run', () => {
         .getByRole('alert')
         .filter({ hasText: /5 shards need at least 5 hosts/ })
         .waitFor();
-      expect(path(page)).toBe('/ui/runs/new');
+      expect(pathOf(page)).toBe('/ui/runs/new');
+      expect(problems).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it("runs a project's playbook at a tag in check mode; a path missing at the commit shows at the path field", async () => {
+    const repo = taggedRepo();
+    const project = await call<{ id: string }>(ui, ui.adminToken, 'POST', '/v1/projects', {
+      name: 'playbooks',
+      git_url: repo.url,
+      branch: 'main',
+    });
+    expect(project.status).toBe(201);
+    await localInventory(ui, 'project-local');
+    const { page, problems, close } = await openPage(browser);
+    try {
+      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui.base}/ui/runs/new`);
+      await page.getByLabel('A playbook in a project (git)').check();
+      await page.getByLabel('Project', { exact: true }).selectOption({ label: 'playbooks' });
+      await page.getByLabel('Inventory', { exact: true }).selectOption({ label: 'project-local' });
+      await page.getByLabel('Playbook path').fill('missing.yml');
+      await page.getByLabel('Ref').fill('v1');
+      await page.getByRole('button', { name: 'Submit run' }).click();
+      await page
+        .locator('[data-field="playbook"]')
+        .getByRole('alert')
+        .filter({ hasText: /missing\.yml does not exist/ })
+        .waitFor();
+      await visited(page, 'runs-new-project-error');
+
+      await page.getByLabel('Playbook path').fill('site.yml');
+      await page.getByLabel(/Check mode/).check();
+      await page.getByRole('button', { name: 'Submit run' }).click();
+      await page.waitForURL(/\/ui\/runs\/run_[A-Za-z0-9]+$/);
+      const run = await finished(pathOf(page).split('/').pop()!);
+      expect(run).toMatchObject({
+        conclusion: 'succeeded',
+        project_id: project.body.id,
+        playbook: 'site.yml',
+        ref: 'v1',
+        commit: repo.tagged,
+        check: true,
+      });
+
+      // The history shows the project at the commit the tag resolved to.
+      await page.goto(`${ui.base}/ui/runs?project=${project.body.id}`);
+      await expectRows(page, [run.id]);
+      const row = page.locator(`tr[data-run="${run.id}"]`);
+      await row.getByText(`playbooks@${repo.tagged.slice(0, 8)}`).waitFor();
+      await row.getByText('check mode').waitFor();
       expect(problems).toEqual([]);
     } finally {
       await close();
