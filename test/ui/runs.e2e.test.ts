@@ -279,7 +279,7 @@ describe('submitting a run', () => {
 });
 
 describe('run history', () => {
-  it('filters by status and conclusion, kept in the address through a reload', async () => {
+  it('filters by inventory, conclusion, host, since and status, kept in the address through a reload', async () => {
     const inv = await localInventory(ui, 'filters-local');
     const succeeded = await submit(ui.adminToken, { playbook: PING, inventory_id: inv });
     const canceled = await canceledRun(inv);
@@ -306,6 +306,17 @@ describe('run history', () => {
       await row.getByText('admin').waitFor();
 
       await page.getByLabel('Conclusion').selectOption('');
+      // Only the run that reached host alpha reported an outcome for it.
+      const host = page.getByLabel('Host');
+      await host.fill('alpha');
+      await host.press('Enter');
+      await expectRows(page, [succeeded.id]);
+      expect(search(page).get('host')).toBe('alpha');
+      await host.fill('');
+      await host.press('Enter');
+      await page.getByLabel('Since').selectOption({ label: 'Last hour' });
+      await expectRows(page, [succeeded.id, canceled.id, pending.id]);
+      expect(search(page).get('since')).toBe('1h');
       await page.getByLabel('Status').selectOption('pending');
       await expectRows(page, [pending.id]);
       expect(search(page).get('status')).toBe('pending');
@@ -315,6 +326,7 @@ describe('run history', () => {
       await expectRows(page, [pending.id]);
       expect(await page.getByLabel('Status').inputValue()).toBe('pending');
       expect(await page.getByLabel('Inventory').inputValue()).toBe(inv);
+      expect(await page.getByLabel('Since').inputValue()).toBe('1h');
 
       // A filter that matches nothing says so and offers to clear.
       await page.getByLabel('Status').selectOption('running');
@@ -358,6 +370,8 @@ describe('run history', () => {
         .evaluateAll((rs) => rs.map((r) => r.getAttribute('data-run')));
       expect(order).toEqual(newestFirst);
       await visited(page, 'runs-history-paged');
+      await page.setViewportSize({ width: 390, height: 800 });
+      await visited(page, 'runs-history-phone');
       expect(problems).toEqual([]);
     } finally {
       await close();
