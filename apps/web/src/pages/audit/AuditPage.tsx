@@ -4,6 +4,7 @@ import { type FormEvent, Fragment, useState } from 'react';
 import { useSearchParams } from 'wouter';
 import { api, qs } from '../../api/client';
 import { usePagedList } from '../../api/hooks';
+import { useHasRole } from '../../auth/auth';
 import { SubjectName, SubjectPicker } from '../../ui/AccessPanel';
 import { ErrorBanner, Field, FormError, LoadError } from '../../ui/forms';
 import { Details, EmptyState, Loading, LoadMore, PageHeader } from '../../ui/layout';
@@ -18,6 +19,8 @@ const FILTERS = ['actor', 'action', 'object', 'since', 'until'] as const;
 type Filters = Record<(typeof FILTERS)[number], string>;
 
 export default function AuditPage() {
+  // The API decides (admins only); the controls are offered only to those it will answer.
+  const isAdmin = useHasRole('admin');
   const [params, setParams] = useSearchParams();
   const filters = Object.fromEntries(FILTERS.map((f) => [f, params.get(f) ?? ''])) as Filters;
   const entries = usePagedList<AuditEntry>(`/v1/audit${qs({ ...filters, limit: 50 })}`);
@@ -29,13 +32,17 @@ export default function AuditPage() {
       <PageHeader
         title="Audit trail"
         subtitle="Every change, newest first. Each entry's hash covers the one before it, so an edit anywhere breaks the chain."
-        actions={<ExportButton />}
+        actions={isAdmin ? <ExportButton /> : null}
       />
-      <VerifyChain />
-      <AuditFilters
-        initial={filters}
-        onApply={(next) => setParams(Object.fromEntries(Object.entries(next).filter(([, v]) => v)))}
-      />
+      {isAdmin ? (
+        <>
+          <VerifyChain />
+          <AuditFilters
+            initial={filters}
+            onApply={(next) => setParams(Object.fromEntries(Object.entries(next).filter(([, v]) => v)))}
+          />
+        </>
+      ) : null}
       {entries.error ? (
         <LoadError error={entries.error} />
       ) : entries.isLoading ? (

@@ -1,4 +1,4 @@
-// Links to the objects grants are on, by id prefix (the pages each area serves).
+// Links to the objects grants and audit entries name, by id prefix (the pages each area serves).
 import { Link } from 'wouter';
 
 const PAGE_OF_PREFIX: Record<string, { path: string; word: string }> = {
@@ -10,6 +10,9 @@ const PAGE_OF_PREFIX: Record<string, { path: string; word: string }> = {
   sch: { path: '/schedules', word: 'Schedule' },
   trg: { path: '/triggers', word: 'Trigger' },
   team: { path: '/teams', word: 'Team' },
+  usr: { path: '/users', word: 'User' },
+  pol: { path: '/policies', word: 'Policy' },
+  run: { path: '/runs', word: 'Run' },
 };
 
 /** What kind of object an id names, in words ("Inventory"), from its prefix. */
