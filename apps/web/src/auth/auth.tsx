@@ -42,8 +42,12 @@ async function check(): Promise<SessionUser> {
 }
 
 export function AuthProvider({ children }: { children: ReactNode }) {
-  const [me, setMe] = useState<SessionUser | null>(null);
-  const [checking, setChecking] = useState(() => session.token() !== null);
+  const [me, setMeState] = useState<SessionUser | null>(() => (session.token() ? session.cachedUser() : null));
+  const [checking, setChecking] = useState(() => session.token() !== null && me === null);
+  const setMe = useCallback((user: SessionUser | null) => {
+    if (user) session.setCachedUser(user);
+    setMeState(user);
+  }, []);
   const [location, navigate] = useLocation();
   const queryClient = useQueryClient();
 
@@ -58,7 +62,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       }
       navigate('/sign-in');
     },
-    [location, navigate, queryClient],
+    [location, navigate, queryClient, setMe],
   );
 
   useEffect(() => {
@@ -99,7 +103,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
         navigate('/sign-in');
       },
     }),
-    [me, checking, navigate, queryClient],
+    [me, checking, navigate, queryClient, setMe],
   );
   return <AuthContext.Provider value={value}>{children}</AuthContext.Provider>;
 }
