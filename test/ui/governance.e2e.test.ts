@@ -109,6 +109,48 @@ describe('users, teams and grants', () => {
   });
 });
 
+describe('user administration', () => {
+  it("changes a user's role, resets the password (shown once) and deletes the user, whose token then fails", async () => {
+    const user = await createUser(ui, 'gov-changing', 'viewer');
+    const oldToken = await tokenFor(ui, 'gov-changing', user.password);
+    const { page, problems, close } = await openPage(browser);
+    try {
+      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui.base}/ui/users/${user.id}`);
+      await page.getByRole('heading', { name: 'gov-changing', level: 1 }).waitFor();
+      const roleForm = page.getByRole('form', { name: 'Role and e-mail' });
+      await roleForm.getByLabel('Role').selectOption('operator');
+      await roleForm.getByLabel('E-mail').fill('not an address');
+      await roleForm.getByRole('button', { name: 'Save' }).click();
+      await roleForm.locator('[data-field="email"]').getByRole('alert').waitFor();
+      await roleForm.getByLabel('E-mail').fill('changing@example.com');
+      await roleForm.getByRole('button', { name: 'Save' }).click();
+      await roleForm.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+      const stored = await call<{ role: string; email: string }>(ui, ui.adminToken, 'GET', `/v1/users/${user.id}`);
+      expect(stored.body).toMatchObject({ role: 'operator', email: 'changing@example.com' });
+
+      await page.getByRole('form', { name: 'Reset password' }).getByRole('button', { name: 'Reset password' }).click();
+      const password = (await page.getByTestId('secret-value').textContent())!.trim();
+      await visited(page, 'governance-user');
+      // The new password works; the old session ended with it.
+      const newToken = await tokenFor(ui, 'gov-changing', password);
+      expect((await call(ui, oldToken, 'POST', '/v1/auth/check', {})).status).toBe(401);
+
+      await page.getByRole('button', { name: 'Delete user' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByText(/API tokens stop working/).waitFor();
+      await dialog.getByRole('button', { name: 'Delete user' }).click();
+      await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
+      await page.getByRole('link', { name: 'admin', exact: true }).waitFor();
+      expect(await page.getByRole('link', { name: 'gov-changing' }).count()).toBe(0);
+      expect((await call(ui, newToken, 'POST', '/v1/auth/check', {})).status).toBe(401);
+      expect(problems).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+});
+
 describe('API tokens', () => {
   it('creates a token shown once (not after a reload), which works until it is revoked', async () => {
     const { page, problems, close } = await openPage(browser);
