@@ -52,6 +52,9 @@ describe('signing in', () => {
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByTestId('whoami').filter({ hasText: 'admin' }).waitFor();
       expect(new URL(page.url()).pathname).toBe('/ui/runs');
+      // At 1280 px the navigation is always there; the Menu toggle is for phones only.
+      expect(await page.getByRole('navigation', { name: 'Main' }).isVisible()).toBe(true);
+      expect(await page.getByRole('button', { name: 'Menu' }).isVisible()).toBe(false);
       // The token is in sessionStorage, never in the address.
       const token = await page.evaluate(() => sessionStorage.getItem('baton.token'));
       expect(token).toMatch(/^bt_/);
