@@ -129,6 +129,8 @@ describe('signing in', () => {
     const { page, problems, close } = await openPage(browser, { width: 390, height: 844 });
     try {
       await page.goto(`${ui.base}/ui/sign-in`);
+      // The username field takes the focus by itself once the page has rendered.
+      await page.waitForFunction(() => document.activeElement?.getAttribute('name') === 'username');
       await page.keyboard.type('admin');
       await page.keyboard.press('Tab');
       await page.keyboard.type(ADMIN_PASSWORD);
