@@ -7,11 +7,24 @@ import { Loading } from '../../ui/layout';
 import { StatusBadge } from '../../ui/Status';
 import { durationBetween, formatDuration, Time } from '../../ui/Time';
 
-export function ChildRuns({ run }: { run: Run }) {
-  const shards = run.kind === 'split' || (run.kind === 'step' && run.shard_count !== null);
-  const path = shards ? `/v1/runs/${run.id}/shards` : `/v1/runs/${run.id}/steps`;
+/** Whether a run is the parent of shards or steps, and of which. */
+export function childKind(run: Run): 'shards' | 'steps' | null {
+  if (run.kind === 'split' || (run.kind === 'step' && run.shard_count !== null)) return 'shards';
+  return run.kind === 'pipeline' ? 'steps' : null;
+}
+
+/** A parent's shards or steps (nothing for any other run, or while the run is loading). */
+export function useChildRuns(run: Run | undefined) {
+  const kind = run ? childKind(run) : null;
   // Shards and steps change state without the parent's stream saying so: refresh while the parent is unfinished.
-  const q = useApi<Run[]>(path, { refetchInterval: run.status === 'finished' ? false : 3_000 });
+  return useApi<Run[]>(kind && run ? `/v1/runs/${run.id}/${kind}` : null, {
+    refetchInterval: run?.status === 'finished' ? false : 3_000,
+  });
+}
+
+export function ChildRuns({ run }: { run: Run }) {
+  const shards = childKind(run) === 'shards';
+  const q = useChildRuns(run);
   const label = shards ? 'Shards' : 'Steps';
   return (
     <section aria-labelledby="children-heading">

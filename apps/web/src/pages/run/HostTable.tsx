@@ -1,8 +1,8 @@
 // Per-host outcomes from the play recap (host_stats), and for each host that failed, its failed tasks with the
 // error message (the runner_on_failed / runner_on_unreachable events of that host).
 import type { HostCounts, Run, RunEvent } from '@baton/contracts';
-import { useApi } from '../../api/hooks';
-import { qs } from '../../api/client';
+import { useQueries } from '@tanstack/react-query';
+import { api, qs } from '../../api/client';
 import { OutcomeBadge } from '../../ui/Status';
 import { EmptyState } from '../../ui/layout';
 import { LoadError } from '../../ui/forms';
@@ -18,7 +18,14 @@ export function outcomeOf(c: HostCounts): string {
   return c.skipped ? 'skipped' : 'ok';
 }
 
-export function HostTable({ run }: { run: Run }) {
+/** The runs whose events tell what happened on `host`: the run itself, or the shards/steps that ran it. */
+function sourcesFor(run: Run, children: Run[] | undefined, host: string): string[] {
+  if (!children) return [run.id];
+  const holding = children.filter((c) => c.hosts === null || c.hosts.includes(host));
+  return holding.map((c) => c.id);
+}
+
+export function HostTable({ run, children }: { run: Run; children?: Run[] | undefined }) {
   const stats = run.host_stats ?? null;
   const hosts = stats ? Object.keys(stats).sort() : [];
   const failing = hosts.filter((h) => stats![h]!.failed > 0 || stats![h]!.unreachable > 0);
@@ -66,7 +73,7 @@ export function HostTable({ run }: { run: Run }) {
         </div>
       )}
       {failing.slice(0, 50).map((h) => (
-        <HostFailures key={h} runId={run.id} host={h} />
+        <HostFailures key={h} runIds={sourcesFor(run, children, h)} host={h} />
       ))}
       {failing.length > 50 ? (
         <p className="muted">{failing.length - 50} more hosts failed: filter the events below by host to see theirs.</p>
@@ -86,12 +93,29 @@ function messageOf(e: RunEvent): string {
   return JSON.stringify(res);
 }
 
-function HostFailures({ runId, host }: { runId: string; host: string }) {
-  const failed = useApi<RunEvent[]>(`/v1/runs/${runId}/events${qs({ kind: 'runner_on_failed', host, limit: 100 })}`);
-  const unreachable = useApi<RunEvent[]>(
-    `/v1/runs/${runId}/events${qs({ kind: 'runner_on_unreachable', host, limit: 100 })}`,
-  );
-  const events = [...(failed.data ?? []), ...(unreachable.data ?? [])].sort((a, b) => a.seq - b.seq);
+/** The failed and unreachable events of `host` in the given runs (a split's host ran in one of its shards). */
+function useHostFailures(runIds: string[], host: string) {
+  const queries = useQueries({
+    queries: runIds.flatMap((id) =>
+      ['runner_on_failed', 'runner_on_unreachable'].map((kind) => {
+        const path = `/v1/runs/${id}/events${qs({ kind, host, limit: 100 })}`;
+        return {
+          queryKey: [path],
+          queryFn: ({ signal }: { signal: AbortSignal }) => api.get<RunEvent[]>(path, signal),
+        };
+      }),
+    ),
+  });
+  return {
+    events: queries.flatMap((q) => q.data ?? []).sort((a, b) => a.run_id.localeCompare(b.run_id) || a.seq - b.seq),
+    isLoading: queries.some((q) => q.isLoading),
+    error: queries.find((q) => q.error)?.error ?? null,
+  };
+}
+
+function HostFailures({ runIds, host }: { runIds: string[]; host: string }) {
+  const failed = useHostFailures(runIds, host);
+  const events = failed.events;
   return (
     <section className="host-failures" aria-label={`Failures on ${host}`} data-failures-host={host}>
       <h3>
@@ -105,7 +129,7 @@ function HostFailures({ runId, host }: { runId: string; host: string }) {
       ) : (
         <ul className="failure-list">
           {events.map((e) => (
-            <li key={e.seq}>
+            <li key={`${e.run_id}-${e.seq}`}>
               <strong>{String(e.data.task ?? '(unnamed task)')}</strong>{' '}
               <span className="muted">
                 {e.kind === 'runner_on_unreachable' ? 'unreachable' : 'failed'}

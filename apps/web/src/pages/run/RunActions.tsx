@@ -136,15 +136,8 @@ function DecisionForm(props: {
       </button>
     );
   return (
-    <form
-      className="decision-form"
-      aria-label="Approval decision"
-      onSubmit={(e) => {
-        e.preventDefault();
-        const submitter = (e.nativeEvent as SubmitEvent).submitter as HTMLButtonElement | null;
-        if (submitter?.value === 'approve') props.onApprove(comment.trim());
-      }}
-    >
+    // Not a <form>: the reject confirmation is a dialog with a form of its own, and forms do not nest.
+    <div className="decision-form" role="group" aria-label="Approval decision">
       <label htmlFor={`${id}-comment`}>Comment</label>
       <textarea
         id={`${id}-comment`}
@@ -157,7 +150,12 @@ function DecisionForm(props: {
       />
       <div className="decision-buttons">
         {props.canApprove ? (
-          <button type="submit" value="approve" className="btn btn-primary" disabled={props.busy}>
+          <button
+            type="button"
+            className="btn btn-primary"
+            disabled={props.busy}
+            onClick={() => props.onApprove(comment.trim())}
+          >
             Approve
           </button>
         ) : null}
@@ -181,6 +179,6 @@ function DecisionForm(props: {
           </ConfirmButton>
         ) : null}
       </div>
-    </form>
+    </div>
   );
 }

@@ -5,7 +5,7 @@ import { useParams } from 'wouter';
 import { invalidatePaths, useApi } from '../../api/hooks';
 import { LoadError } from '../../ui/forms';
 import { Loading } from '../../ui/layout';
-import { ChildRuns } from './ChildRuns';
+import { ChildRuns, childKind, useChildRuns } from './ChildRuns';
 import { EventsTable } from './EventsTable';
 import { HostTable } from './HostTable';
 import { LogViewer } from './log/LogViewer';
@@ -24,15 +24,16 @@ function RunView({ id }: { id: string }) {
   const run = useApi<Run>(`/v1/runs/${id}`);
   // The stream's status events refresh the header, the hosts and the lists of runs.
   const log = useRunLog(run.data, () => void invalidatePaths(client, ['/v1/runs']));
+  const children = useChildRuns(run.data);
   if (run.error) return <LoadError error={run.error} />;
   if (!run.data) return <Loading what="Loading the run" />;
   const r = run.data;
-  const parent = r.kind === 'split' || r.kind === 'pipeline' || (r.kind === 'step' && r.shard_count !== null);
+  const parent = childKind(r) !== null;
   return (
     <div className="run-page">
       <RunHeader run={r} />
       {parent ? <ChildRuns run={r} /> : null}
-      <HostTable run={r} />
+      <HostTable run={r} children={parent ? children.data : undefined} />
       {parent ? (
         <p className="muted">
           Each {r.kind === 'pipeline' ? 'step' : 'shard'} has its own log: open it from the table above.
