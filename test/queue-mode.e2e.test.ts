@@ -3,8 +3,10 @@
 // on either replica, shards over both workers, cancel, label routing, a worker and an API replica SIGKILLed mid-run,
 // Redis restarted mid-queue; and the small deployment: one SQLite replica with a worker, a second one refused.
 //
-// Three independent clusters run side by side ("lanes"): the cases of one lane run one after another on its
-// cluster, the lanes concurrently (it.concurrent), so the slow waits (lease expiry, stream claim) overlap.
+// Four independent clusters run side by side ("lanes"): the cases of one lane run one after another on its
+// cluster, the lanes concurrently (it.concurrent), so the slow waits overlap: the lease expiry and the leader's
+// sweep after a lost worker, the stream claim after a dead replica, and the sweep after a Redis restart each wait
+// about 30 s on a lane of their own or behind short cases, never two of them one after another on one lane.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -73,12 +75,15 @@ const faultLane = lane(() =>
     ],
   }),
 );
+const streamLane = lane(() =>
+  startQueueCluster({ database: 'postgres', replicas: 2, workers: [{ name: `r1-${RUN_TAG}`, concurrency: 1 }] }),
+);
 const sqliteLane = lane(() =>
   startQueueCluster({ database: 'sqlite', replicas: 1, workers: [{ name: `s1-${RUN_TAG}`, concurrency: 1 }] }),
 );
 
 afterAll(async () => {
-  for (const l of [mainLane, faultLane, sqliteLane])
+  for (const l of [mainLane, faultLane, streamLane, sqliteLane])
     await l.started()?.then(
       (c) => c.close(),
       () => {},
@@ -219,7 +224,7 @@ describe('queue mode end to end', () => {
   it.concurrent(
     "an API replica SIGKILLed while it holds a streaming run's events: the run succeeds with every event stored",
     () =>
-      faultLane.run(async (c) => {
+      streamLane.run(async (c) => {
         const [a, b] = c.replicas as [Replica, Replica];
         const inv = await inventoryOf(c, a, ONE_HOST);
         // Long enough (about 20 s of events) that a busy machine still gives B entries to hold before the run ends.
@@ -398,7 +403,7 @@ describe('queue mode end to end', () => {
   it.concurrent(
     'Redis restarted mid-queue: every pending run still runs and succeeds',
     () =>
-      mainLane.run(async (c) => {
+      faultLane.run(async (c) => {
         const [a, b] = c.replicas as [Replica, Replica];
         const inv = await inventoryOf(c, a, ONE_HOST);
         // No worker has the label yet: the runs wait in the queue that the restart wipes.
@@ -417,7 +422,7 @@ describe('queue mode end to end', () => {
         expect(((await notReady.json()) as { detail: string }).detail).toBe('Redis unreachable');
         await c.redis.start();
         // One slot for three runs: each waits for the one before it.
-        const late = await c.startWorker({ name: `m3-${RUN_TAG}`, labels: ['late'], concurrency: 1 });
+        const late = await c.startWorker({ name: `f3-${RUN_TAG}`, labels: ['late'], concurrency: 1 });
 
         // The leader's sweep (every 30 s) puts what the empty Redis forgot back into the queue.
         for (const r of queued)
