@@ -378,6 +378,9 @@ describe('the run page', () => {
       await hold.getByText('approval-test runs').waitFor();
       await hold.getByText('0 of 1').waitFor();
       await page.getByRole('button', { name: 'Approve' }).waitFor();
+      // carol may decide but holds no use on the run's inventory: canceling is not hers to do.
+      await page.getByRole('heading', { name: 'Events' }).waitFor();
+      expect(await page.getByRole('button', { name: 'Cancel', exact: true }).count()).toBe(0);
       await visited(page, 'run-page-held');
       await page.getByLabel('Comment').fill('not during the freeze');
       await page.getByRole('button', { name: 'Reject', exact: true }).click();

@@ -7,6 +7,7 @@ import { useApiMutation } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
 import { ConfirmButton } from '../../ui/Confirm';
 import { FormError } from '../../ui/forms';
+import { useMayAct } from './useMayAct';
 import { useMayDecide } from './useMayDecide';
 
 const UNFINISHED = ['pending', 'held', 'waiting', 'running'];
@@ -47,8 +48,9 @@ export function RunActions({ run, compact }: { run: Run; compact?: boolean }) {
     invalidate: INVALIDATE,
   });
 
-  const showCancel = isOperator && canCancel(run);
-  const showRetry = isOperator && canRetry(run);
+  const mayAct = useMayAct(run, isOperator && (canCancel(run) || canRetry(run)));
+  const showCancel = mayAct && canCancel(run);
+  const showRetry = mayAct && canRetry(run);
   const showApprove = decision.mayApprove;
   const showReject = decision.mayReject;
   const errors = [cancel.error, retry.error, approve.error, reject.error].filter(Boolean);
