@@ -228,11 +228,13 @@ describe('queue mode end to end', () => {
         const [a, b] = c.replicas as [Replica, Replica];
         const inv = await inventoryOf(c, a, ONE_HOST);
         // Long enough (about 20 s of events) that a busy machine still gives B entries to hold before the run ends.
+        // The pause is a pipe lookup on the controller: the pace of a command task without a module process each time.
         const steps = 60;
         const tasks = Array.from(
           { length: steps },
           (_, i) =>
-            `    - ansible.builtin.debug: { msg: "step ${i + 1}" }\n    - ansible.builtin.command: sleep 0.25\n`,
+            `    - ansible.builtin.debug: { msg: "step ${i + 1}" }\n` +
+            `    - ansible.builtin.debug: { msg: "{{ lookup('pipe', 'sleep 0.4') }}" }\n`,
         ).join('');
         const run = await c.submit(a, { playbook: play(tasks), inventory_id: inv });
         const stream = await c.sse(a, run.id);
