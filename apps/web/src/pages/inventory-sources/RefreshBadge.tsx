@@ -1,18 +1,20 @@
 // A source's last refresh result in the look of every other status badge.
+import { Badge } from '../../ui/Status';
 import type { InventorySource } from '../projects/types';
 
 export function RefreshBadge({ source }: { source: InventorySource }) {
   const [tone, icon, word] = source.last_error
-    ? ['bad', '✕', 'Failed']
+    ? (['bad', 'cross', 'Failed'] as const)
     : source.refreshed_at
-      ? ['ok', '✓', 'Refreshed']
-      : ['muted', '○', 'Never refreshed'];
+      ? (['ok', 'check', 'Refreshed'] as const)
+      : (['muted', 'ring', 'Never refreshed'] as const);
   return (
-    <span className={`status status-${tone}`} data-refresh={word.toLowerCase()} title={source.last_error ?? undefined}>
-      <span className="status-icon" aria-hidden="true">
-        {icon}
-      </span>
-      {word}
-    </span>
+    <Badge
+      tone={tone}
+      icon={icon}
+      label={word}
+      title={source.last_error ?? undefined}
+      data={{ refresh: word.toLowerCase() }}
+    />
   );
 }

@@ -1,4 +1,5 @@
 // A policy's match and approvers in words, for the list and the read-only view.
+import { Badge } from '../../ui/Status';
 import type { Policy } from '@baton/contracts';
 import { SubjectName } from '../../ui/AccessPanel';
 import { formatDuration } from '../../ui/Time';
@@ -54,11 +55,11 @@ export function expiryWords(seconds: number | null): string {
 
 export function EnabledBadge({ enabled }: { enabled: boolean }) {
   return (
-    <span className={`status status-${enabled ? 'ok' : 'muted'}`} data-enabled={enabled}>
-      <span className="status-icon" aria-hidden="true">
-        {enabled ? '●' : '○'}
-      </span>
-      {enabled ? 'Enabled' : 'Disabled'}
-    </span>
+    <Badge
+      tone={enabled ? 'ok' : 'muted'}
+      icon={enabled ? 'dot' : 'ring'}
+      label={enabled ? 'Enabled' : 'Disabled'}
+      data={{ enabled }}
+    />
   );
 }

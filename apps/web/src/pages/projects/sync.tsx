@@ -1,15 +1,16 @@
 // A project's sync state, in the look of every other status badge (icon + word + tone).
+import { Badge } from '../../ui/Status';
 import type { Project } from './types';
 
 export function SyncBadge({ project }: { project: Project }) {
   const synced = project.last_commit !== null;
   return (
-    <span className={`status status-${synced ? 'ok' : 'muted'}`} data-sync={synced ? 'synced' : 'never'}>
-      <span className="status-icon" aria-hidden="true">
-        {synced ? '✓' : '○'}
-      </span>
-      {synced ? 'Synced' : 'Never synced'}
-    </span>
+    <Badge
+      tone={synced ? 'ok' : 'muted'}
+      icon={synced ? 'check' : 'ring'}
+      label={synced ? 'Synced' : 'Never synced'}
+      data={{ sync: synced ? 'synced' : 'never' }}
+    />
   );
 }
 

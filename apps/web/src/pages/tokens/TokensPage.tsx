@@ -1,4 +1,5 @@
 // Personal API tokens: the caller's own (create, shown once; list with last use; revoke); admins also anyone's.
+import { Badge, type Icon, type Tone } from '../../ui/Status';
 import type { Token, TokenScope, TokenWithSecret } from '@baton/contracts';
 import { type FormEvent, useState } from 'react';
 import { useSearchParams } from 'wouter';
@@ -15,22 +16,15 @@ import { Time } from '../../ui/Time';
 const DEFAULT_DAYS = 90;
 const MAX_DAYS = 3650;
 
-const STATUS_LOOK: Record<Token['status'], { icon: string; label: string; tone: string }> = {
-  active: { icon: '✓', label: 'Active', tone: 'ok' },
-  expired: { icon: '⊘', label: 'Expired', tone: 'muted' },
-  owner_demoted: { icon: '!', label: 'Refused: owner demoted', tone: 'warn' },
+const STATUS_LOOK: Record<Token['status'], { icon: Icon; label: string; tone: Tone }> = {
+  active: { icon: 'check', label: 'Active', tone: 'ok' },
+  expired: { icon: 'slash', label: 'Expired', tone: 'muted' },
+  owner_demoted: { icon: 'bang', label: 'Refused: owner demoted', tone: 'warn' },
 };
 
 function TokenStatus({ status }: { status: Token['status'] }) {
   const look = STATUS_LOOK[status];
-  return (
-    <span className={`status status-${look.tone}`} data-status={status}>
-      <span className="status-icon" aria-hidden="true">
-        {look.icon}
-      </span>
-      {look.label}
-    </span>
-  );
+  return <Badge tone={look.tone} icon={look.icon} label={look.label} data={{ status: status }} />;
 }
 
 export default function TokensPage() {

@@ -1,4 +1,5 @@
 // Workers: the executors that run playbooks, with their lease freshness, refreshed every few seconds.
+import { Badge, type Icon, type Tone } from '../../ui/Status';
 import type { Worker } from '@baton/contracts';
 import { Link } from 'wouter';
 import { useApi } from '../../api/hooks';
@@ -10,21 +11,16 @@ import './workers.css';
 const REFRESH_MS = 5_000;
 
 /** Lease freshness in the one status look: fresh ≤ 15 s since the last heartbeat, stale ≤ 30 s, then lost. */
-const FRESHNESS: Record<Worker['freshness'], { icon: string; label: string; tone: string; why: string }> = {
-  fresh: { icon: '●', label: 'Fresh', tone: 'ok', why: 'heartbeat within the last 15 s' },
-  stale: { icon: '△', label: 'Stale', tone: 'warn', why: 'no heartbeat for over 15 s' },
-  dead: { icon: '✕', label: 'Lost', tone: 'bad', why: 'no heartbeat for over 30 s: its runs end as worker_lost' },
+const FRESHNESS: Record<Worker['freshness'], { icon: Icon; label: string; tone: Tone; why: string }> = {
+  fresh: { icon: 'dot', label: 'Fresh', tone: 'ok', why: 'heartbeat within the last 15 s' },
+  stale: { icon: 'triangle', label: 'Stale', tone: 'warn', why: 'no heartbeat for over 15 s' },
+  dead: { icon: 'cross', label: 'Lost', tone: 'bad', why: 'no heartbeat for over 30 s: its runs end as worker_lost' },
 };
 
 export function FreshnessBadge({ freshness }: { freshness: Worker['freshness'] }) {
   const look = FRESHNESS[freshness];
   return (
-    <span className={`status status-${look.tone}`} data-freshness={freshness} title={look.why}>
-      <span className="status-icon" aria-hidden="true">
-        {look.icon}
-      </span>
-      {look.label}
-    </span>
+    <Badge tone={look.tone} icon={look.icon} label={look.label} title={look.why} data={{ freshness: freshness }} />
   );
 }
 
