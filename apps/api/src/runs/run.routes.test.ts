@@ -517,6 +517,10 @@ describe.each(DIALECTS)('runs on %s', (dialect) => {
       expect(await list('&conclusion=succeeded')).toEqual([]);
       expect(await list(`&project=${project}`)).toEqual([second]);
       expect(await list('&host=web1')).toEqual([first]);
+      expect(await list('&kind=run')).toEqual([third, second, first]);
+      expect(await list('&kind=split')).toEqual([]);
+      expect(await list('&kind=pipeline')).toEqual([]);
+      expect((await h.http.get('/v1/runs?kind=batch').set(bearer(op.token))).status).toBe(400);
       expect(await list('&since=2000-01-01T02:00:00%2B02:00')).toEqual([third, second, first]);
       expect(await list('&since=2999-01-01T00:00:00Z')).toEqual([]);
       expect(

@@ -206,6 +206,9 @@ export const RunListQuery = z.strictObject({
   schedule: idOf('sch').optional(),
   trigger: idOf('trg').optional(),
   origin: RunOrigin.optional(),
+  kind: RunKind.optional().meta({
+    description: '`run`, `split` or `pipeline` (top-level kinds); `shard` and `step` need include_shards=true',
+  }),
   inventory: idOf('inv').optional(),
   host: z.string().min(1).max(255).optional().meta({ description: 'runs that reported an outcome for this host' }),
   since: z.iso.datetime({ offset: true }).optional().meta({ description: 'created at or after this time' }),

@@ -137,6 +137,7 @@ export function createRunService(deps: RunServiceDeps) {
         (query.schedule === undefined || r.schedule_id === query.schedule) &&
         (query.trigger === undefined || r.trigger_id === query.trigger) &&
         (query.origin === undefined || r.origin === query.origin) &&
+        (query.kind === undefined || r.kind === query.kind) &&
         (query.inventory === undefined || r.inventory_id === query.inventory) &&
         (since === undefined || r.created_at >= since),
     );
@@ -238,6 +239,7 @@ export function createRunService(deps: RunServiceDeps) {
           scheduleId: query.schedule,
           triggerId: query.trigger,
           origin: query.origin,
+          kind: query.kind,
           inventoryId: query.inventory,
           host: query.host,
           since: query.since === undefined ? undefined : iso(new Date(query.since)),

@@ -64,6 +64,7 @@ export interface RunFilter {
   scheduleId?: string | undefined;
   triggerId?: string | undefined;
   origin?: string | undefined;
+  kind?: string | undefined;
   inventoryId?: string | undefined;
   /** runs with a per-host outcome row for this host */
   host?: string | undefined;
@@ -114,6 +115,7 @@ export function createRunRepo(db: Kysely<Schema>, dialect: DialectName) {
       if (filter.scheduleId) q = q.where('schedule_id', '=', filter.scheduleId);
       if (filter.triggerId) q = q.where('trigger_id', '=', filter.triggerId);
       if (filter.origin) q = q.where('origin', '=', filter.origin);
+      if (filter.kind) q = q.where('kind', '=', filter.kind);
       if (filter.since) q = q.where('created_at', '>=', filter.since);
       // Top-level runs only: no shards, no pipeline steps (GET /runs/{id}/steps and /shards list those).
       if (!filter.includeShards) q = q.where('parent_id', 'is', null);
