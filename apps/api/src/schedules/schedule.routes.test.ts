@@ -343,6 +343,15 @@ describe.each(DIALECTS)('schedules on %s', (dialect) => {
       expect((await repos().schedules.findById(res.body.id as string))?.target_secrets_enc).toBe(
         stored!.target_secrets_enc,
       );
+      // The target sent back as shown (the password as $encrypted$) keeps the stored password, not the placeholder.
+      const resent = await h.http
+        .put(`/v1/schedules/${res.body.id as string}`)
+        .set(bearer(op.token))
+        .send({ target: { ...res.body.target, survey_answers: { db_password: '$encrypted$', region: 'us' } } });
+      expect(resent.status).toBe(200);
+      expect(resent.body.target.survey_answers).toEqual({ db_password: '$encrypted$', region: 'us' });
+      const resealed = (await repos().schedules.findById(res.body.id as string))!.target_secrets_enc!;
+      expect(JSON.parse(h.keyring.decrypt(resealed).toString('utf8'))).toEqual({ db_password: 'hunter2' });
       const retargeted = await h.http
         .put(`/v1/schedules/${res.body.id as string}`)
         .set(bearer(op.token))

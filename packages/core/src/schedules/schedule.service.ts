@@ -43,7 +43,7 @@ export interface ScheduleServiceDeps {
   transaction: <T>(fn: (r: TxRepos) => Promise<T>) => Promise<T>;
   authz: Pick<Authorizer, 'requireCreator' | 'requireVisible' | 'visibleIds'>;
   clock: Clock;
-  keyring: Pick<Keyring, 'encrypt'>;
+  keyring: Pick<Keyring, 'encrypt' | 'decrypt'>;
   launcher: Pick<Launcher, 'launch' | 'splitSecrets' | 'referencedIds'>;
 }
 
@@ -139,6 +139,20 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
     };
   }
 
+  /**
+   * A target sent back with `$encrypted$` for a password answer this schedule has stored keeps the stored answer
+   * (the view shows only the placeholder, so a client cannot send the value back). Without a stored answer the
+   * placeholder stays: for a template it means the question's default.
+   */
+  function keepStoredAnswers(row: ScheduleRow, target: LaunchTarget): LaunchTarget {
+    if (row.target_secrets_enc === null || !target.survey_answers) return target;
+    const stored = JSON.parse(deps.keyring.decrypt(row.target_secrets_enc).toString('utf8')) as Record<string, string>;
+    const answers = { ...target.survey_answers };
+    for (const [k, v] of Object.entries(answers))
+      if (v === ENCRYPTED_PLACEHOLDER && k in stored) answers[k] = stored[k];
+    return { ...target, survey_answers: answers };
+  }
+
   const nextAfter = (cron: string, timezone: string, now: Date): string | null => {
     const next = nextCronTime(cron, timezone, now);
     return next === null ? null : iso(next);
@@ -229,11 +243,12 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
       const now = deps.clock();
       const patch: SchedulePatch = { ...next, updated_at: iso(now) };
       if (body.target) {
-        await checkTarget(p, body.target);
-        const sealed = await seal(p, body.target);
+        const target = keepStoredAnswers(row, body.target);
+        await checkTarget(p, target);
+        const sealed = await seal(p, target);
         patch.target = sealed.target;
         patch.target_secrets_enc = sealed.secretsEnc;
-        patch.template_id = body.target.template_id ?? null;
+        patch.template_id = target.template_id ?? null;
       }
       if (next.enabled === 0) patch.next_run_at = null;
       else if (retimed || row.enabled === 0) patch.next_run_at = nextAfter(next.cron, next.timezone, now);
