@@ -18,45 +18,56 @@ const SSO_MESSAGES: Record<string, string> = {
   invalid_assertion: 'The identity provider’s assertion was refused.',
 };
 
-/** Reads and removes `#sso_code` / `#sso_error` from the address, so a reload or a shared link never repeats it. */
-function takeSsoFragment(): { code?: string; error?: string } {
+/** `#sso_code` / `#sso_error` in the address (read without side effects: React may render more than once). */
+function readSsoFragment(): { code?: string; error?: string } {
   const hash = new URLSearchParams(window.location.hash.replace(/^#/, ''));
-  const code = hash.get('sso_code') ?? undefined;
-  const error = hash.get('sso_error') ?? undefined;
-  if (code || error) history.replaceState(null, '', window.location.pathname + window.location.search);
-  return { code, error };
+  return { code: hash.get('sso_code') ?? undefined, error: hash.get('sso_error') ?? undefined };
 }
 
 export function SignInPage() {
   const { signedIn } = useAuth();
-  const [notice] = useState(() => session.takeNotice());
+  // Read in render, removed once shown (an initializer with side effects loses them when React discards a render).
+  const [notice] = useState(() => session.notice());
   const [methods, setMethods] = useState<AuthMethods>({ password: true, oidc: false, saml: false });
   const [error, setError] = useState<unknown>(null);
   const [ssoError, setSsoError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const fragment = useRef(takeSsoFragment());
+  const [fragment] = useState(readSsoFragment);
+
+  useEffect(() => {
+    session.clearNotice();
+    // A reload or a shared link never repeats the fragment.
+    if (fragment.code || fragment.error)
+      history.replaceState(null, '', window.location.pathname + window.location.search);
+  }, [fragment]);
 
   useEffect(() => {
     document.title = 'Sign in · Baton';
     request<AuthMethods>('GET', '/v1/auth/methods', { anonymous: true })
       .then((r) => setMethods(r.body))
       .catch(() => undefined);
-    const { code, error: failure } = fragment.current;
+  }, []);
+
+  // The SSO outcome, once: a one-time code is exchanged a single time even if the page renders again.
+  const exchanged = useRef(false);
+  useEffect(() => {
+    if (exchanged.current) return;
+    exchanged.current = true;
+    const { code, error: failure } = fragment;
     if (failure) setSsoError(SSO_MESSAGES[failure] ?? `Single sign-on failed (${failure}).`);
-    if (code) {
-      setBusy(true);
-      request<LoginResponse>('POST', '/v1/auth/exchange', { anonymous: true, body: { code } })
-        .then((r) => signedIn(r.body))
-        .catch((err: unknown) => {
-          setSsoError(
-            err instanceof ApiError && err.status === 401
-              ? 'That sign-in link has expired or was already used. Sign in again.'
-              : 'Single sign-on could not be finished.',
-          );
-        })
-        .finally(() => setBusy(false));
-    }
-  }, [signedIn]);
+    if (!code) return;
+    setBusy(true);
+    request<LoginResponse>('POST', '/v1/auth/exchange', { anonymous: true, body: { code } })
+      .then((r) => signedIn(r.body))
+      .catch((err: unknown) => {
+        setSsoError(
+          err instanceof ApiError && err.status === 401
+            ? 'That sign-in link has expired or was already used. Sign in again.'
+            : 'Single sign-on could not be finished.',
+        );
+      })
+      .finally(() => setBusy(false));
+  }, [fragment, signedIn]);
 
   async function submit(form: HTMLFormElement) {
     const data = new FormData(form);

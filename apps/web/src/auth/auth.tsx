@@ -48,7 +48,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     if (user) session.setCachedUser(user);
     setMeState(user);
   }, []);
-  const [location, navigate] = useLocation();
+  const [, navigate] = useLocation();
   const queryClient = useQueryClient();
 
   const expire = useCallback(
@@ -56,13 +56,15 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       session.clear();
       queryClient.clear();
       setMe(null);
-      if (!location.startsWith('/sign-in')) {
-        session.rememberPage(location + window.location.search);
+      // The address as it is now (several requests may fail at once; only the first one sees the page).
+      const here = window.location.pathname.replace(/^\/ui(?=\/|$)/, '') || '/';
+      if (!here.startsWith('/sign-in')) {
+        session.rememberPage(here + window.location.search);
         session.setNotice(notice);
       }
       navigate('/sign-in');
     },
-    [location, navigate, queryClient, setMe],
+    [navigate, queryClient, setMe],
   );
 
   useEffect(() => {

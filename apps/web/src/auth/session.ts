@@ -41,9 +41,6 @@ export const session = {
   },
   /** a message for the sign-in page, e.g. why the user is back there */
   setNotice: (text: string): void => sessionStorage.setItem(NOTICE_KEY, text),
-  takeNotice: (): string | null => {
-    const n = sessionStorage.getItem(NOTICE_KEY);
-    sessionStorage.removeItem(NOTICE_KEY);
-    return n;
-  },
+  notice: (): string | null => sessionStorage.getItem(NOTICE_KEY),
+  clearNotice: (): void => sessionStorage.removeItem(NOTICE_KEY),
 };
