@@ -378,6 +378,54 @@ describe.each(DIALECTS)('schedules on %s', (dialect) => {
     });
   });
 
+  describe('preview', () => {
+    it('answers the next five due times from now in the zone, UTC and local, for any signed-in role', async () => {
+      const viewer = await h.user('viewer');
+      const before = Date.now();
+      const res = await h.http
+        .post('/v1/schedules/preview')
+        .set(bearer(viewer.token))
+        .send({ cron: ' 30 2 * * 1-5 ', timezone: 'Europe/Berlin' });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ cron: '30 2 * * 1-5', timezone: 'Europe/Berlin' });
+      const utc = res.body.next_runs as string[];
+      const local = res.body.next_runs_local as string[];
+      expect(utc).toHaveLength(5);
+      expect(local).toHaveLength(5);
+      for (const [i, at] of utc.entries()) {
+        expect(Date.parse(at)).toBeGreaterThan(before);
+        if (i > 0) expect(Date.parse(at)).toBeGreaterThan(Date.parse(utc[i - 1]!));
+        // The same instant, written in Berlin time: 02:30 on a weekday, at +01:00 or +02:00.
+        expect(local[i]).toMatch(/T02:30:00\+0[12]:00$/);
+        expect(Date.parse(local[i]!)).toBe(Date.parse(at));
+        expect([1, 2, 3, 4, 5]).toContain(new Date(`${local[i]!.slice(0, 10)}T12:00:00Z`).getUTCDay());
+      }
+      // The zone defaults to UTC.
+      const utcOnly = await h.http.post('/v1/schedules/preview').set(bearer(viewer.token)).send({ cron: '0 * * * *' });
+      expect(utcOnly.body.timezone).toBe('UTC');
+      expect((utcOnly.body.next_runs_local as string[])[0]).toMatch(/T\d{2}:00:00\+00:00$/);
+    });
+
+    it('refuses a bad expression or zone at its field, and callers without a token', async () => {
+      const op = await h.user('operator');
+      expectProblem(
+        await h.http.post('/v1/schedules/preview').set(bearer(op.token)).send({ cron: '61 * * * *' }),
+        400,
+        'body.cron',
+      );
+      expectProblem(
+        await h.http
+          .post('/v1/schedules/preview')
+          .set(bearer(op.token))
+          .send({ cron: '0 * * * *', timezone: 'Mars/Olympus' }),
+        400,
+        'body.timezone',
+      );
+      expectProblem(await h.http.post('/v1/schedules/preview').set(bearer(op.token)).send({}), 400, 'body.cron');
+      expect((await h.http.post('/v1/schedules/preview').send({ cron: '0 * * * *' })).status).toBe(401);
+    });
+  });
+
   describe('list and get', () => {
     it('lists what the caller may see, newest first, paged with Link; admins see all', async () => {
       const a = await h.user('operator');

@@ -1,4 +1,12 @@
-import { ListQuery, Schedule, ScheduleCreateBody, ScheduleIdParams, ScheduleUpdateBody } from '@baton/contracts';
+import {
+  ListQuery,
+  Schedule,
+  ScheduleCreateBody,
+  ScheduleIdParams,
+  SchedulePreview,
+  SchedulePreviewBody,
+  ScheduleUpdateBody,
+} from '@baton/contracts';
 import { z } from 'zod';
 import { pageReply } from '../http/paging.js';
 import { defineOperation, type Operation } from '../http/registry.js';
@@ -25,6 +33,22 @@ export function scheduleRoutes(s: Pick<Services, 'schedules'>): Operation[] {
       async handle({ principal, body }) {
         const schedule = await s.schedules.create(principal, body);
         return { status: 201, body: schedule, headers: { Location: `/v1/schedules/${schedule.id}` } };
+      },
+    }),
+    defineOperation({
+      operationId: 'previewSchedule',
+      method: 'post',
+      path: '/schedules/preview',
+      tag: 'schedules',
+      auth: 'user',
+      // Reads nothing stored and changes nothing: read-scoped tokens may ask.
+      allowReadScope: true,
+      summary:
+        'When a cron expression would fire from now in a time zone: the next five due times, in UTC and local, as the scheduler reaches them. Saves nothing; a bad expression or zone is a 400 at its field.',
+      body: SchedulePreviewBody,
+      responses: { 200: { description: 'The next due times', schema: SchedulePreview } },
+      async handle({ body }) {
+        return { status: 200, body: s.schedules.preview(body) };
       },
     }),
     defineOperation({

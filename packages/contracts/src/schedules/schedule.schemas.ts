@@ -56,6 +56,22 @@ export const ScheduleCreateBody = z.strictObject({
 });
 export type ScheduleCreateBody = z.infer<typeof ScheduleCreateBody>;
 
+/** POST /v1/schedules/preview: when an expression would fire, before anything is saved. */
+export const SchedulePreviewBody = z.strictObject({ cron: CronExpression, timezone: TimeZone.default('UTC') });
+export type SchedulePreviewBody = z.infer<typeof SchedulePreviewBody>;
+
+export const SchedulePreview = z
+  .object({
+    cron: z.string(),
+    timezone: z.string(),
+    next_runs: z.array(z.string()).meta({ description: 'the next five due times from now, UTC (RFC 3339)' }),
+    next_runs_local: z
+      .array(z.string())
+      .meta({ description: 'the same times in the schedule’s zone, with that zone’s offset then' }),
+  })
+  .meta({ id: 'SchedulePreview' });
+export type SchedulePreview = z.infer<typeof SchedulePreview>;
+
 export const ScheduleUpdateBody = z
   .strictObject({
     name: ObjectName.optional(),

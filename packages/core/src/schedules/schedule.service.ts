@@ -5,6 +5,8 @@ import {
   NEXT_RUNS_SHOWN,
   type Schedule,
   type ScheduleCreateBody,
+  type SchedulePreview,
+  type SchedulePreviewBody,
   type ScheduleUpdateBody,
 } from '@baton/contracts';
 import {
@@ -224,6 +226,20 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
 
     async get(p: Principal, id: string): Promise<Schedule> {
       return toScheduleView(await visible(p, id, 'use'));
+    },
+
+    /** When an expression would fire from now, in its zone: the same arithmetic the scheduler uses. */
+    preview(body: SchedulePreviewBody): SchedulePreview {
+      const cron = body.cron.trim();
+      checkTiming(cron, body.timezone);
+      const first = nextCronTime(cron, body.timezone, deps.clock());
+      const times = first === null ? [] : cronTimesFrom(cron, body.timezone, first, NEXT_RUNS_SHOWN);
+      return {
+        cron,
+        timezone: body.timezone,
+        next_runs: times.map(iso),
+        next_runs_local: times.map((t) => localTimestamp(t, body.timezone) ?? iso(t)),
+      };
     },
 
     /**
