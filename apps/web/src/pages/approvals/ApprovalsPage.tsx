@@ -4,8 +4,8 @@ import type { Run } from '@baton/contracts';
 import { Link } from 'wouter';
 import { usePagedList } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
-import { LoadError } from '../../ui/forms';
-import { EmptyState, Loading, LoadMore, PageHeader } from '../../ui/layout';
+import { EmptyState, PageHeader } from '../../ui/layout';
+import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
 import { RunActions } from '../run/RunActions';
 import { usePolicies } from '../runs/lookups';
@@ -23,64 +23,56 @@ export default function ApprovalsPage() {
   return (
     <>
       <PageHeader title="Approvals" subtitle="Runs held by an approval policy, waiting for your decision." />
-      {list.error ? <LoadError error={list.error} /> : null}
-      {list.isLoading ? (
-        <Loading what="Loading the approval queue" />
-      ) : list.items.length === 0 && !list.error ? (
-        <EmptyState title="Nothing awaits your approval">
-          When an approval policy holds a run and names you as an approver (as a user, by your role or through a team),
-          the run waits here until enough approvers approve it or one rejects it. Your own runs never wait for you:
-          someone else decides on them.
-        </EmptyState>
-      ) : list.items.length ? (
-        <>
-          <div className="table-wrap">
-            <table className="approvals-table">
-              <caption className="visually-hidden">Runs awaiting your approval, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Run</th>
-                  <th scope="col">Held by</th>
-                  <th scope="col">Submitted by</th>
-                  <th scope="col">Submitted</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Decision</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.items.map((run) => (
-                  <tr key={run.id} data-run={run.id}>
-                    <td>
-                      <Link href={`/runs/${run.id}`} className="mono">
-                        {run.id}
-                      </Link>
-                      <div className="muted mono">{run.playbook}</div>
-                      {run.check ? <div className="muted">check mode</div> : null}
-                    </td>
-                    <td>
-                      <HeldBy run={run} policyName={policies.nameOf} />
-                    </td>
-                    <td>
-                      <Submitter id={run.submitted_by} />
-                    </td>
-                    <td>
-                      <Time at={run.created_at} />
-                    </td>
-                    <td>
-                      <Time at={run.hold_expires_at} empty="never" />
-                    </td>
-                    <td>
-                      <RunActions run={run} compact />
-                      <PriorDecisions run={run} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <LoadMore hasMore={list.hasMore} loading={list.loadingMore} onClick={list.loadMore} />
-        </>
-      ) : null}
+      <PagedTable
+        list={list}
+        what="Loading the approval queue"
+        caption="Runs awaiting your approval, newest first"
+        className="approvals-table"
+        empty={
+          <EmptyState title="Nothing awaits your approval">
+            When an approval policy holds a run and names you as an approver (as a user, by your role or through a
+            team), the run waits here until enough approvers approve it or one rejects it. Your own runs never wait for
+            you: someone else decides on them.
+          </EmptyState>
+        }
+        head={
+          <>
+            <th scope="col">Run</th>
+            <th scope="col">Held by</th>
+            <th scope="col">Submitted by</th>
+            <th scope="col">Submitted</th>
+            <th scope="col">Expires</th>
+            <th scope="col">Decision</th>
+          </>
+        }
+        row={(run) => (
+          <tr key={run.id} data-run={run.id}>
+            <td>
+              <Link href={`/runs/${run.id}`} className="mono">
+                {run.id}
+              </Link>
+              <div className="muted mono">{run.playbook}</div>
+              {run.check ? <div className="muted">check mode</div> : null}
+            </td>
+            <td>
+              <HeldBy run={run} policyName={policies.nameOf} />
+            </td>
+            <td>
+              <Submitter id={run.submitted_by} />
+            </td>
+            <td>
+              <Time at={run.created_at} />
+            </td>
+            <td>
+              <Time at={run.hold_expires_at} empty="never" />
+            </td>
+            <td>
+              <RunActions run={run} compact />
+              <PriorDecisions run={run} />
+            </td>
+          </tr>
+        )}
+      />
     </>
   );
 }

@@ -6,8 +6,9 @@ import { api, qs } from '../../api/client';
 import { usePagedList } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
 import { SubjectName, SubjectPicker } from '../../ui/AccessPanel';
-import { ErrorBanner, Field, FormError, LoadError } from '../../ui/forms';
-import { Details, EmptyState, Loading, LoadMore, PageHeader } from '../../ui/layout';
+import { ErrorBanner, Field, FormError } from '../../ui/forms';
+import { Details, EmptyState, PageHeader } from '../../ui/layout';
+import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
 import { ObjectLink } from '../grants/objects';
 import { downloadFromApi } from './download';
@@ -43,90 +44,83 @@ export default function AuditPage() {
           />
         </>
       ) : null}
-      {entries.error ? (
-        <LoadError error={entries.error} />
-      ) : entries.isLoading ? (
-        <Loading what="Loading the audit trail" />
-      ) : entries.items.length === 0 ? (
-        <EmptyState title={filtered ? 'No entries match these filters' : 'No entries yet'}>
-          {filtered ? 'Widen the time range or clear a filter.' : 'Changes made through the API are recorded here.'}
-        </EmptyState>
-      ) : (
-        <div className="table-wrap">
-          <table className="audit-table">
-            <thead>
-              <tr>
-                <th scope="col" className="num">
-                  #
-                </th>
-                <th scope="col">When</th>
-                <th scope="col">Actor</th>
-                <th scope="col">Action</th>
-                <th scope="col">Object</th>
-                <th scope="col">Summary</th>
+      <PagedTable
+        list={entries}
+        what="Loading the audit trail"
+        className="audit-table"
+        empty={
+          <EmptyState title={filtered ? 'No entries match these filters' : 'No entries yet'}>
+            {filtered ? 'Widen the time range or clear a filter.' : 'Changes made through the API are recorded here.'}
+          </EmptyState>
+        }
+        head={
+          <>
+            <th scope="col" className="num">
+              #
+            </th>
+            <th scope="col">When</th>
+            <th scope="col">Actor</th>
+            <th scope="col">Action</th>
+            <th scope="col">Object</th>
+            <th scope="col">Summary</th>
+          </>
+        }
+        row={(e) => (
+          <Fragment key={e.seq}>
+            <tr data-seq={e.seq}>
+              <td className="num">
+                <button
+                  type="button"
+                  className="btn btn-small"
+                  aria-expanded={open === e.seq}
+                  aria-controls={`audit-entry-${e.seq}`}
+                  onClick={() => setOpen(open === e.seq ? null : e.seq)}
+                  aria-label={`Entry ${e.seq} details`}
+                >
+                  {e.seq}
+                </button>
+              </td>
+              <td>
+                <Time at={e.at} />
+              </td>
+              <td>{e.actor.startsWith('usr_') ? <SubjectName id={e.actor} showKind={false} /> : e.actor}</td>
+              <td>
+                <code>{e.action}</code>
+              </td>
+              <td>{e.object ? <ObjectLink id={e.object} /> : <span className="muted">—</span>}</td>
+              <td>{e.summary}</td>
+            </tr>
+            {open === e.seq ? (
+              <tr id={`audit-entry-${e.seq}`} className="audit-detail">
+                <td colSpan={6}>
+                  <Details
+                    items={[
+                      ['Sequence', e.seq],
+                      ['At', <Time key="at" at={e.at} />],
+                      ['Actor', <code key="actor">{e.actor}</code>],
+                      ['Action', <code key="action">{e.action}</code>],
+                      ['Object', e.object ? <code key="obj">{e.object}</code> : null],
+                      ['Summary', e.summary],
+                      [
+                        'Previous hash',
+                        <code key="prev" className="hash">
+                          {e.prev_hash}
+                        </code>,
+                      ],
+                      [
+                        'Hash',
+                        <code key="hash" className="hash">
+                          {e.hash}
+                        </code>,
+                      ],
+                    ]}
+                  />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {entries.items.map((e) => (
-                <Fragment key={e.seq}>
-                  <tr data-seq={e.seq}>
-                    <td className="num">
-                      <button
-                        type="button"
-                        className="btn btn-small"
-                        aria-expanded={open === e.seq}
-                        aria-controls={`audit-entry-${e.seq}`}
-                        onClick={() => setOpen(open === e.seq ? null : e.seq)}
-                        aria-label={`Entry ${e.seq} details`}
-                      >
-                        {e.seq}
-                      </button>
-                    </td>
-                    <td>
-                      <Time at={e.at} />
-                    </td>
-                    <td>{e.actor.startsWith('usr_') ? <SubjectName id={e.actor} showKind={false} /> : e.actor}</td>
-                    <td>
-                      <code>{e.action}</code>
-                    </td>
-                    <td>{e.object ? <ObjectLink id={e.object} /> : <span className="muted">—</span>}</td>
-                    <td>{e.summary}</td>
-                  </tr>
-                  {open === e.seq ? (
-                    <tr id={`audit-entry-${e.seq}`} className="audit-detail">
-                      <td colSpan={6}>
-                        <Details
-                          items={[
-                            ['Sequence', e.seq],
-                            ['At', <Time key="at" at={e.at} />],
-                            ['Actor', <code key="actor">{e.actor}</code>],
-                            ['Action', <code key="action">{e.action}</code>],
-                            ['Object', e.object ? <code key="obj">{e.object}</code> : null],
-                            ['Summary', e.summary],
-                            [
-                              'Previous hash',
-                              <code key="prev" className="hash">
-                                {e.prev_hash}
-                              </code>,
-                            ],
-                            [
-                              'Hash',
-                              <code key="hash" className="hash">
-                                {e.hash}
-                              </code>,
-                            ],
-                          ]}
-                        />
-                      </td>
-                    </tr>
-                  ) : null}
-                </Fragment>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <LoadMore hasMore={entries.hasMore} loading={entries.loadingMore} onClick={entries.loadMore} />
+            ) : null}
+          </Fragment>
+        )}
+      />
     </>
   );
 }

@@ -2,8 +2,8 @@
 import { Link } from 'wouter';
 import { usePagedList } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
-import { LoadError } from '../../ui/forms';
-import { EmptyState, LoadMore, Loading, PageHeader } from '../../ui/layout';
+import { EmptyState, PageHeader } from '../../ui/layout';
+import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
 import type { Credential } from '../projects/types';
 import { CREDENTIAL_TYPE_SPECS } from './credential-types';
@@ -25,47 +25,40 @@ export default function CredentialsPage() {
           ) : null
         }
       />
-      {list.error ? <LoadError error={list.error} /> : null}
-      {list.isLoading ? (
-        <Loading what="Loading credentials" />
-      ) : list.items.length === 0 && !list.error ? (
-        <EmptyState title="No credentials yet">
-          {canCreate
-            ? 'Add an SSH key, a vault password, a token or environment variables with “New credential”.'
-            : 'You see the credentials you are granted. Ask an operator to grant you one.'}
-        </EmptyState>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Credentials</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">Description</th>
-                <th scope="col">Secrets set</th>
-                <th scope="col">Updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((c) => (
-                <tr key={c.id}>
-                  <td>
-                    <Link href={`/credentials/${c.id}`}>{c.name}</Link>
-                  </td>
-                  <td>{CREDENTIAL_TYPE_SPECS[c.type]?.label ?? c.type}</td>
-                  <td>{c.description ?? <span className="muted">—</span>}</td>
-                  <td className="mono">{c.secret_fields.join(', ') || <span className="muted">—</span>}</td>
-                  <td>
-                    <Time at={c.updated_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <LoadMore hasMore={list.hasMore} loading={list.loadingMore} onClick={list.loadMore} />
+      <PagedTable
+        list={list}
+        what="Loading credentials"
+        caption="Credentials"
+        empty={
+          <EmptyState title="No credentials yet">
+            {canCreate
+              ? 'Add an SSH key, a vault password, a token or environment variables with “New credential”.'
+              : 'You see the credentials you are granted. Ask an operator to grant you one.'}
+          </EmptyState>
+        }
+        head={
+          <>
+            <th scope="col">Name</th>
+            <th scope="col">Type</th>
+            <th scope="col">Description</th>
+            <th scope="col">Secrets set</th>
+            <th scope="col">Updated</th>
+          </>
+        }
+        row={(c) => (
+          <tr key={c.id}>
+            <td>
+              <Link href={`/credentials/${c.id}`}>{c.name}</Link>
+            </td>
+            <td>{CREDENTIAL_TYPE_SPECS[c.type]?.label ?? c.type}</td>
+            <td>{c.description ?? <span className="muted">—</span>}</td>
+            <td className="mono">{c.secret_fields.join(', ') || <span className="muted">—</span>}</td>
+            <td>
+              <Time at={c.updated_at} />
+            </td>
+          </tr>
+        )}
+      />
     </>
   );
 }

@@ -7,8 +7,9 @@ import { useApiMutation, usePagedList } from '../../api/hooks';
 import { useMe } from '../../auth/auth';
 import { AccessPanel, type GrantView, SubjectName, SubjectPicker, type SubjectKind } from '../../ui/AccessPanel';
 import { ConfirmButton } from '../../ui/Confirm';
-import { Field, FormError, LoadError } from '../../ui/forms';
-import { EmptyState, Loading, LoadMore, PageHeader } from '../../ui/layout';
+import { Field, FormError } from '../../ui/forms';
+import { EmptyState, PageHeader } from '../../ui/layout';
+import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
 import { ObjectLink } from './objects';
 
@@ -40,72 +41,64 @@ export default function GrantsPage() {
         object={object}
         onApply={(next) => setParams(Object.fromEntries(Object.entries(next).filter(([, v]) => v)))}
       />
-      {grants.error ? (
-        <LoadError error={grants.error} />
-      ) : grants.isLoading ? (
-        <Loading what="Loading grants" />
-      ) : grants.items.length === 0 ? (
-        <EmptyState title={subject || object ? 'No grants match these filters' : 'No grants yet'}>
-          Grant access from an object&apos;s page (its &ldquo;Who can use this&rdquo; panel), or filter by an object id
-          here to grant on it.
-        </EmptyState>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Who</th>
-                <th scope="col">Level</th>
-                <th scope="col">On</th>
-                <th scope="col">Granted</th>
-                <th scope="col">By</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {grants.items.map((g) => (
-                <tr key={g.id} data-grant={g.id}>
-                  <td>
-                    <SubjectName id={g.subject} />
-                  </td>
-                  <td>
-                    <span className={`grant-level grant-level-${g.level}`}>{g.level}</span>
-                  </td>
-                  <td>
-                    <ObjectLink id={g.object} />
-                  </td>
-                  <td>
-                    <Time at={g.created_at} />
-                  </td>
-                  <td>
-                    <SubjectName id={g.created_by} showKind={false} />
-                  </td>
-                  <td>
-                    {canRevoke(g) ? (
-                      <ConfirmButton
-                        question={`Revoke ${g.level} on ${g.object}?`}
-                        detail={
-                          <p>
-                            <SubjectName id={g.subject} /> loses {g.level} on it at once.
-                          </p>
-                        }
-                        confirmLabel="Revoke"
-                        onConfirm={() => revoke.mutate(g.id)}
-                        disabled={revoke.isPending}
-                      >
-                        Revoke
-                      </ConfirmButton>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <LoadMore hasMore={grants.hasMore} loading={grants.loadingMore} onClick={grants.loadMore} />
+      <PagedTable
+        list={grants}
+        what="Loading grants"
+        empty={
+          <EmptyState title={subject || object ? 'No grants match these filters' : 'No grants yet'}>
+            Grant access from an object&apos;s page (its &ldquo;Who can use this&rdquo; panel), or filter by an object
+            id here to grant on it.
+          </EmptyState>
+        }
+        head={
+          <>
+            <th scope="col">Who</th>
+            <th scope="col">Level</th>
+            <th scope="col">On</th>
+            <th scope="col">Granted</th>
+            <th scope="col">By</th>
+            <th scope="col">
+              <span className="visually-hidden">Actions</span>
+            </th>
+          </>
+        }
+        row={(g) => (
+          <tr key={g.id} data-grant={g.id}>
+            <td>
+              <SubjectName id={g.subject} />
+            </td>
+            <td>
+              <span className={`grant-level grant-level-${g.level}`}>{g.level}</span>
+            </td>
+            <td>
+              <ObjectLink id={g.object} />
+            </td>
+            <td>
+              <Time at={g.created_at} />
+            </td>
+            <td>
+              <SubjectName id={g.created_by} showKind={false} />
+            </td>
+            <td>
+              {canRevoke(g) ? (
+                <ConfirmButton
+                  question={`Revoke ${g.level} on ${g.object}?`}
+                  detail={
+                    <p>
+                      <SubjectName id={g.subject} /> loses {g.level} on it at once.
+                    </p>
+                  }
+                  confirmLabel="Revoke"
+                  onConfirm={() => revoke.mutate(g.id)}
+                  disabled={revoke.isPending}
+                >
+                  Revoke
+                </ConfirmButton>
+              ) : null}
+            </td>
+          </tr>
+        )}
+      />
       <FormError error={revoke.error} />
       {object && ID.test(object) ? <AccessPanel objectId={object} /> : null}
     </>

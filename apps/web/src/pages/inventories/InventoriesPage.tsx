@@ -2,8 +2,8 @@
 import { Link } from 'wouter';
 import { usePagedList } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
-import { LoadError } from '../../ui/forms';
-import { EmptyState, LoadMore, Loading, PageHeader } from '../../ui/layout';
+import { EmptyState, PageHeader } from '../../ui/layout';
+import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
 import type { InventorySummary } from '../projects/types';
 import '../projects/inputs.css';
@@ -24,54 +24,47 @@ export default function InventoriesPage() {
           ) : null
         }
       />
-      {list.error ? <LoadError error={list.error} /> : null}
-      {list.isLoading ? (
-        <Loading what="Loading inventories" />
-      ) : list.items.length === 0 && !list.error ? (
-        <EmptyState title="No inventories yet">
-          {canCreate
-            ? 'Create one with “New inventory” (paste INI, YAML or JSON), or fill one from an inventory source.'
-            : 'Ask an operator to create an inventory, or to grant you access to one.'}
-        </EmptyState>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Inventories</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Format</th>
-                <th scope="col" className="num">
-                  Hosts
-                </th>
-                <th scope="col">Groups</th>
-                <th scope="col">Updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((inv) => (
-                <tr key={inv.id}>
-                  <td>
-                    <Link href={`/inventories/${inv.id}`}>{inv.name}</Link>
-                  </td>
-                  <td>{inv.format.toUpperCase()}</td>
-                  <td className="num">{inv.host_count}</td>
-                  <td>
-                    {inv.groups
-                      .map((g) => g.name)
-                      .filter((g) => g !== 'all' && g !== 'ungrouped')
-                      .join(', ') || <span className="muted">—</span>}
-                  </td>
-                  <td>
-                    <Time at={inv.updated_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <LoadMore hasMore={list.hasMore} loading={list.loadingMore} onClick={list.loadMore} />
+      <PagedTable
+        list={list}
+        what="Loading inventories"
+        caption="Inventories"
+        empty={
+          <EmptyState title="No inventories yet">
+            {canCreate
+              ? 'Create one with “New inventory” (paste INI, YAML or JSON), or fill one from an inventory source.'
+              : 'Ask an operator to create an inventory, or to grant you access to one.'}
+          </EmptyState>
+        }
+        head={
+          <>
+            <th scope="col">Name</th>
+            <th scope="col">Format</th>
+            <th scope="col" className="num">
+              Hosts
+            </th>
+            <th scope="col">Groups</th>
+            <th scope="col">Updated</th>
+          </>
+        }
+        row={(inv) => (
+          <tr key={inv.id}>
+            <td>
+              <Link href={`/inventories/${inv.id}`}>{inv.name}</Link>
+            </td>
+            <td>{inv.format.toUpperCase()}</td>
+            <td className="num">{inv.host_count}</td>
+            <td>
+              {inv.groups
+                .map((g) => g.name)
+                .filter((g) => g !== 'all' && g !== 'ungrouped')
+                .join(', ') || <span className="muted">—</span>}
+            </td>
+            <td>
+              <Time at={inv.updated_at} />
+            </td>
+          </tr>
+        )}
+      />
     </>
   );
 }

@@ -6,7 +6,8 @@ import { useApi, useApiMutation, usePagedList } from '../../api/hooks';
 import { AccessPanel, useCanManage } from '../../ui/AccessPanel';
 import { ConfirmButton } from '../../ui/Confirm';
 import { LoadError } from '../../ui/forms';
-import { Details, EmptyState, LoadMore, Loading, PageHeader } from '../../ui/layout';
+import { Details, EmptyState, Loading, PageHeader } from '../../ui/layout';
+import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
 import { DeleteError } from '../projects/objects';
 import type { Inventory } from '../projects/types';
@@ -110,40 +111,32 @@ function Hosts({ inventoryId, hostVars }: { inventoryId: string; hostVars: Recor
   return (
     <section aria-labelledby="hosts-heading">
       <h2 id="hosts-heading">Hosts</h2>
-      {hosts.error ? <LoadError error={hosts.error} /> : null}
-      {hosts.isLoading ? <Loading what="Loading hosts" /> : null}
-      {!hosts.isLoading && hosts.items.length === 0 && !hosts.error ? (
-        <EmptyState title="No hosts">Edit the content to add hosts.</EmptyState>
-      ) : null}
-      {hosts.items.length > 0 ? (
-        <div className="table-wrap">
-          <table data-testid="hosts">
-            <thead>
-              <tr>
-                <th scope="col">Host</th>
-                <th scope="col">Groups</th>
-                <th scope="col">Variables</th>
-              </tr>
-            </thead>
-            <tbody>
-              {hosts.items.map((h) => (
-                <tr key={h.name} data-host={h.name}>
-                  <th scope="row" className="mono">
-                    {h.name}
-                  </th>
-                  <td>
-                    <Chips items={h.groups} />
-                  </td>
-                  <td>
-                    <VarList vars={hostVars[h.name]} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
-      <LoadMore hasMore={hosts.hasMore} loading={hosts.loadingMore} onClick={hosts.loadMore} />
+      <PagedTable
+        list={hosts}
+        what="Loading hosts"
+        testId="hosts"
+        empty={<EmptyState title="No hosts">Edit the content to add hosts.</EmptyState>}
+        head={
+          <>
+            <th scope="col">Host</th>
+            <th scope="col">Groups</th>
+            <th scope="col">Variables</th>
+          </>
+        }
+        row={(h) => (
+          <tr key={h.name} data-host={h.name}>
+            <th scope="row" className="mono">
+              {h.name}
+            </th>
+            <td>
+              <Chips items={h.groups} />
+            </td>
+            <td>
+              <VarList vars={hostVars[h.name]} />
+            </td>
+          </tr>
+        )}
+      />
     </section>
   );
 }

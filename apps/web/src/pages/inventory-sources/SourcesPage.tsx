@@ -2,8 +2,8 @@
 import { Link } from 'wouter';
 import { usePagedList } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
-import { LoadError } from '../../ui/forms';
-import { EmptyState, LoadMore, Loading, PageHeader } from '../../ui/layout';
+import { EmptyState, PageHeader } from '../../ui/layout';
+import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
 import { ObjectLink } from '../projects/objects';
 import type { InventorySource } from '../projects/types';
@@ -27,56 +27,49 @@ export default function SourcesPage() {
           ) : null
         }
       />
-      {list.error ? <LoadError error={list.error} /> : null}
-      {list.isLoading ? (
-        <Loading what="Loading inventory sources" />
-      ) : list.items.length === 0 && !list.error ? (
-        <EmptyState title="No inventory sources yet">
-          {canCreate
-            ? 'Create one with “New source” to fill an inventory from a script or plugin in a project, or from a URL.'
-            : 'Ask an operator to create an inventory source, or to grant you access to one.'}
-        </EmptyState>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Inventory sources</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Target inventory</th>
-                <th scope="col">Last refresh</th>
-                <th scope="col" className="num">
-                  Hosts
-                </th>
-                <th scope="col">Result</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((s) => (
-                <tr key={s.id}>
-                  <td>
-                    <Link href={`/inventory-sources/${s.id}`}>{s.name}</Link>
-                  </td>
-                  <td>{KIND_LABEL[s.kind]}</td>
-                  <td>
-                    <ObjectLink kind="inventories" id={s.inventory_id} />
-                  </td>
-                  <td>
-                    <Time at={s.refreshed_at} empty="never" />
-                  </td>
-                  <td className="num">{s.host_count ?? '—'}</td>
-                  <td>
-                    <RefreshBadge source={s} />
-                    {s.last_error ? <div className="hint wrap-anywhere">{s.last_error}</div> : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <LoadMore hasMore={list.hasMore} loading={list.loadingMore} onClick={list.loadMore} />
+      <PagedTable
+        list={list}
+        what="Loading inventory sources"
+        caption="Inventory sources"
+        empty={
+          <EmptyState title="No inventory sources yet">
+            {canCreate
+              ? 'Create one with “New source” to fill an inventory from a script or plugin in a project, or from a URL.'
+              : 'Ask an operator to create an inventory source, or to grant you access to one.'}
+          </EmptyState>
+        }
+        head={
+          <>
+            <th scope="col">Name</th>
+            <th scope="col">Kind</th>
+            <th scope="col">Target inventory</th>
+            <th scope="col">Last refresh</th>
+            <th scope="col" className="num">
+              Hosts
+            </th>
+            <th scope="col">Result</th>
+          </>
+        }
+        row={(s) => (
+          <tr key={s.id}>
+            <td>
+              <Link href={`/inventory-sources/${s.id}`}>{s.name}</Link>
+            </td>
+            <td>{KIND_LABEL[s.kind]}</td>
+            <td>
+              <ObjectLink kind="inventories" id={s.inventory_id} />
+            </td>
+            <td>
+              <Time at={s.refreshed_at} empty="never" />
+            </td>
+            <td className="num">{s.host_count ?? '—'}</td>
+            <td>
+              <RefreshBadge source={s} />
+              {s.last_error ? <div className="hint wrap-anywhere">{s.last_error}</div> : null}
+            </td>
+          </tr>
+        )}
+      />
     </>
   );
 }

@@ -6,8 +6,9 @@ import { qs } from '../../api/client';
 import { useApiMutation, usePagedList } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
 import { ConfirmButton } from '../../ui/Confirm';
-import { FormError, LoadError } from '../../ui/forms';
-import { EmptyState, Loading, LoadMore, PageHeader } from '../../ui/layout';
+import { FormError } from '../../ui/forms';
+import { EmptyState, PageHeader } from '../../ui/layout';
+import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
 import { ApproversSummary, EnabledBadge, expiryWords, MatchSummary } from './PolicySummary';
 import './policies.css';
@@ -29,79 +30,71 @@ export default function PoliciesPage() {
           ) : null
         }
       />
-      {policies.error ? (
-        <LoadError error={policies.error} />
-      ) : policies.isLoading ? (
-        <Loading what="Loading policies" />
-      ) : policies.items.length === 0 ? (
-        <EmptyState title="No approval policies">
-          {isAdmin
-            ? 'Runs start as soon as they are submitted. Create a policy to hold, say, production inventories for approval.'
-            : 'Runs start as soon as they are submitted; an admin can create approval policies.'}
-        </EmptyState>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">State</th>
-                <th scope="col">Holds</th>
-                <th scope="col">Approvers</th>
-                <th scope="col" className="num">
-                  Approvals
-                </th>
-                <th scope="col">Expires</th>
-                <th scope="col">Updated</th>
-                {isAdmin ? (
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                ) : null}
-              </tr>
-            </thead>
-            <tbody>
-              {policies.items.map((p) => (
-                <tr key={p.id} data-policy={p.id}>
-                  <td>
-                    <Link href={`/policies/${p.id}`}>{p.name}</Link>
-                  </td>
-                  <td>
-                    <EnabledBadge enabled={p.enabled} />
-                  </td>
-                  <td>
-                    <MatchSummary policy={p} />
-                  </td>
-                  <td>
-                    <ApproversSummary policy={p} />
-                  </td>
-                  <td className="num">{p.min_approvals}</td>
-                  <td>{expiryWords(p.expires_after_s)}</td>
-                  <td>
-                    <Time at={p.updated_at} />
-                  </td>
-                  {isAdmin ? (
-                    <td>
-                      <div className="form-actions">
-                        <ToggleEnabled policy={p} />
-                        <ConfirmButton
-                          question={`Delete the policy ${p.name}?`}
-                          detail={<p>Runs it already holds stay held until decided or expired.</p>}
-                          onConfirm={() => remove.mutate(p.id)}
-                          disabled={remove.isPending}
-                        >
-                          Delete
-                        </ConfirmButton>
-                      </div>
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <LoadMore hasMore={policies.hasMore} loading={policies.loadingMore} onClick={policies.loadMore} />
+      <PagedTable
+        list={policies}
+        what="Loading policies"
+        empty={
+          <EmptyState title="No approval policies">
+            {isAdmin
+              ? 'Runs start as soon as they are submitted. Create a policy to hold, say, production inventories for approval.'
+              : 'Runs start as soon as they are submitted; an admin can create approval policies.'}
+          </EmptyState>
+        }
+        head={
+          <>
+            <th scope="col">Name</th>
+            <th scope="col">State</th>
+            <th scope="col">Holds</th>
+            <th scope="col">Approvers</th>
+            <th scope="col" className="num">
+              Approvals
+            </th>
+            <th scope="col">Expires</th>
+            <th scope="col">Updated</th>
+            {isAdmin ? (
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            ) : null}
+          </>
+        }
+        row={(p) => (
+          <tr key={p.id} data-policy={p.id}>
+            <td>
+              <Link href={`/policies/${p.id}`}>{p.name}</Link>
+            </td>
+            <td>
+              <EnabledBadge enabled={p.enabled} />
+            </td>
+            <td>
+              <MatchSummary policy={p} />
+            </td>
+            <td>
+              <ApproversSummary policy={p} />
+            </td>
+            <td className="num">{p.min_approvals}</td>
+            <td>{expiryWords(p.expires_after_s)}</td>
+            <td>
+              <Time at={p.updated_at} />
+            </td>
+            {isAdmin ? (
+              <td>
+                <div className="form-actions">
+                  <ToggleEnabled policy={p} />
+                  <ConfirmButton
+                    question={`Delete the policy ${p.name}?`}
+                    detail={<p>Runs it already holds stay held until decided or expired.</p>}
+                    onConfirm={() => remove.mutate(p.id)}
+                    disabled={remove.isPending}
+                  >
+                    Delete
+                  </ConfirmButton>
+                </div>
+              </td>
+            ) : null}
+          </tr>
+        )}
+      />
       <FormError error={remove.error} />
     </>
   );

@@ -4,8 +4,8 @@ import { useEffect, useMemo, useState } from 'react';
 import { Link, useSearchParams } from 'wouter';
 import { usePagedList } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
-import { LoadError } from '../../ui/forms';
-import { EmptyState, Loading, LoadMore, PageHeader } from '../../ui/layout';
+import { EmptyState, PageHeader } from '../../ui/layout';
+import { PagedTable } from '../../ui/PagedTable';
 import { FILTER_KEYS, readFilters, runsPath, sinceInstant, withoutFilters } from './filters';
 import { useInventories, useProjects, useTemplates } from './lookups';
 import { RunFilters } from './RunFilters';
@@ -65,62 +65,52 @@ export default function RunsPage() {
         inventories={inventories.items}
         error={list.error}
       />
-      {list.error ? <LoadError error={list.error} /> : null}
-      {list.isLoading ? (
-        <Loading what="Loading runs" />
-      ) : list.items.length === 0 && !list.error ? (
-        filtered ? (
-          <EmptyState title="No runs match these filters">
-            Change a filter above, or{' '}
-            <button type="button" className="btn btn-small" onClick={() => setParams((p) => withoutFilters(p))}>
-              clear them all
-            </button>
-            .
-          </EmptyState>
-        ) : (
-          <EmptyState title="No runs yet">
-            {canSubmit ? (
-              <>
-                <Link href="/runs/new">Submit a run</Link> (an inline playbook or a project&apos;s, against an
-                inventory), launch a <Link href="/templates">template</Link>, or POST /v1/runs.
-              </>
-            ) : (
-              <>Runs appear here once an operator submits one or a template, schedule or trigger launches one.</>
-            )}
-          </EmptyState>
-        )
-      ) : list.items.length ? (
-        <>
-          <div className="table-wrap">
-            <table className="runs-table">
-              <caption className="visually-hidden">Runs, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Status</th>
-                  <th scope="col">Run</th>
-                  <th scope="col">Playbook</th>
-                  <th scope="col">Project@commit</th>
-                  <th scope="col">Inventory</th>
-                  <th scope="col">Origin</th>
-                  <th scope="col">Submitted by</th>
-                  <th scope="col">Started</th>
-                  <th scope="col">Finished</th>
-                  <th scope="col" className="num">
-                    Duration
-                  </th>
-                  <th scope="col">Hosts</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.items.map((run) => (
-                  <RunRow key={run.id} run={run} names={names} />
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <LoadMore hasMore={list.hasMore} loading={list.loadingMore} onClick={list.loadMore} />
-        </>
-      ) : null}
+      <PagedTable
+        list={list}
+        what="Loading runs"
+        caption="Runs, newest first"
+        className="runs-table"
+        empty={
+          filtered ? (
+            <EmptyState title="No runs match these filters">
+              Change a filter above, or{' '}
+              <button type="button" className="btn btn-small" onClick={() => setParams((p) => withoutFilters(p))}>
+                clear them all
+              </button>
+              .
+            </EmptyState>
+          ) : (
+            <EmptyState title="No runs yet">
+              {canSubmit ? (
+                <>
+                  <Link href="/runs/new">Submit a run</Link> (an inline playbook or a project&apos;s, against an
+                  inventory), launch a <Link href="/templates">template</Link>, or POST /v1/runs.
+                </>
+              ) : (
+                <>Runs appear here once an operator submits one or a template, schedule or trigger launches one.</>
+              )}
+            </EmptyState>
+          )
+        }
+        head={
+          <>
+            <th scope="col">Status</th>
+            <th scope="col">Run</th>
+            <th scope="col">Playbook</th>
+            <th scope="col">Project@commit</th>
+            <th scope="col">Inventory</th>
+            <th scope="col">Origin</th>
+            <th scope="col">Submitted by</th>
+            <th scope="col">Started</th>
+            <th scope="col">Finished</th>
+            <th scope="col" className="num">
+              Duration
+            </th>
+            <th scope="col">Hosts</th>
+          </>
+        }
+        row={(run) => <RunRow key={run.id} run={run} names={names} />}
+      />
     </>
   );
 }

@@ -3,8 +3,8 @@ import type { Schedule } from '@baton/contracts';
 import { Link } from 'wouter';
 import { usePagedList } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
-import { LoadError } from '../../ui/forms';
-import { EmptyState, LoadMore, Loading, PageHeader } from '../../ui/layout';
+import { EmptyState, PageHeader } from '../../ui/layout';
+import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
 import { useTemplateList } from '../templates/spec/lookups';
 import { targetWords } from '../templates/spec/SpecSummary';
@@ -28,63 +28,56 @@ export default function SchedulesPage() {
           ) : null
         }
       />
-      {list.error ? <LoadError error={list.error} /> : null}
-      {list.isLoading ? (
-        <Loading what="Loading schedules" />
-      ) : list.items.length === 0 && !list.error ? (
-        <EmptyState title="No schedules yet">
-          {canCreate
-            ? 'Run something on a timetable with “New schedule”: a run, a pipeline or a template, at cron times in your zone.'
-            : 'Ask an operator to schedule a run, or to grant you access to a schedule.'}
-        </EmptyState>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Schedules</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Starts</th>
-                <th scope="col">Cron</th>
-                <th scope="col">Time zone</th>
-                <th scope="col">Enabled</th>
-                <th scope="col">Next run</th>
-                <th scope="col">Last fired</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((s) => (
-                <tr key={s.id}>
-                  <td>
-                    <Link href={`/schedules/${s.id}`}>{s.name}</Link>
-                  </td>
-                  <td>{targetWords(s.target, templates.nameOf)}</td>
-                  <td>
-                    <code>{s.cron}</code>
-                    <div className="muted">{describeCron(s.cron).words}</div>
-                  </td>
-                  <td>{s.timezone}</td>
-                  <td>{s.enabled ? 'yes' : 'no'}</td>
-                  <td>
-                    <Time at={s.next_run_at} empty="—" />
-                  </td>
-                  <td>
-                    {s.last_run_id ? (
-                      <Link href={`/runs/${s.last_run_id}`}>
-                        <Time at={s.last_fired_at} />
-                      </Link>
-                    ) : (
-                      <Time at={s.last_fired_at} empty="never" />
-                    )}
-                    {s.last_error ? <div className="field-errors">{s.last_error}</div> : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <LoadMore hasMore={list.hasMore} loading={list.loadingMore} onClick={list.loadMore} />
+      <PagedTable
+        list={list}
+        what="Loading schedules"
+        caption="Schedules"
+        empty={
+          <EmptyState title="No schedules yet">
+            {canCreate
+              ? 'Run something on a timetable with “New schedule”: a run, a pipeline or a template, at cron times in your zone.'
+              : 'Ask an operator to schedule a run, or to grant you access to a schedule.'}
+          </EmptyState>
+        }
+        head={
+          <>
+            <th scope="col">Name</th>
+            <th scope="col">Starts</th>
+            <th scope="col">Cron</th>
+            <th scope="col">Time zone</th>
+            <th scope="col">Enabled</th>
+            <th scope="col">Next run</th>
+            <th scope="col">Last fired</th>
+          </>
+        }
+        row={(s) => (
+          <tr key={s.id}>
+            <td>
+              <Link href={`/schedules/${s.id}`}>{s.name}</Link>
+            </td>
+            <td>{targetWords(s.target, templates.nameOf)}</td>
+            <td>
+              <code>{s.cron}</code>
+              <div className="muted">{describeCron(s.cron).words}</div>
+            </td>
+            <td>{s.timezone}</td>
+            <td>{s.enabled ? 'yes' : 'no'}</td>
+            <td>
+              <Time at={s.next_run_at} empty="—" />
+            </td>
+            <td>
+              {s.last_run_id ? (
+                <Link href={`/runs/${s.last_run_id}`}>
+                  <Time at={s.last_fired_at} />
+                </Link>
+              ) : (
+                <Time at={s.last_fired_at} empty="never" />
+              )}
+              {s.last_error ? <div className="field-errors">{s.last_error}</div> : null}
+            </td>
+          </tr>
+        )}
+      />
     </>
   );
 }

@@ -7,7 +7,8 @@ import { useApi, useApiMutation, usePagedList } from '../../api/hooks';
 import { AccessPanel, SubjectName, SubjectPicker, type TeamView, useCanManage } from '../../ui/AccessPanel';
 import { ConfirmButton } from '../../ui/Confirm';
 import { Field, FormError, LoadError, SubmitRow } from '../../ui/forms';
-import { Details, EmptyState, Loading, LoadMore, PageHeader } from '../../ui/layout';
+import { Details, EmptyState, Loading, PageHeader } from '../../ui/layout';
+import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
 
 interface TeamMember {
@@ -74,61 +75,53 @@ function Members({ teamId, canManage }: { teamId: string; canManage: boolean }) 
   return (
     <section className="card" aria-labelledby="members-heading">
       <h2 id="members-heading">Members</h2>
-      {members.error ? (
-        <LoadError error={members.error} />
-      ) : members.isLoading ? (
-        <Loading what="Loading members" />
-      ) : members.items.length === 0 ? (
-        <EmptyState title="No members yet">
-          {canManage
-            ? 'Add users below; they get every grant the team holds.'
-            : 'Whoever manages the team can add members.'}
-        </EmptyState>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">User</th>
-                <th scope="col">Role</th>
-                <th scope="col">Added</th>
-                {canManage ? (
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                ) : null}
-              </tr>
-            </thead>
-            <tbody>
-              {members.items.map((m) => (
-                <tr key={m.user_id}>
-                  <td>
-                    <Link href={`/users/${m.user_id}`}>{m.username}</Link>
-                  </td>
-                  <td>{m.role}</td>
-                  <td>
-                    <Time at={m.added_at} />
-                  </td>
-                  {canManage ? (
-                    <td>
-                      <ConfirmButton
-                        question={`Remove ${m.username} from the team?`}
-                        detail={<p>They lose the access the team's grants give them at once.</p>}
-                        confirmLabel="Remove"
-                        onConfirm={() => removeMember.mutate(m.user_id)}
-                        disabled={removeMember.isPending}
-                      >
-                        Remove
-                      </ConfirmButton>
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <LoadMore hasMore={members.hasMore} loading={members.loadingMore} onClick={members.loadMore} />
+      <PagedTable
+        list={members}
+        what="Loading members"
+        empty={
+          <EmptyState title="No members yet">
+            {canManage
+              ? 'Add users below; they get every grant the team holds.'
+              : 'Whoever manages the team can add members.'}
+          </EmptyState>
+        }
+        head={
+          <>
+            <th scope="col">User</th>
+            <th scope="col">Role</th>
+            <th scope="col">Added</th>
+            {canManage ? (
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            ) : null}
+          </>
+        }
+        row={(m) => (
+          <tr key={m.user_id}>
+            <td>
+              <Link href={`/users/${m.user_id}`}>{m.username}</Link>
+            </td>
+            <td>{m.role}</td>
+            <td>
+              <Time at={m.added_at} />
+            </td>
+            {canManage ? (
+              <td>
+                <ConfirmButton
+                  question={`Remove ${m.username} from the team?`}
+                  detail={<p>They lose the access the team's grants give them at once.</p>}
+                  confirmLabel="Remove"
+                  onConfirm={() => removeMember.mutate(m.user_id)}
+                  disabled={removeMember.isPending}
+                >
+                  Remove
+                </ConfirmButton>
+              </td>
+            ) : null}
+          </tr>
+        )}
+      />
       <FormError error={removeMember.error} />
       {canManage ? <AddMember teamId={teamId} /> : null}
     </section>

@@ -5,8 +5,9 @@ import { qs } from '../../api/client';
 import { useApiMutation, usePagedList } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
 import { SubjectName, type TeamView } from '../../ui/AccessPanel';
-import { Field, FormError, LoadError, SubmitRow } from '../../ui/forms';
-import { EmptyState, Loading, LoadMore, PageHeader } from '../../ui/layout';
+import { Field, FormError, SubmitRow } from '../../ui/forms';
+import { EmptyState, PageHeader } from '../../ui/layout';
+import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
 
 export default function TeamsPage() {
@@ -27,45 +28,37 @@ export default function TeamsPage() {
         }
       />
       {creating ? <CreateTeam onClose={() => setCreating(false)} /> : null}
-      {teams.error ? (
-        <LoadError error={teams.error} />
-      ) : teams.isLoading ? (
-        <Loading what="Loading teams" />
-      ) : teams.items.length === 0 ? (
-        <EmptyState title="No teams yet">
-          {canCreate
-            ? 'Create a team, add its members, then grant it use on inventories and templates.'
-            : 'An operator or admin can create teams.'}
-        </EmptyState>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Created</th>
-                <th scope="col">Created by</th>
-              </tr>
-            </thead>
-            <tbody>
-              {teams.items.map((t) => (
-                <tr key={t.id}>
-                  <td>
-                    <Link href={`/teams/${t.id}`}>{t.name}</Link>
-                  </td>
-                  <td>
-                    <Time at={t.created_at} />
-                  </td>
-                  <td>
-                    <SubjectName id={t.created_by} showKind={false} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <LoadMore hasMore={teams.hasMore} loading={teams.loadingMore} onClick={teams.loadMore} />
+      <PagedTable
+        list={teams}
+        what="Loading teams"
+        empty={
+          <EmptyState title="No teams yet">
+            {canCreate
+              ? 'Create a team, add its members, then grant it use on inventories and templates.'
+              : 'An operator or admin can create teams.'}
+          </EmptyState>
+        }
+        head={
+          <>
+            <th scope="col">Name</th>
+            <th scope="col">Created</th>
+            <th scope="col">Created by</th>
+          </>
+        }
+        row={(t) => (
+          <tr key={t.id}>
+            <td>
+              <Link href={`/teams/${t.id}`}>{t.name}</Link>
+            </td>
+            <td>
+              <Time at={t.created_at} />
+            </td>
+            <td>
+              <SubjectName id={t.created_by} showKind={false} />
+            </td>
+          </tr>
+        )}
+      />
     </>
   );
 }

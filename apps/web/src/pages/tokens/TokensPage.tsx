@@ -8,8 +8,9 @@ import { useApiMutation, usePagedList } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
 import { SubjectName, SubjectPicker } from '../../ui/AccessPanel';
 import { ConfirmButton } from '../../ui/Confirm';
-import { Field, FormError, LoadError, SubmitRow } from '../../ui/forms';
-import { EmptyState, Loading, LoadMore, PageHeader, SecretOnce } from '../../ui/layout';
+import { Field, FormError, SubmitRow } from '../../ui/forms';
+import { EmptyState, PageHeader, SecretOnce } from '../../ui/layout';
+import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
 
 /** TOKEN_DEFAULT_DAYS and TOKEN_MAX_DAYS of the contracts (a value import would bring zod into the bundle). */
@@ -84,75 +85,67 @@ export default function TokensPage() {
       ) : null}
       {whose === 'mine' ? <CreateToken onCreated={setCreated} /> : null}
       <h2>{whose === 'mine' ? 'Your tokens' : whose === 'all' ? 'Everyone’s tokens' : 'Their tokens'}</h2>
-      {tokens.error ? (
-        <LoadError error={tokens.error} />
-      ) : tokens.isLoading ? (
-        <Loading what="Loading tokens" />
-      ) : tokens.items.length === 0 ? (
-        <EmptyState title="No API tokens">
-          {whose === 'mine'
-            ? 'Create one above for a script or a CI job; sign-in sessions are not listed here.'
-            : whose === 'user' && !user
-              ? 'Choose a user to see their tokens.'
-              : 'Nobody here has a personal token.'}
-        </EmptyState>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                {whose !== 'mine' ? <th scope="col">Owner</th> : null}
-                <th scope="col">Scope</th>
-                <th scope="col">Status</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {tokens.items.map((t) => (
-                <tr key={t.id} data-token={t.id}>
-                  <td>{t.name}</td>
-                  {whose !== 'mine' ? (
-                    <td>
-                      <SubjectName id={t.user_id} showKind={false} />
-                    </td>
-                  ) : null}
-                  <td>{t.scope}</td>
-                  <td>
-                    <TokenStatus status={t.status} />
-                  </td>
-                  <td>
-                    <Time at={t.last_used_at} empty="never" />
-                  </td>
-                  <td>
-                    <Time at={t.expires_at} />
-                  </td>
-                  <td>
-                    <Time at={t.created_at} />
-                  </td>
-                  <td>
-                    <ConfirmButton
-                      question={`Revoke the token ${t.name}?`}
-                      detail={<p>Anything using it gets 401 from now on. This cannot be undone.</p>}
-                      confirmLabel="Revoke"
-                      onConfirm={() => revoke.mutate(t.id)}
-                      disabled={revoke.isPending}
-                    >
-                      Revoke
-                    </ConfirmButton>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <LoadMore hasMore={tokens.hasMore} loading={tokens.loadingMore} onClick={tokens.loadMore} />
+      <PagedTable
+        list={tokens}
+        what="Loading tokens"
+        empty={
+          <EmptyState title="No API tokens">
+            {whose === 'mine'
+              ? 'Create one above for a script or a CI job; sign-in sessions are not listed here.'
+              : whose === 'user' && !user
+                ? 'Choose a user to see their tokens.'
+                : 'Nobody here has a personal token.'}
+          </EmptyState>
+        }
+        head={
+          <>
+            <th scope="col">Name</th>
+            {whose !== 'mine' ? <th scope="col">Owner</th> : null}
+            <th scope="col">Scope</th>
+            <th scope="col">Status</th>
+            <th scope="col">Last used</th>
+            <th scope="col">Expires</th>
+            <th scope="col">Created</th>
+            <th scope="col">
+              <span className="visually-hidden">Actions</span>
+            </th>
+          </>
+        }
+        row={(t) => (
+          <tr key={t.id} data-token={t.id}>
+            <td>{t.name}</td>
+            {whose !== 'mine' ? (
+              <td>
+                <SubjectName id={t.user_id} showKind={false} />
+              </td>
+            ) : null}
+            <td>{t.scope}</td>
+            <td>
+              <TokenStatus status={t.status} />
+            </td>
+            <td>
+              <Time at={t.last_used_at} empty="never" />
+            </td>
+            <td>
+              <Time at={t.expires_at} />
+            </td>
+            <td>
+              <Time at={t.created_at} />
+            </td>
+            <td>
+              <ConfirmButton
+                question={`Revoke the token ${t.name}?`}
+                detail={<p>Anything using it gets 401 from now on. This cannot be undone.</p>}
+                confirmLabel="Revoke"
+                onConfirm={() => revoke.mutate(t.id)}
+                disabled={revoke.isPending}
+              >
+                Revoke
+              </ConfirmButton>
+            </td>
+          </tr>
+        )}
+      />
       <FormError error={revoke.error} />
     </>
   );

@@ -3,8 +3,8 @@ import type { Trigger } from '@baton/contracts';
 import { Link } from 'wouter';
 import { usePagedList } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
-import { LoadError } from '../../ui/forms';
-import { EmptyState, LoadMore, Loading, PageHeader } from '../../ui/layout';
+import { EmptyState, PageHeader } from '../../ui/layout';
+import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
 import { useTemplateList } from '../templates/spec/lookups';
 import { targetWords } from '../templates/spec/SpecSummary';
@@ -28,47 +28,40 @@ export default function TriggersPage() {
           ) : null
         }
       />
-      {list.error ? <LoadError error={list.error} /> : null}
-      {list.isLoading ? (
-        <Loading what="Loading triggers" />
-      ) : list.items.length === 0 && !list.error ? (
-        <EmptyState title="No triggers yet">
-          {canCreate
-            ? 'Create one with “New trigger”, then add its hook URL and secret to your repository’s webhooks.'
-            : 'Ask an operator to create a trigger, or to grant you access to one.'}
-        </EmptyState>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Triggers</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Starts</th>
-                <th scope="col">Fires on</th>
-                <th scope="col">Signature</th>
-                <th scope="col">Last delivery</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((t) => (
-                <tr key={t.id}>
-                  <td>
-                    <Link href={`/triggers/${t.id}`}>{t.name}</Link>
-                  </td>
-                  <td>{targetWords(t.target, templates.nameOf)}</td>
-                  <td>{filterWords(t.filters)}</td>
-                  <td>{t.require_signature ? 'required' : 'not required'}</td>
-                  <td>
-                    <Time at={t.last_delivery_at} empty="never" />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <LoadMore hasMore={list.hasMore} loading={list.loadingMore} onClick={list.loadMore} />
+      <PagedTable
+        list={list}
+        what="Loading triggers"
+        caption="Triggers"
+        empty={
+          <EmptyState title="No triggers yet">
+            {canCreate
+              ? 'Create one with “New trigger”, then add its hook URL and secret to your repository’s webhooks.'
+              : 'Ask an operator to create a trigger, or to grant you access to one.'}
+          </EmptyState>
+        }
+        head={
+          <>
+            <th scope="col">Name</th>
+            <th scope="col">Starts</th>
+            <th scope="col">Fires on</th>
+            <th scope="col">Signature</th>
+            <th scope="col">Last delivery</th>
+          </>
+        }
+        row={(t) => (
+          <tr key={t.id}>
+            <td>
+              <Link href={`/triggers/${t.id}`}>{t.name}</Link>
+            </td>
+            <td>{targetWords(t.target, templates.nameOf)}</td>
+            <td>{filterWords(t.filters)}</td>
+            <td>{t.require_signature ? 'required' : 'not required'}</td>
+            <td>
+              <Time at={t.last_delivery_at} empty="never" />
+            </td>
+          </tr>
+        )}
+      />
     </>
   );
 }

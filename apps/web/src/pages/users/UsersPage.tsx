@@ -5,8 +5,9 @@ import { Link } from 'wouter';
 import { qs } from '../../api/client';
 import { useApiMutation, usePagedList } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
-import { Field, FormError, LoadError, SubmitRow } from '../../ui/forms';
-import { EmptyState, Loading, LoadMore, PageHeader, SecretOnce } from '../../ui/layout';
+import { Field, FormError, SubmitRow } from '../../ui/forms';
+import { EmptyState, PageHeader, SecretOnce } from '../../ui/layout';
+import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
 import { generatePassword } from './password';
 import { type PasswordChoice, PasswordFields } from './PasswordFields';
@@ -53,41 +54,31 @@ export default function UsersPage() {
           }}
         />
       ) : null}
-      {users.error ? (
-        <LoadError error={users.error} />
-      ) : users.isLoading ? (
-        <Loading what="Loading users" />
-      ) : users.items.length === 0 ? (
-        <EmptyState title="No users">An admin can create accounts here.</EmptyState>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Username</th>
-                <th scope="col">Role</th>
-                {isAdmin ? <th scope="col">E-mail</th> : null}
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {users.items.map((u) => (
-                <tr key={u.id}>
-                  <td>
-                    <Link href={`/users/${u.id}`}>{u.username}</Link>
-                  </td>
-                  <td>{u.role}</td>
-                  {isAdmin ? <td>{u.email ?? <span className="muted">—</span>}</td> : null}
-                  <td>
-                    <Time at={u.created_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <LoadMore hasMore={users.hasMore} loading={users.loadingMore} onClick={users.loadMore} />
+      <PagedTable
+        list={users}
+        what="Loading users"
+        empty={<EmptyState title="No users">An admin can create accounts here.</EmptyState>}
+        head={
+          <>
+            <th scope="col">Username</th>
+            <th scope="col">Role</th>
+            {isAdmin ? <th scope="col">E-mail</th> : null}
+            <th scope="col">Created</th>
+          </>
+        }
+        row={(u) => (
+          <tr key={u.id}>
+            <td>
+              <Link href={`/users/${u.id}`}>{u.username}</Link>
+            </td>
+            <td>{u.role}</td>
+            {isAdmin ? <td>{u.email ?? <span className="muted">—</span>}</td> : null}
+            <td>
+              <Time at={u.created_at} />
+            </td>
+          </tr>
+        )}
+      />
     </>
   );
 }
