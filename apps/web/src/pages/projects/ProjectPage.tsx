@@ -1,5 +1,4 @@
 // One project: where it comes from, the commit runs use, sync now, its recent runs.
-import type { Run } from '@baton/contracts';
 import { Link, useLocation, useParams } from 'wouter';
 import { qs } from '../../api/client';
 import { useApi, useApiMutation } from '../../api/hooks';
@@ -8,8 +7,8 @@ import { AccessPanel, useCanManage } from '../../ui/AccessPanel';
 import { ConfirmButton } from '../../ui/Confirm';
 import { ErrorBanner, LoadError } from '../../ui/forms';
 import { Details, EmptyState, Loading, PageHeader } from '../../ui/layout';
-import { StatusBadge } from '../../ui/Status';
 import { Time } from '../../ui/Time';
+import { ObjectRuns } from '../runs/ObjectRuns';
 import { DeleteError, ObjectLink } from './objects';
 import { ShortCommit, SyncBadge } from './sync';
 import type { Project } from './types';
@@ -88,53 +87,26 @@ export default function ProjectPage() {
 }
 
 function RecentRuns({ projectId }: { projectId: string }) {
-  const runs = useApi<Run[]>(`/v1/runs${qs({ project: projectId, limit: 5 })}`);
   return (
     <section aria-labelledby="recent-runs">
       <div className="section-actions">
         <h2 id="recent-runs">Recent runs</h2>
         <Link href={`/runs${qs({ project: projectId })}`}>All runs of this project</Link>
       </div>
-      {runs.error ? <LoadError error={runs.error} /> : null}
-      {runs.data && runs.data.length === 0 ? (
-        <EmptyState title="No runs from this project yet">
-          Launch one from Runs or a template that uses this project.
-        </EmptyState>
-      ) : null}
-      {runs.data && runs.data.length > 0 ? (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Run</th>
-                <th scope="col">Status</th>
-                <th scope="col">Playbook</th>
-                <th scope="col">Commit</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {runs.data.map((r) => (
-                <tr key={r.id}>
-                  <td>
-                    <Link href={`/runs/${r.id}`}>{r.id}</Link>
-                  </td>
-                  <td>
-                    <StatusBadge status={r.status} conclusion={r.conclusion} reason={r.reason} />
-                  </td>
-                  <td className="mono">{r.playbook}</td>
-                  <td>
-                    <ShortCommit commit={r.commit} />
-                  </td>
-                  <td>
-                    <Time at={r.created_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <ObjectRuns
+        filter={{ project: projectId }}
+        latest={5}
+        caption="Recent runs of this project"
+        empty={
+          <EmptyState title="No runs from this project yet">
+            Launch one from Runs or a template that uses this project.
+          </EmptyState>
+        }
+        columns={[
+          { head: 'Playbook', className: 'mono', cell: (r) => r.playbook },
+          { head: 'Commit', cell: (r) => <ShortCommit commit={r.commit} /> },
+        ]}
+      />
     </section>
   );
 }

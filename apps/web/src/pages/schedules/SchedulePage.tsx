@@ -1,15 +1,14 @@
 // One schedule: when it fires next (five times, in its zone), what it starts, enable/disable, who may use it, runs.
-import type { Run, Schedule, User } from '@baton/contracts';
+import type { Schedule, User } from '@baton/contracts';
 import { Link, useLocation, useParams } from 'wouter';
-import { qs } from '../../api/client';
-import { useApi, useApiMutation, usePagedList } from '../../api/hooks';
+import { useApi, useApiMutation } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
 import { AccessPanel } from '../../ui/AccessPanel';
 import { ConfirmButton } from '../../ui/Confirm';
 import { ErrorBanner, FormError, LoadError } from '../../ui/forms';
-import { Details, EmptyState, LoadMore, Loading, PageHeader } from '../../ui/layout';
-import { StatusBadge } from '../../ui/Status';
+import { Details, EmptyState, Loading, PageHeader } from '../../ui/layout';
 import { Time } from '../../ui/Time';
+import { ObjectRuns } from '../runs/ObjectRuns';
 import { TargetSummary } from '../templates/spec/SpecSummary';
 import { describeCron, NextTimes } from './cron';
 import '../templates/spec/launch.css';
@@ -91,49 +90,11 @@ export default function SchedulePage() {
       <TargetSummary target={s.target} />
       <AccessPanel objectId={s.id} />
       <h2>Runs</h2>
-      <ScheduleRuns id={s.id} />
-    </>
-  );
-}
-
-function ScheduleRuns({ id }: { id: string }) {
-  const runs = usePagedList<Run>(`/v1/runs${qs({ schedule: id })}`);
-  if (runs.isLoading) return <Loading what="Loading runs" />;
-  if (runs.error) return <LoadError error={runs.error} />;
-  if (!runs.items.length)
-    return <EmptyState title="Not fired yet">Its runs are listed here once a due time has come.</EmptyState>;
-  return (
-    <>
-      <div className="table-wrap">
-        <table>
-          <caption className="visually-hidden">Runs of this schedule</caption>
-          <thead>
-            <tr>
-              <th scope="col">Run</th>
-              <th scope="col">Status</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {runs.items.map((r) => (
-              <tr key={r.id}>
-                <td>
-                  <Link href={`/runs/${r.id}`} className="mono">
-                    {r.id}
-                  </Link>
-                </td>
-                <td>
-                  <StatusBadge status={r.status} conclusion={r.conclusion} reason={r.reason} />
-                </td>
-                <td>
-                  <Time at={r.created_at} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      <LoadMore hasMore={runs.hasMore} loading={runs.loadingMore} onClick={runs.loadMore} />
+      <ObjectRuns
+        filter={{ schedule: s.id }}
+        caption="Runs of this schedule"
+        empty={<EmptyState title="Not fired yet">Its runs are listed here once a due time has come.</EmptyState>}
+      />
     </>
   );
 }

@@ -1,15 +1,14 @@
 // One template: what it launches, its survey, who may use it, and its runs.
-import type { Run, SubmitPipelineBody, SubmitRunBody, Template, User } from '@baton/contracts';
+import type { SubmitPipelineBody, SubmitRunBody, Template, User } from '@baton/contracts';
 import { Link, useLocation, useParams } from 'wouter';
-import { qs } from '../../api/client';
-import { useApi, useApiMutation, usePagedList } from '../../api/hooks';
+import { useApi, useApiMutation } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
 import { AccessPanel } from '../../ui/AccessPanel';
 import { ConfirmButton } from '../../ui/Confirm';
 import { FormError, LoadError } from '../../ui/forms';
-import { Details, EmptyState, LoadMore, Loading, PageHeader } from '../../ui/layout';
-import { StatusBadge } from '../../ui/Status';
+import { Details, EmptyState, Loading, PageHeader } from '../../ui/layout';
 import { Time } from '../../ui/Time';
+import { ObjectRuns } from '../runs/ObjectRuns';
 import { PipelineSpecSummary, RunSpecSummary } from './spec/SpecSummary';
 import { QUESTION_TYPES, SECRET_PLACEHOLDER } from './survey/surveyDraft';
 import './spec/launch.css';
@@ -73,7 +72,12 @@ export default function TemplatePage() {
       <SurveyTable template={t} />
       <AccessPanel objectId={t.id} />
       <h2>Runs</h2>
-      <TemplateRuns id={t.id} />
+      <ObjectRuns
+        filter={{ template: t.id }}
+        caption="Runs of this template"
+        empty={<EmptyState title="Not launched yet">Launch it to start a run; its runs are listed here.</EmptyState>}
+        columns={[{ head: 'Origin', cell: (r) => r.origin }]}
+      />
     </>
   );
 }
@@ -124,49 +128,5 @@ function SurveyTable({ template }: { template: Template }) {
         </tbody>
       </table>
     </div>
-  );
-}
-
-function TemplateRuns({ id }: { id: string }) {
-  const runs = usePagedList<Run>(`/v1/runs${qs({ template: id })}`);
-  if (runs.isLoading) return <Loading what="Loading runs" />;
-  if (runs.error) return <LoadError error={runs.error} />;
-  if (!runs.items.length)
-    return <EmptyState title="Not launched yet">Launch it to start a run; its runs are listed here.</EmptyState>;
-  return (
-    <>
-      <div className="table-wrap">
-        <table>
-          <caption className="visually-hidden">Runs of this template</caption>
-          <thead>
-            <tr>
-              <th scope="col">Run</th>
-              <th scope="col">Status</th>
-              <th scope="col">Origin</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {runs.items.map((r) => (
-              <tr key={r.id}>
-                <td>
-                  <Link href={`/runs/${r.id}`} className="mono">
-                    {r.id}
-                  </Link>
-                </td>
-                <td>
-                  <StatusBadge status={r.status} conclusion={r.conclusion} reason={r.reason} />
-                </td>
-                <td>{r.origin}</td>
-                <td>
-                  <Time at={r.created_at} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      <LoadMore hasMore={runs.hasMore} loading={runs.loadingMore} onClick={runs.loadMore} />
-    </>
   );
 }

@@ -1,17 +1,16 @@
 // One webhook trigger: its hook URL, rename, signature enforcement, filters, a new secret (shown once), delete,
 // who may use it, and the runs its deliveries started.
-import type { Run, Trigger, TriggerWithSecret, User } from '@baton/contracts';
+import type { Trigger, TriggerWithSecret, User } from '@baton/contracts';
 import { type FormEvent, useState } from 'react';
 import { Link, useLocation, useParams } from 'wouter';
-import { qs } from '../../api/client';
-import { useApi, useApiMutation, usePagedList } from '../../api/hooks';
+import { useApi, useApiMutation } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
 import { AccessPanel } from '../../ui/AccessPanel';
 import { ConfirmButton } from '../../ui/Confirm';
 import { Field, FormError, LoadError, SubmitRow } from '../../ui/forms';
-import { CopyButton, Details, EmptyState, LoadMore, Loading, PageHeader } from '../../ui/layout';
-import { StatusBadge } from '../../ui/Status';
+import { CopyButton, Details, EmptyState, Loading, PageHeader } from '../../ui/layout';
 import { Time } from '../../ui/Time';
+import { ObjectRuns } from '../runs/ObjectRuns';
 import { TargetSummary } from '../templates/spec/SpecSummary';
 import { filterDraftFrom, filtersFrom, filterWords } from './filters';
 import { FilterFields } from './FilterFields';
@@ -104,7 +103,16 @@ export default function TriggerPage() {
       <TargetSummary target={t.target} />
       <AccessPanel objectId={t.id} />
       <h2>Runs</h2>
-      <TriggerRuns id={t.id} />
+      <ObjectRuns
+        filter={{ trigger: t.id }}
+        caption="Runs of this trigger"
+        empty={
+          <EmptyState title="No deliveries have started a run yet">
+            Add the hook URL to the repository's webhooks; each accepted push shows here.
+          </EmptyState>
+        }
+        columns={[{ head: 'Commit', className: 'mono', cell: (r) => r.commit?.slice(0, 12) ?? '—' }]}
+      />
     </>
   );
 }
@@ -144,53 +152,5 @@ function TriggerSettings({
         </SubmitRow>
       </form>
     </section>
-  );
-}
-
-function TriggerRuns({ id }: { id: string }) {
-  const runs = usePagedList<Run>(`/v1/runs${qs({ trigger: id })}`);
-  if (runs.isLoading) return <Loading what="Loading runs" />;
-  if (runs.error) return <LoadError error={runs.error} />;
-  if (!runs.items.length)
-    return (
-      <EmptyState title="No deliveries have started a run yet">
-        Add the hook URL to the repository's webhooks; each accepted push shows here.
-      </EmptyState>
-    );
-  return (
-    <>
-      <div className="table-wrap">
-        <table>
-          <caption className="visually-hidden">Runs of this trigger</caption>
-          <thead>
-            <tr>
-              <th scope="col">Run</th>
-              <th scope="col">Status</th>
-              <th scope="col">Commit</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {runs.items.map((r) => (
-              <tr key={r.id}>
-                <td>
-                  <Link href={`/runs/${r.id}`} className="mono">
-                    {r.id}
-                  </Link>
-                </td>
-                <td>
-                  <StatusBadge status={r.status} conclusion={r.conclusion} reason={r.reason} />
-                </td>
-                <td className="mono">{r.commit?.slice(0, 12) ?? '—'}</td>
-                <td>
-                  <Time at={r.created_at} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      <LoadMore hasMore={runs.hasMore} loading={runs.loadingMore} onClick={runs.loadMore} />
-    </>
   );
 }
