@@ -1,10 +1,9 @@
 // One credential: its public inputs and which secrets are set (never their values).
-import { Link, useLocation, useParams } from 'wouter';
-import { useApi, useApiMutation } from '../../api/hooks';
+import { Link, useParams } from 'wouter';
+import { useApi } from '../../api/hooks';
 import { AccessPanel, useCanManage } from '../../ui/AccessPanel';
-import { ConfirmButton } from '../../ui/Confirm';
-import { LoadError } from '../../ui/forms';
-import { Details, Loading, PageHeader } from '../../ui/layout';
+import { Details, PageHeader } from '../../ui/layout';
+import { DeleteButton, NotLoaded, useDeleteObject } from '../../ui/ObjectPage';
 import { Time } from '../../ui/Time';
 import { DeleteError } from '../projects/objects';
 import type { Credential } from '../projects/types';
@@ -13,16 +12,11 @@ import '../projects/inputs.css';
 
 export default function CredentialPage() {
   const { id } = useParams<{ id: string }>();
-  const [, navigate] = useLocation();
   const canManage = useCanManage(id);
   const q = useApi<Credential>(`/v1/credentials/${id}`);
-  const remove = useApiMutation<void, void>('DELETE', `/v1/credentials/${id}`, {
-    invalidate: ['/v1/credentials'],
-    onSuccess: () => navigate('/credentials'),
-  });
+  const remove = useDeleteObject('credentials', id);
   const cred = q.data;
-  if (q.error) return <LoadError error={q.error} />;
-  if (!cred) return <Loading what="Loading the credential" />;
+  if (q.error || !cred) return <NotLoaded error={q.error} what="Loading the credential" />;
   const spec = CREDENTIAL_TYPE_SPECS[cred.type];
   const labelOf = (input: string) => spec?.inputs.find((i) => i.name === input)?.label ?? input;
   return (
@@ -36,14 +30,11 @@ export default function CredentialPage() {
               <Link href={`/credentials/${id}/edit`} className="btn">
                 Edit
               </Link>
-              <ConfirmButton
+              <DeleteButton
+                remove={remove}
                 question={`Delete the credential ${cred.name}?`}
                 detail="Its secrets and grants go with it. Projects, templates or sources still using it keep it from being deleted."
-                onConfirm={() => remove.mutate()}
-                disabled={remove.isPending}
-              >
-                Delete
-              </ConfirmButton>
+              />
             </>
           ) : null
         }

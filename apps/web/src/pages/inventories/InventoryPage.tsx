@@ -1,12 +1,11 @@
 // One inventory: its groups (hosts, children, variables), its hosts (groups, variables) and its content.
 import type { InventoryHost } from '@baton/contracts';
 import { useMemo } from 'react';
-import { Link, useLocation, useParams } from 'wouter';
-import { useApi, useApiMutation, usePagedList } from '../../api/hooks';
+import { Link, useParams } from 'wouter';
+import { useApi, usePagedList } from '../../api/hooks';
 import { AccessPanel, useCanManage } from '../../ui/AccessPanel';
-import { ConfirmButton } from '../../ui/Confirm';
-import { LoadError } from '../../ui/forms';
-import { Details, EmptyState, Loading, PageHeader } from '../../ui/layout';
+import { Details, EmptyState, PageHeader } from '../../ui/layout';
+import { DeleteButton, NotLoaded, useDeleteObject } from '../../ui/ObjectPage';
 import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
 import { DeleteError } from '../projects/objects';
@@ -16,17 +15,12 @@ import '../projects/inputs.css';
 
 export default function InventoryPage() {
   const { id } = useParams<{ id: string }>();
-  const [, navigate] = useLocation();
   const canManage = useCanManage(id);
   const q = useApi<Inventory>(`/v1/inventories/${id}`);
-  const remove = useApiMutation<void, void>('DELETE', `/v1/inventories/${id}`, {
-    invalidate: ['/v1/inventories'],
-    onSuccess: () => navigate('/inventories'),
-  });
+  const remove = useDeleteObject('inventories', id);
   const vars = useMemo(() => readVars(q.data?.content ?? ''), [q.data?.content]);
   const inv = q.data;
-  if (q.error) return <LoadError error={q.error} />;
-  if (!inv) return <Loading what="Loading the inventory" />;
+  if (q.error || !inv) return <NotLoaded error={q.error} what="Loading the inventory" />;
   return (
     <>
       <PageHeader
@@ -38,14 +32,11 @@ export default function InventoryPage() {
               <Link href={`/inventories/${id}/edit`} className="btn">
                 Edit
               </Link>
-              <ConfirmButton
+              <DeleteButton
+                remove={remove}
                 question={`Delete the inventory ${inv.name}?`}
                 detail="Its grants go with it. Runs that used it keep their record."
-                onConfirm={() => remove.mutate()}
-                disabled={remove.isPending}
-              >
-                Delete
-              </ConfirmButton>
+              />
             </>
           ) : null
         }

@@ -1,11 +1,11 @@
 // One inventory source: its definition, its last refresh (time, host count, error), refresh now.
-import { Link, useLocation, useParams } from 'wouter';
+import { Link, useParams } from 'wouter';
 import { useApi, useApiMutation } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
 import { AccessPanel, useCanManage } from '../../ui/AccessPanel';
-import { ConfirmButton } from '../../ui/Confirm';
-import { ErrorBanner, LoadError } from '../../ui/forms';
-import { Details, Loading, PageHeader } from '../../ui/layout';
+import { ErrorBanner } from '../../ui/forms';
+import { Details, PageHeader } from '../../ui/layout';
+import { DeleteButton, NotLoaded, useDeleteObject } from '../../ui/ObjectPage';
 import { Time } from '../../ui/Time';
 import { DeleteError, ObjectLink } from '../projects/objects';
 import type { InventorySource } from '../projects/types';
@@ -15,7 +15,6 @@ import '../projects/inputs.css';
 
 export default function SourcePage() {
   const { id } = useParams<{ id: string }>();
-  const [, navigate] = useLocation();
   const canRefresh = useHasRole('operator');
   const canManage = useCanManage(id);
   const path = `/v1/inventory-sources/${id}`;
@@ -24,13 +23,9 @@ export default function SourcePage() {
   const refresh = useApiMutation<void, InventorySource>('POST', `${path}/refresh`, {
     invalidate: ['/v1/inventory-sources', '/v1/inventories'],
   });
-  const remove = useApiMutation<void, void>('DELETE', path, {
-    invalidate: ['/v1/inventory-sources'],
-    onSuccess: () => navigate('/inventory-sources'),
-  });
+  const remove = useDeleteObject('inventory-sources', id);
   const src = q.data;
-  if (q.error) return <LoadError error={q.error} />;
-  if (!src) return <Loading what="Loading the inventory source" />;
+  if (q.error || !src) return <NotLoaded error={q.error} what="Loading the inventory source" />;
   return (
     <>
       <PageHeader
@@ -53,14 +48,11 @@ export default function SourcePage() {
                 <Link href={`/inventory-sources/${id}/edit`} className="btn">
                   Edit
                 </Link>
-                <ConfirmButton
+                <DeleteButton
+                  remove={remove}
                   question={`Delete the inventory source ${src.name}?`}
                   detail="Its target inventory stays as it is."
-                  onConfirm={() => remove.mutate()}
-                  disabled={remove.isPending}
-                >
-                  Delete
-                </ConfirmButton>
+                />
               </>
             ) : null}
           </>

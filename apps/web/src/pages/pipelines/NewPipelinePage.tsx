@@ -5,8 +5,9 @@ import { type FormEvent, useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { useApiMutation } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
-import { ErrorBanner, FormError, SubmitRow } from '../../ui/forms';
+import { FormError, SubmitRow } from '../../ui/forms';
 import { PageHeader } from '../../ui/layout';
+import { NotAllowed } from '../../ui/NotAllowed';
 import type { LocalErrors } from '../templates/spec/runDraft';
 import { PipelineFields } from './PipelineFields';
 import { emptyPipelineDraft, type PipelineDraft, pipelineSpecFrom } from './pipelineDraft';
@@ -15,12 +16,9 @@ export default function NewPipelinePage() {
   const canCreate = useHasRole('operator');
   if (!canCreate)
     return (
-      <>
-        <PageHeader title="New pipeline" />
-        <ErrorBanner title="Not allowed">
-          Submitting pipelines needs the operator or admin role. <Link href="/pipelines">Back to pipelines</Link>
-        </ErrorBanner>
-      </>
+      <NotAllowed title="New pipeline">
+        Submitting pipelines needs the operator or admin role. <Link href="/pipelines">Back to pipelines</Link>
+      </NotAllowed>
     );
   return <NewPipelineForm />;
 }

@@ -1,12 +1,12 @@
 // One approval policy: admins edit it (or enable, disable, delete it); operators read it.
 import type { Policy } from '@baton/contracts';
 import { useState } from 'react';
-import { Link, useLocation, useParams } from 'wouter';
+import { Link, useParams } from 'wouter';
 import { useApi, useApiMutation } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
-import { ConfirmButton } from '../../ui/Confirm';
-import { FormError, LoadError } from '../../ui/forms';
-import { Details, Loading, PageHeader } from '../../ui/layout';
+import { FormError } from '../../ui/forms';
+import { Details, PageHeader } from '../../ui/layout';
+import { DeleteButton, NotLoaded, useDeleteObject } from '../../ui/ObjectPage';
 import { Time } from '../../ui/Time';
 import { ToggleEnabled } from './PoliciesPage';
 import { bodyOf, draftOf, type PolicyBody } from './policy-draft';
@@ -18,20 +18,15 @@ import './policies.css';
 export default function PolicyPage() {
   const { id } = useParams<{ id: string }>();
   const isAdmin = useHasRole('admin');
-  const [, navigate] = useLocation();
   const [editing, setEditing] = useState(false);
   const policy = useApi<Policy>(`/v1/policies/${id}`);
   const update = useApiMutation<PolicyBody, Policy>('PUT', `/v1/policies/${id}`, {
     invalidate: ['/v1/policies'],
     onSuccess: () => setEditing(false),
   });
-  const remove = useApiMutation<void, void>('DELETE', `/v1/policies/${id}`, {
-    invalidate: ['/v1/policies'],
-    onSuccess: () => navigate('/policies'),
-  });
+  const remove = useDeleteObject('policies', id);
 
-  if (policy.error) return <LoadError error={policy.error} />;
-  if (!policy.data) return <Loading what="Loading policy" />;
+  if (policy.error || !policy.data) return <NotLoaded error={policy.error} what="Loading policy" />;
   const p = policy.data;
   return (
     <>
@@ -49,14 +44,11 @@ export default function PolicyPage() {
                 Edit
               </button>
               <ToggleEnabled policy={p} />
-              <ConfirmButton
+              <DeleteButton
+                remove={remove}
                 question={`Delete the policy ${p.name}?`}
                 detail={<p>Runs it already holds stay held until decided or expired.</p>}
-                onConfirm={() => remove.mutate()}
-                disabled={remove.isPending}
-              >
-                Delete
-              </ConfirmButton>
+              />
             </>
           ) : null
         }

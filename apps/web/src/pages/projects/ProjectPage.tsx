@@ -1,12 +1,12 @@
 // One project: where it comes from, the commit runs use, sync now, its recent runs.
-import { Link, useLocation, useParams } from 'wouter';
+import { Link, useParams } from 'wouter';
 import { qs } from '../../api/client';
 import { useApi, useApiMutation } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
 import { AccessPanel, useCanManage } from '../../ui/AccessPanel';
-import { ConfirmButton } from '../../ui/Confirm';
-import { ErrorBanner, LoadError } from '../../ui/forms';
-import { Details, EmptyState, Loading, PageHeader } from '../../ui/layout';
+import { ErrorBanner } from '../../ui/forms';
+import { Details, EmptyState, PageHeader } from '../../ui/layout';
+import { DeleteButton, NotLoaded, useDeleteObject } from '../../ui/ObjectPage';
 import { Time } from '../../ui/Time';
 import { ObjectRuns } from '../runs/ObjectRuns';
 import { DeleteError, ObjectLink } from './objects';
@@ -16,18 +16,13 @@ import './inputs.css';
 
 export default function ProjectPage() {
   const { id } = useParams<{ id: string }>();
-  const [, navigate] = useLocation();
   const canSync = useHasRole('operator');
   const canManage = useCanManage(id);
   const q = useApi<Project>(`/v1/projects/${id}`);
   const sync = useApiMutation<void, Project>('POST', `/v1/projects/${id}/sync`, { invalidate: ['/v1/projects'] });
-  const remove = useApiMutation<void, void>('DELETE', `/v1/projects/${id}`, {
-    invalidate: ['/v1/projects'],
-    onSuccess: () => navigate('/projects'),
-  });
+  const remove = useDeleteObject('projects', id);
   const project = q.data;
-  if (q.error) return <LoadError error={q.error} />;
-  if (!project) return <Loading what="Loading the project" />;
+  if (q.error || !project) return <NotLoaded error={q.error} what="Loading the project" />;
   return (
     <>
       <PageHeader
@@ -45,14 +40,11 @@ export default function ProjectPage() {
                 <Link href={`/projects/${id}/edit`} className="btn">
                   Edit
                 </Link>
-                <ConfirmButton
+                <DeleteButton
+                  remove={remove}
                   question={`Delete the project ${project.name}?`}
                   detail="Its grants go with it. Runs that used it keep their record."
-                  onConfirm={() => remove.mutate()}
-                  disabled={remove.isPending}
-                >
-                  Delete
-                </ConfirmButton>
+                />
               </>
             ) : null}
           </>

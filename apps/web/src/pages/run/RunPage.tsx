@@ -3,8 +3,7 @@ import type { Run } from '@baton/contracts';
 import { useQueryClient } from '@tanstack/react-query';
 import { useParams } from 'wouter';
 import { invalidatePaths, useApi } from '../../api/hooks';
-import { LoadError } from '../../ui/forms';
-import { Loading } from '../../ui/layout';
+import { NotLoaded } from '../../ui/ObjectPage';
 import { ChildRuns, childKind, useChildRuns } from './ChildRuns';
 import { EventsTable } from './EventsTable';
 import { HostTable } from './HostTable';
@@ -25,8 +24,7 @@ function RunView({ id }: { id: string }) {
   // The stream's status events refresh the header, the hosts and the lists of runs.
   const log = useRunLog(run.data, () => void invalidatePaths(client, ['/v1/runs']));
   const children = useChildRuns(run.data);
-  if (run.error) return <LoadError error={run.error} />;
-  if (!run.data) return <Loading what="Loading the run" />;
+  if (run.error || !run.data) return <NotLoaded error={run.error} what="Loading the run" />;
   const r = run.data;
   const parent = childKind(r) !== null;
   return (

@@ -5,8 +5,9 @@ import { type FormEvent, useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { useApiMutation } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
-import { ErrorBanner, Field, FormError, SubmitRow } from '../../ui/forms';
+import { Field, FormError, SubmitRow } from '../../ui/forms';
 import { PageHeader } from '../../ui/layout';
+import { NotAllowed } from '../../ui/NotAllowed';
 import { CredentialChoice } from './CredentialChoice';
 import { optionalNumber, parseExtraVars, parseLabels } from './extraVars';
 import { useInventories, useProjects } from './lookups';
@@ -38,12 +39,9 @@ export default function NewRunPage() {
   const canSubmit = useHasRole('operator');
   if (!canSubmit)
     return (
-      <>
-        <PageHeader title="New run" />
-        <ErrorBanner title="Not allowed">
-          Submitting runs needs the operator or admin role. <Link href="/runs">Back to runs</Link>
-        </ErrorBanner>
-      </>
+      <NotAllowed title="New run">
+        Submitting runs needs the operator or admin role. <Link href="/runs">Back to runs</Link>
+      </NotAllowed>
     );
   return <NewRunForm />;
 }

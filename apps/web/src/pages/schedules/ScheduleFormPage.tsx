@@ -6,8 +6,10 @@ import { type FormEvent, useMemo, useState } from 'react';
 import { Link, useLocation, useParams } from 'wouter';
 import { useApi, useApiMutation } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
-import { ErrorBanner, Field, FormError, LoadError, SubmitRow } from '../../ui/forms';
-import { Loading, PageHeader } from '../../ui/layout';
+import { Field, FormError, SubmitRow } from '../../ui/forms';
+import { PageHeader } from '../../ui/layout';
+import { NotAllowed } from '../../ui/NotAllowed';
+import { NotLoaded } from '../../ui/ObjectPage';
 import type { LocalErrors } from '../templates/spec/runDraft';
 import { describeCron, NextTimes, timeZones } from './cron';
 import {
@@ -26,15 +28,11 @@ export default function ScheduleFormPage() {
   const existing = useApi<Schedule>(id ? `/v1/schedules/${id}` : null);
   if (!canCreate)
     return (
-      <>
-        <PageHeader title={id ? 'Edit schedule' : 'New schedule'} />
-        <ErrorBanner title="Not allowed">
-          Schedules are created and changed by operators and admins. <Link href="/schedules">Back to schedules</Link>
-        </ErrorBanner>
-      </>
+      <NotAllowed title={id ? 'Edit schedule' : 'New schedule'}>
+        Schedules are created and changed by operators and admins. <Link href="/schedules">Back to schedules</Link>
+      </NotAllowed>
     );
-  if (id && existing.isLoading) return <Loading what="Loading the schedule" />;
-  if (id && !existing.data) return <LoadError error={existing.error} />;
+  if (id && !existing.data) return <NotLoaded error={existing.error} what="Loading the schedule" />;
   return <ScheduleForm key={id ?? 'new'} schedule={existing.data} />;
 }
 

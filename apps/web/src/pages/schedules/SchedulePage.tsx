@@ -1,12 +1,12 @@
 // One schedule: when it fires next (five times, in its zone), what it starts, enable/disable, who may use it, runs.
 import type { Schedule, User } from '@baton/contracts';
-import { Link, useLocation, useParams } from 'wouter';
+import { Link, useParams } from 'wouter';
 import { useApi, useApiMutation } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
 import { AccessPanel } from '../../ui/AccessPanel';
-import { ConfirmButton } from '../../ui/Confirm';
-import { ErrorBanner, FormError, LoadError } from '../../ui/forms';
-import { Details, EmptyState, Loading, PageHeader } from '../../ui/layout';
+import { ErrorBanner, FormError } from '../../ui/forms';
+import { Details, EmptyState, PageHeader } from '../../ui/layout';
+import { DeleteButton, NotLoaded, useDeleteObject } from '../../ui/ObjectPage';
 import { Time } from '../../ui/Time';
 import { ObjectRuns } from '../runs/ObjectRuns';
 import { TargetSummary } from '../templates/spec/SpecSummary';
@@ -15,19 +15,14 @@ import '../templates/spec/launch.css';
 
 export default function SchedulePage() {
   const { id } = useParams<{ id: string }>();
-  const [, navigate] = useLocation();
   const canChange = useHasRole('operator');
   const q = useApi<Schedule>(`/v1/schedules/${id}`);
   const owner = useApi<User>(q.data ? `/v1/users/${q.data.created_by}` : null, { retry: false });
   const toggle = useApiMutation<{ enabled: boolean }, Schedule>('PUT', `/v1/schedules/${id}`, {
     invalidate: ['/v1/schedules'],
   });
-  const remove = useApiMutation<void, void>('DELETE', `/v1/schedules/${id}`, {
-    invalidate: ['/v1/schedules'],
-    onSuccess: () => navigate('/schedules'),
-  });
-  if (q.isLoading) return <Loading what="Loading the schedule" />;
-  if (!q.data) return <LoadError error={q.error} />;
+  const remove = useDeleteObject('schedules', id);
+  if (!q.data) return <NotLoaded error={q.error} what="Loading the schedule" />;
   const s = q.data;
   return (
     <>
@@ -48,14 +43,11 @@ export default function SchedulePage() {
               <Link href={`/schedules/${s.id}/edit`} className="btn">
                 Edit
               </Link>
-              <ConfirmButton
+              <DeleteButton
+                remove={remove}
                 question={`Delete the schedule ${s.name}?`}
                 detail="It will not fire again; runs it started stay."
-                onConfirm={() => remove.mutate()}
-                disabled={remove.isPending}
-              >
-                Delete
-              </ConfirmButton>
+              />
             </div>
           ) : null
         }

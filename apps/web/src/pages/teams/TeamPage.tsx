@@ -1,13 +1,14 @@
 // One team: its members (add and remove for those who manage it), who may manage it, and deleting it.
 import type { Role } from '@baton/contracts';
 import { type FormEvent, useState } from 'react';
-import { Link, useLocation, useParams } from 'wouter';
+import { Link, useParams } from 'wouter';
 import { qs } from '../../api/client';
 import { useApi, useApiMutation, usePagedList } from '../../api/hooks';
 import { AccessPanel, SubjectName, SubjectPicker, type TeamView, useCanManage } from '../../ui/AccessPanel';
 import { ConfirmButton } from '../../ui/Confirm';
-import { Field, FormError, LoadError, SubmitRow } from '../../ui/forms';
-import { Details, EmptyState, Loading, PageHeader } from '../../ui/layout';
+import { Field, FormError, SubmitRow } from '../../ui/forms';
+import { Details, EmptyState, PageHeader } from '../../ui/layout';
+import { DeleteButton, NotLoaded, useDeleteObject } from '../../ui/ObjectPage';
 import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
 
@@ -22,14 +23,9 @@ export default function TeamPage() {
   const { id } = useParams<{ id: string }>();
   const team = useApi<TeamView>(`/v1/teams/${id}`);
   const canManage = useCanManage(id);
-  const [, navigate] = useLocation();
-  const remove = useApiMutation<void, void>('DELETE', `/v1/teams/${id}`, {
-    invalidate: ['/v1/teams', '/v1/grants'],
-    onSuccess: () => navigate('/teams'),
-  });
+  const remove = useDeleteObject('teams', id, ['/v1/grants']);
 
-  if (team.error) return <LoadError error={team.error} />;
-  if (!team.data) return <Loading what="Loading team" />;
+  if (team.error || !team.data) return <NotLoaded error={team.error} what="Loading team" />;
   const t = team.data;
   return (
     <>
@@ -42,14 +38,13 @@ export default function TeamPage() {
         }
         actions={
           canManage ? (
-            <ConfirmButton
+            <DeleteButton
+              remove={remove}
               question={`Delete the team ${t.name}?`}
               detail={<p>Its memberships and every grant it holds go with it; its members lose that access at once.</p>}
-              onConfirm={() => remove.mutate()}
-              disabled={remove.isPending}
             >
               Delete team
-            </ConfirmButton>
+            </DeleteButton>
           ) : null
         }
       />

@@ -5,8 +5,10 @@ import { type FormEvent, useState } from 'react';
 import { Link, useLocation, useParams } from 'wouter';
 import { useApi, useApiMutation } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
-import { ErrorBanner, FormError, LoadError, SubmitRow } from '../../ui/forms';
-import { Loading, PageHeader } from '../../ui/layout';
+import { FormError, SubmitRow } from '../../ui/forms';
+import { PageHeader } from '../../ui/layout';
+import { NotAllowed } from '../../ui/NotAllowed';
+import { NotLoaded } from '../../ui/ObjectPage';
 import { emptyOverrides, OverrideFields, type OverrideDraft, overridesFrom } from './survey/OverrideFields';
 import { SurveyInputs } from './survey/SurveyInputs';
 import { type AnswerDraft, answersFrom, initialAnswers } from './survey/surveyDraft';
@@ -16,16 +18,12 @@ export default function LaunchPage() {
   const { id } = useParams<{ id: string }>();
   const canLaunch = useHasRole('operator');
   const q = useApi<Template>(`/v1/templates/${id}`);
-  if (q.isLoading) return <Loading what="Loading the template" />;
-  if (!q.data) return <LoadError error={q.error} />;
+  if (!q.data) return <NotLoaded error={q.error} what="Loading the template" />;
   if (!canLaunch)
     return (
-      <>
-        <PageHeader title={`Launch ${q.data.name}`} />
-        <ErrorBanner title="Not allowed">
-          Launching needs the operator or admin role. <Link href={`/templates/${id}`}>Back to the template</Link>
-        </ErrorBanner>
-      </>
+      <NotAllowed title={`Launch ${q.data.name}`}>
+        Launching needs the operator or admin role. <Link href={`/templates/${id}`}>Back to the template</Link>
+      </NotAllowed>
     );
   return <LaunchForm template={q.data} />;
 }

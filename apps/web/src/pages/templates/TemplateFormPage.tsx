@@ -5,8 +5,10 @@ import { type FormEvent, useState } from 'react';
 import { Link, useLocation, useParams } from 'wouter';
 import { useApi, useApiMutation } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
-import { ErrorBanner, Field, FormError, LoadError, SubmitRow } from '../../ui/forms';
-import { Loading, PageHeader } from '../../ui/layout';
+import { Field, FormError, SubmitRow } from '../../ui/forms';
+import { PageHeader } from '../../ui/layout';
+import { NotAllowed } from '../../ui/NotAllowed';
+import { NotLoaded } from '../../ui/ObjectPage';
 import { PipelineFields } from '../pipelines/PipelineFields';
 import {
   emptyPipelineDraft,
@@ -40,15 +42,11 @@ export default function TemplateFormPage() {
   const existing = useApi<Template>(id ? `/v1/templates/${id}` : null);
   if (!canCreate)
     return (
-      <>
-        <PageHeader title={id ? 'Edit template' : 'New template'} />
-        <ErrorBanner title="Not allowed">
-          Templates are created and changed by operators and admins. <Link href="/templates">Back to templates</Link>
-        </ErrorBanner>
-      </>
+      <NotAllowed title={id ? 'Edit template' : 'New template'}>
+        Templates are created and changed by operators and admins. <Link href="/templates">Back to templates</Link>
+      </NotAllowed>
     );
-  if (id && existing.isLoading) return <Loading what="Loading the template" />;
-  if (id && !existing.data) return <LoadError error={existing.error} />;
+  if (id && !existing.data) return <NotLoaded error={existing.error} what="Loading the template" />;
   return <TemplateForm key={id ?? 'new'} template={existing.data} />;
 }
 

@@ -1,12 +1,12 @@
 // One template: what it launches, its survey, who may use it, and its runs.
 import type { SubmitPipelineBody, SubmitRunBody, Template, User } from '@baton/contracts';
-import { Link, useLocation, useParams } from 'wouter';
-import { useApi, useApiMutation } from '../../api/hooks';
+import { Link, useParams } from 'wouter';
+import { useApi } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
 import { AccessPanel } from '../../ui/AccessPanel';
-import { ConfirmButton } from '../../ui/Confirm';
-import { FormError, LoadError } from '../../ui/forms';
-import { Details, EmptyState, Loading, PageHeader } from '../../ui/layout';
+import { FormError } from '../../ui/forms';
+import { Details, EmptyState, PageHeader } from '../../ui/layout';
+import { DeleteButton, NotLoaded, useDeleteObject } from '../../ui/ObjectPage';
 import { Time } from '../../ui/Time';
 import { ObjectRuns } from '../runs/ObjectRuns';
 import { PipelineSpecSummary, RunSpecSummary } from './spec/SpecSummary';
@@ -15,16 +15,11 @@ import './spec/launch.css';
 
 export default function TemplatePage() {
   const { id } = useParams<{ id: string }>();
-  const [, navigate] = useLocation();
   const canCreate = useHasRole('operator');
   const q = useApi<Template>(`/v1/templates/${id}`);
   const owner = useApi<User>(q.data ? `/v1/users/${q.data.created_by}` : null, { retry: false });
-  const remove = useApiMutation<void, void>('DELETE', `/v1/templates/${id}`, {
-    invalidate: ['/v1/templates'],
-    onSuccess: () => navigate('/templates'),
-  });
-  if (q.isLoading) return <Loading what="Loading the template" />;
-  if (!q.data) return <LoadError error={q.error} />;
+  const remove = useDeleteObject('templates', id);
+  if (!q.data) return <NotLoaded error={q.error} what="Loading the template" />;
   const t = q.data;
   return (
     <>
@@ -40,14 +35,11 @@ export default function TemplatePage() {
               <Link href={`/templates/${t.id}/edit`} className="btn">
                 Edit
               </Link>
-              <ConfirmButton
+              <DeleteButton
+                remove={remove}
                 question={`Delete the template ${t.name}?`}
                 detail="Its grants go with it; runs it launched stay. Schedules and triggers that launch it must be changed first."
-                onConfirm={() => remove.mutate()}
-                disabled={remove.isPending}
-              >
-                Delete
-              </ConfirmButton>
+              />
             </div>
           ) : null
         }

@@ -5,8 +5,9 @@ import { type FormEvent, useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { useApiMutation } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
-import { ErrorBanner, Field, FormError, SubmitRow } from '../../ui/forms';
+import { Field, FormError, SubmitRow } from '../../ui/forms';
 import { PageHeader } from '../../ui/layout';
+import { NotAllowed } from '../../ui/NotAllowed';
 import { emptyTarget, TargetFields, type TargetDraft, targetFrom, useTargetTemplate } from '../schedules/TargetFields';
 import type { LocalErrors } from '../templates/spec/runDraft';
 import { emptyFilters, type FilterDraft, filtersFrom } from './filters';
@@ -20,12 +21,9 @@ export default function TriggerNewPage() {
   const [, navigate] = useLocation();
   if (!canCreate)
     return (
-      <>
-        <PageHeader title="New trigger" />
-        <ErrorBanner title="Not allowed">
-          Triggers are created by operators and admins. <Link href="/triggers">Back to triggers</Link>
-        </ErrorBanner>
-      </>
+      <NotAllowed title="New trigger">
+        Triggers are created by operators and admins. <Link href="/triggers">Back to triggers</Link>
+      </NotAllowed>
     );
   if (created)
     return (

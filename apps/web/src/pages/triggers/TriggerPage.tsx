@@ -2,13 +2,14 @@
 // who may use it, and the runs its deliveries started.
 import type { Trigger, TriggerWithSecret, User } from '@baton/contracts';
 import { type FormEvent, useState } from 'react';
-import { Link, useLocation, useParams } from 'wouter';
+import { Link, useParams } from 'wouter';
 import { useApi, useApiMutation } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
 import { AccessPanel } from '../../ui/AccessPanel';
 import { ConfirmButton } from '../../ui/Confirm';
-import { Field, FormError, LoadError, SubmitRow } from '../../ui/forms';
-import { CopyButton, Details, EmptyState, Loading, PageHeader } from '../../ui/layout';
+import { Field, FormError, SubmitRow } from '../../ui/forms';
+import { CopyButton, Details, EmptyState, PageHeader } from '../../ui/layout';
+import { DeleteButton, NotLoaded, useDeleteObject } from '../../ui/ObjectPage';
 import { Time } from '../../ui/Time';
 import { ObjectRuns } from '../runs/ObjectRuns';
 import { TargetSummary } from '../templates/spec/SpecSummary';
@@ -19,7 +20,6 @@ import '../templates/spec/launch.css';
 
 export default function TriggerPage() {
   const { id } = useParams<{ id: string }>();
-  const [, navigate] = useLocation();
   const canChange = useHasRole('operator');
   const q = useApi<Trigger>(`/v1/triggers/${id}`);
   const owner = useApi<User>(q.data ? `/v1/users/${q.data.created_by}` : null, { retry: false });
@@ -32,12 +32,8 @@ export default function TriggerPage() {
     invalidate: ['/v1/triggers'],
     onSuccess: setRotated,
   });
-  const remove = useApiMutation<void, void>('DELETE', `/v1/triggers/${id}`, {
-    invalidate: ['/v1/triggers'],
-    onSuccess: () => navigate('/triggers'),
-  });
-  if (q.isLoading) return <Loading what="Loading the trigger" />;
-  if (!q.data) return <LoadError error={q.error} />;
+  const remove = useDeleteObject('triggers', id);
+  if (!q.data) return <NotLoaded error={q.error} what="Loading the trigger" />;
   const t = q.data;
   return (
     <>
@@ -57,14 +53,11 @@ export default function TriggerPage() {
               >
                 Rotate secret
               </ConfirmButton>
-              <ConfirmButton
+              <DeleteButton
+                remove={remove}
                 question={`Delete the trigger ${t.name}?`}
                 detail="Its hook URL answers 404 from then on; runs it started stay."
-                onConfirm={() => remove.mutate()}
-                disabled={remove.isPending}
-              >
-                Delete
-              </ConfirmButton>
+              />
             </div>
           ) : null
         }

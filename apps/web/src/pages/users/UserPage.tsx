@@ -1,12 +1,12 @@
 // One account: its details; for admins, change role or e-mail, reset the password, delete.
 import type { Role, User } from '@baton/contracts';
 import { type FormEvent, type ReactNode, useState } from 'react';
-import { Link, useLocation, useParams } from 'wouter';
+import { Link, useParams } from 'wouter';
 import { useApi, useApiMutation } from '../../api/hooks';
 import { useHasRole, useMe } from '../../auth/auth';
-import { ConfirmButton } from '../../ui/Confirm';
-import { Field, FormError, LoadError, SubmitRow } from '../../ui/forms';
-import { Details, Loading, PageHeader, SecretOnce } from '../../ui/layout';
+import { Field, FormError, SubmitRow } from '../../ui/forms';
+import { Details, PageHeader, SecretOnce } from '../../ui/layout';
+import { DeleteButton, NotLoaded, useDeleteObject } from '../../ui/ObjectPage';
 import { Time } from '../../ui/Time';
 import { generatePassword } from './password';
 import { type PasswordChoice, PasswordFields } from './PasswordFields';
@@ -19,14 +19,9 @@ export default function UserPage() {
   const isAdmin = useHasRole('admin');
   const me = useMe();
   const user = useApi<User>(`/v1/users/${id}`);
-  const [, navigate] = useLocation();
-  const remove = useApiMutation<void, void>('DELETE', `/v1/users/${id}`, {
-    invalidate: ['/v1/users', '/v1/teams', '/v1/grants', '/v1/tokens'],
-    onSuccess: () => navigate('/users'),
-  });
+  const remove = useDeleteObject('users', id, ['/v1/teams', '/v1/grants', '/v1/tokens']);
 
-  if (user.error) return <LoadError error={user.error} />;
-  if (!user.data) return <Loading what="Loading user" />;
+  if (user.error || !user.data) return <NotLoaded error={user.error} what="Loading user" />;
   const u = user.data;
   const self = u.id === me.user.id;
   return (
@@ -40,7 +35,8 @@ export default function UserPage() {
         }
         actions={
           isAdmin && !self ? (
-            <ConfirmButton
+            <DeleteButton
+              remove={remove}
               question={`Delete the user ${u.username}?`}
               detail={
                 <p>
@@ -48,11 +44,9 @@ export default function UserPage() {
                   keep their id.
                 </p>
               }
-              onConfirm={() => remove.mutate()}
-              disabled={remove.isPending}
             >
               Delete user
-            </ConfirmButton>
+            </DeleteButton>
           ) : null
         }
       />
