@@ -3,12 +3,11 @@
 // pipeline sits in the request body (`` for POST /v1/pipelines, `spec.` in a template, `target.pipeline.` in a
 // schedule), so `…steps.<i>.<field>` messages land at their step's field.
 import { useId } from 'react';
-import { Field } from '../../ui/forms';
 import { CredentialChecks } from '../templates/spec/CredentialChecks';
-import { useInventoryNames } from '../templates/spec/lookups';
 import { MoveButtons } from '../templates/spec/MoveButtons';
 import type { LocalErrors } from '../templates/spec/runDraft';
-import { RunSpecFields } from '../templates/spec/RunSpecFields';
+import { INVENTORY_MODES, RunSpecFields } from '../templates/spec/RunSpecFields';
+import { InventoryFields, LabelsInput, TextInput, VarsInput } from '../templates/spec/SpecInputs';
 import { errorsUnder, newStep, type PipelineDraft, type StepDraft } from './pipelineDraft';
 import '../templates/spec/launch.css';
 
@@ -21,7 +20,6 @@ interface Props {
 }
 
 export function PipelineFields({ draft, onChange, prefix, error, localErrors = {} }: Props) {
-  const inventories = useInventoryNames();
   const group = useId();
   const f = (name: string) => `${prefix}${name}`;
   const set = (patch: Partial<PipelineDraft>) => onChange({ ...draft, ...patch });
@@ -38,56 +36,20 @@ export function PipelineFields({ draft, onChange, prefix, error, localErrors = {
       <section className="card" aria-labelledby={`${group}-shared`}>
         <h2 id={`${group}-shared`}>For every step</h2>
         <p className="hint">Steps take these unless they set their own (vars merge; the step's win).</p>
-        <Field label="Pipeline name" name={f('name')} error={error}>
-          {(p) => <input {...p} value={draft.name} onChange={(e) => set({ name: e.target.value })} />}
-        </Field>
-        <fieldset className="choice-row">
-          <legend>Inventory</legend>
-          {(
-            [
-              ['stored', 'A stored inventory'],
-              ['inline', 'Inline content'],
-              ['inherit', 'None (each step names its own)'],
-            ] as const
-          ).map(([mode, words]) => (
-            <label key={mode}>
-              <input
-                type="radio"
-                name={`${group}-inventory`}
-                checked={draft.inventoryMode === mode}
-                onChange={() => set({ inventoryMode: mode })}
-              />{' '}
-              {words}
-            </label>
-          ))}
-        </fieldset>
-        {draft.inventoryMode === 'stored' ? (
-          <Field label="Stored inventory" name={f('inventory_id')} error={error}>
-            {(p) => (
-              <select {...p} value={draft.inventory_id} onChange={(e) => set({ inventory_id: e.target.value })}>
-                <option value="">— pick an inventory —</option>
-                {inventories.items.map((o) => (
-                  <option key={o.id} value={o.id}>
-                    {o.name}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
-        ) : draft.inventoryMode === 'inline' ? (
-          <Field label="Inventory content (INI, YAML or JSON)" name={f('inventory')} error={error}>
-            {(p) => (
-              <textarea
-                {...p}
-                className="mono"
-                rows={4}
-                spellCheck={false}
-                value={draft.inventory}
-                onChange={(e) => set({ inventory: e.target.value })}
-              />
-            )}
-          </Field>
-        ) : null}
+        <TextInput
+          label="Pipeline name"
+          name={f('name')}
+          error={error}
+          value={draft.name}
+          onChange={(name) => set({ name })}
+        />
+        <InventoryFields
+          draft={draft}
+          onChange={set}
+          modes={[...INVENTORY_MODES, ['inherit', 'None (each step names its own)']]}
+          prefix={prefix}
+          error={error}
+        />
         <CredentialChecks
           name={f('credential_ids')}
           error={error}
@@ -95,26 +57,14 @@ export function PipelineFields({ draft, onChange, prefix, error, localErrors = {
           onChange={(credential_ids) => set({ credential_ids })}
         />
         <div className="spec-row">
-          <Field
-            label="Extra vars (YAML or JSON)"
+          <VarsInput
             name={f('extra_vars')}
             error={error}
             localErrors={localErrors.extra_vars}
-          >
-            {(p) => (
-              <textarea
-                {...p}
-                className="mono"
-                rows={3}
-                spellCheck={false}
-                value={draft.vars}
-                onChange={(e) => set({ vars: e.target.value })}
-              />
-            )}
-          </Field>
-          <Field label="Worker labels" name={f('labels')} error={error} hint="Separated by commas.">
-            {(p) => <input {...p} value={draft.labels} onChange={(e) => set({ labels: e.target.value })} />}
-          </Field>
+            value={draft.vars}
+            onChange={(vars) => set({ vars })}
+          />
+          <LabelsInput name={f('labels')} error={error} value={draft.labels} onChange={(labels) => set({ labels })} />
         </div>
       </section>
 

@@ -5,8 +5,9 @@ import type { RunIf } from '@baton/contracts';
 import { useId } from 'react';
 import { Field } from '../../../ui/forms';
 import { CredentialChecks } from './CredentialChecks';
-import { useInventoryNames, useProjectNames } from './lookups';
-import { type LocalErrors, PLAYBOOK_EXAMPLE, type RunDraft } from './runDraft';
+import { useProjectNames } from './lookups';
+import { type InventoryMode, type LocalErrors, PLAYBOOK_EXAMPLE, type RunDraft } from './runDraft';
+import { InventoryFields, LabelsInput, NumberInput, TextInput, VarsInput } from './SpecInputs';
 import './launch.css';
 
 interface Props {
@@ -19,6 +20,12 @@ interface Props {
   step?: boolean;
 }
 
+/** The inventory modes of a run (a pipeline step also offers the pipeline's, first). */
+export const INVENTORY_MODES: ReadonlyArray<readonly [InventoryMode, string]> = [
+  ['stored', 'A stored inventory'],
+  ['inline', 'Inline content'],
+];
+
 const RUN_IF_WORDS: Record<RunIf, string> = {
   success: 'every earlier step that ran succeeded (default)',
   failure: 'an earlier step failed (clean-up, rollback)',
@@ -27,16 +34,20 @@ const RUN_IF_WORDS: Record<RunIf, string> = {
 
 export function RunSpecFields({ draft, onChange, prefix, error, localErrors = {}, step = false }: Props) {
   const projects = useProjectNames();
-  const inventories = useInventoryNames();
   const f = (name: string) => `${prefix}${name}`;
   const group = useId();
   return (
     <div className="spec-fields">
       {step ? (
         <div className="spec-row">
-          <Field label="Step name" name={f('name')} error={error} hint="Optional; shown on the pipeline's run page.">
-            {(p) => <input {...p} value={draft.name} onChange={(e) => onChange({ name: e.target.value })} />}
-          </Field>
+          <TextInput
+            label="Step name"
+            name={f('name')}
+            error={error}
+            hint="Optional; shown on the pipeline's run page."
+            value={draft.name}
+            onChange={(name) => onChange({ name })}
+          />
           <Field label="Runs when" name={f('run_if')} error={error}>
             {(p) => (
               <select {...p} value={draft.run_if} onChange={(e) => onChange({ run_if: e.target.value as RunIf })}>
@@ -101,90 +112,36 @@ export function RunSpecFields({ draft, onChange, prefix, error, localErrors = {}
               </select>
             )}
           </Field>
-          <Field label="Playbook path" name={f('playbook')} error={error} hint="Relative to the repository root.">
-            {(p) => (
-              <input
-                {...p}
-                className="mono"
-                placeholder="site.yml"
-                value={draft.playbook}
-                onChange={(e) => onChange({ playbook: e.target.value })}
-              />
-            )}
-          </Field>
-          <Field
+          <TextInput
+            label="Playbook path"
+            name={f('playbook')}
+            error={error}
+            hint="Relative to the repository root."
+            mono
+            placeholder="site.yml"
+            value={draft.playbook}
+            onChange={(playbook) => onChange({ playbook })}
+          />
+          <TextInput
             label="Ref"
             name={f('ref')}
             error={error}
             hint="Branch, tag or commit; empty: the project's branch head."
-          >
-            {(p) => (
-              <input {...p} className="mono" value={draft.ref} onChange={(e) => onChange({ ref: e.target.value })} />
-            )}
-          </Field>
+            mono
+            value={draft.ref}
+            onChange={(ref) => onChange({ ref })}
+          />
         </div>
       )}
 
-      <fieldset className="choice-row">
-        <legend>Inventory</legend>
-        {step ? (
-          <label>
-            <input
-              type="radio"
-              name={`${group}-inventory`}
-              checked={draft.inventoryMode === 'inherit'}
-              onChange={() => onChange({ inventoryMode: 'inherit' })}
-            />{' '}
-            The pipeline's
-          </label>
-        ) : null}
-        <label>
-          <input
-            type="radio"
-            name={`${group}-inventory`}
-            checked={draft.inventoryMode === 'stored'}
-            onChange={() => onChange({ inventoryMode: 'stored' })}
-          />{' '}
-          A stored inventory
-        </label>
-        <label>
-          <input
-            type="radio"
-            name={`${group}-inventory`}
-            checked={draft.inventoryMode === 'inline'}
-            onChange={() => onChange({ inventoryMode: 'inline' })}
-          />{' '}
-          Inline content
-        </label>
-      </fieldset>
-      {draft.inventoryMode === 'stored' ? (
-        <Field label="Stored inventory" name={f('inventory_id')} error={error}>
-          {(p) => (
-            <select {...p} value={draft.inventory_id} onChange={(e) => onChange({ inventory_id: e.target.value })}>
-              <option value="">— pick an inventory —</option>
-              {inventories.items.map((o) => (
-                <option key={o.id} value={o.id}>
-                  {o.name}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-      ) : draft.inventoryMode === 'inline' ? (
-        <Field label="Inventory content (INI, YAML or JSON)" name={f('inventory')} error={error}>
-          {(p) => (
-            <textarea
-              {...p}
-              className="mono"
-              rows={4}
-              spellCheck={false}
-              placeholder={'[web]\nweb1.example.com'}
-              value={draft.inventory}
-              onChange={(e) => onChange({ inventory: e.target.value })}
-            />
-          )}
-        </Field>
-      ) : null}
+      <InventoryFields
+        draft={draft}
+        onChange={onChange}
+        modes={step ? [['inherit', "The pipeline's"], ...INVENTORY_MODES] : INVENTORY_MODES}
+        prefix={prefix}
+        error={error}
+        placeholder={'[web]\nweb1.example.com'}
+      />
 
       <CredentialChecks
         name={f('credential_ids')}
@@ -193,81 +150,67 @@ export function RunSpecFields({ draft, onChange, prefix, error, localErrors = {}
         onChange={(credential_ids) => onChange({ credential_ids })}
       />
 
-      <Field
-        label="Extra vars (YAML or JSON)"
+      <VarsInput
         name={f('extra_vars')}
         error={error}
         localErrors={localErrors.extra_vars}
-      >
-        {(p) => (
-          <textarea
-            {...p}
-            className="mono"
-            rows={3}
-            spellCheck={false}
-            placeholder="region: eu"
-            value={draft.vars}
-            onChange={(e) => onChange({ vars: e.target.value })}
-          />
-        )}
-      </Field>
+        placeholder="region: eu"
+        value={draft.vars}
+        onChange={(vars) => onChange({ vars })}
+      />
 
       <div className="spec-row">
-        <Field label="Limit" name={f('limit')} error={error} hint="Ansible host pattern.">
-          {(p) => (
-            <input {...p} className="mono" value={draft.limit} onChange={(e) => onChange({ limit: e.target.value })} />
-          )}
-        </Field>
-        <Field label="Shards" name={f('shards')} error={error} hint="2 or more splits the hosts.">
-          {(p) => (
-            <input
-              {...p}
-              type="number"
-              min={0}
-              value={draft.shards}
-              onChange={(e) => onChange({ shards: e.target.value })}
-            />
-          )}
-        </Field>
-        <Field label="Worker labels" name={f('labels')} error={error} hint="Separated by commas.">
-          {(p) => <input {...p} value={draft.labels} onChange={(e) => onChange({ labels: e.target.value })} />}
-        </Field>
+        <TextInput
+          label="Limit"
+          name={f('limit')}
+          error={error}
+          hint="Ansible host pattern."
+          mono
+          value={draft.limit}
+          onChange={(limit) => onChange({ limit })}
+        />
+        <NumberInput
+          label="Shards"
+          name={f('shards')}
+          error={error}
+          hint="2 or more splits the hosts."
+          min={0}
+          value={draft.shards}
+          onChange={(shards) => onChange({ shards })}
+        />
+        <LabelsInput
+          name={f('labels')}
+          error={error}
+          value={draft.labels}
+          onChange={(labels) => onChange({ labels })}
+        />
       </div>
       <div className="spec-row">
-        <Field label="Forks" name={f('forks')} error={error}>
-          {(p) => (
-            <input
-              {...p}
-              type="number"
-              min={1}
-              value={draft.forks}
-              onChange={(e) => onChange({ forks: e.target.value })}
-            />
-          )}
-        </Field>
-        <Field label="Verbosity (0–4)" name={f('verbosity')} error={error}>
-          {(p) => (
-            <input
-              {...p}
-              type="number"
-              min={0}
-              max={4}
-              value={draft.verbosity}
-              onChange={(e) => onChange({ verbosity: e.target.value })}
-            />
-          )}
-        </Field>
-        <Field label="Timeout (seconds)" name={f('timeout_s')} error={error}>
-          {(p) => (
-            <input
-              {...p}
-              type="number"
-              min={1}
-              value={draft.timeout_s}
-              onChange={(e) => onChange({ timeout_s: e.target.value })}
-            />
-          )}
-        </Field>
+        <NumberInput
+          label="Forks"
+          name={f('forks')}
+          error={error}
+          min={1}
+          value={draft.forks}
+          onChange={(forks) => onChange({ forks })}
+        />
+        <NumberInput
+          label="Verbosity (0–4)"
+          name={f('verbosity')}
+          error={error}
+          min={0}
+          max={4}
+          value={draft.verbosity}
+          onChange={(verbosity) => onChange({ verbosity })}
+        />
+        <NumberInput
+          label="Timeout (seconds)"
+          name={f('timeout_s')}
+          error={error}
+          min={1}
+          value={draft.timeout_s}
+          onChange={(timeout_s) => onChange({ timeout_s })}
+        />
       </div>
       <label className="check-row">
         <input type="checkbox" checked={draft.check} onChange={(e) => onChange({ check: e.target.checked })} /> Check

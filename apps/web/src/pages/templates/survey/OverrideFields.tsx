@@ -3,7 +3,7 @@
 import type { OverridableField } from '@baton/contracts';
 import { Field } from '../../../ui/forms';
 import { CredentialChecks } from '../spec/CredentialChecks';
-import { useInventoryNames } from '../spec/lookups';
+import { InventorySelect, LabelsInput, NumberInput, TextInput, VarsInput } from '../spec/SpecInputs';
 import { compact, optionalNumber, parseVars, parseWords } from '../spec/vars';
 
 export interface OverrideDraft {
@@ -66,7 +66,6 @@ export function OverrideFields({
   error: unknown;
   varsError?: string;
 }) {
-  const inventories = useInventoryNames(allowed.includes('inventory_id'));
   const on = (f: OverridableField) => allowed.includes(f);
   const n = (f: string) => `${prefix}${f}`;
   const hint = 'Empty: as the template says.';
@@ -74,37 +73,36 @@ export function OverrideFields({
     <div className="override-fields">
       <div className="spec-row">
         {on('limit') ? (
-          <Field label="Limit" name={n('limit')} error={error} hint={hint}>
-            {(p) => (
-              <input
-                {...p}
-                className="mono"
-                value={draft.limit}
-                onChange={(e) => onChange({ limit: e.target.value })}
-              />
-            )}
-          </Field>
+          <TextInput
+            label="Limit"
+            name={n('limit')}
+            error={error}
+            hint={hint}
+            mono
+            value={draft.limit}
+            onChange={(limit) => onChange({ limit })}
+          />
         ) : null}
         {on('ref') ? (
-          <Field label="Ref" name={n('ref')} error={error} hint={hint}>
-            {(p) => (
-              <input {...p} className="mono" value={draft.ref} onChange={(e) => onChange({ ref: e.target.value })} />
-            )}
-          </Field>
+          <TextInput
+            label="Ref"
+            name={n('ref')}
+            error={error}
+            hint={hint}
+            mono
+            value={draft.ref}
+            onChange={(ref) => onChange({ ref })}
+          />
         ) : null}
         {on('inventory_id') ? (
-          <Field label="Inventory" name={n('inventory_id')} error={error}>
-            {(p) => (
-              <select {...p} value={draft.inventory_id} onChange={(e) => onChange({ inventory_id: e.target.value })}>
-                <option value="">as the template says</option>
-                {inventories.items.map((o) => (
-                  <option key={o.id} value={o.id}>
-                    {o.name}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
+          <InventorySelect
+            label="Inventory"
+            name={n('inventory_id')}
+            error={error}
+            none="as the template says"
+            value={draft.inventory_id}
+            onChange={(inventory_id) => onChange({ inventory_id })}
+          />
         ) : null}
         {on('check') ? (
           <Field label="Check mode" name={n('check')} error={error}>
@@ -118,57 +116,47 @@ export function OverrideFields({
           </Field>
         ) : null}
         {on('verbosity') ? (
-          <Field label="Verbosity (0–4)" name={n('verbosity')} error={error} hint={hint}>
-            {(p) => (
-              <input
-                {...p}
-                type="number"
-                min={0}
-                max={4}
-                value={draft.verbosity}
-                onChange={(e) => onChange({ verbosity: e.target.value })}
-              />
-            )}
-          </Field>
+          <NumberInput
+            label="Verbosity (0–4)"
+            name={n('verbosity')}
+            error={error}
+            hint={hint}
+            min={0}
+            max={4}
+            value={draft.verbosity}
+            onChange={(verbosity) => onChange({ verbosity })}
+          />
         ) : null}
         {on('shards') ? (
-          <Field label="Shards" name={n('shards')} error={error} hint={hint}>
-            {(p) => (
-              <input
-                {...p}
-                type="number"
-                min={0}
-                value={draft.shards}
-                onChange={(e) => onChange({ shards: e.target.value })}
-              />
-            )}
-          </Field>
+          <NumberInput
+            label="Shards"
+            name={n('shards')}
+            error={error}
+            hint={hint}
+            min={0}
+            value={draft.shards}
+            onChange={(shards) => onChange({ shards })}
+          />
         ) : null}
         {on('labels') ? (
-          <Field label="Worker labels" name={n('labels')} error={error} hint={hint}>
-            {(p) => <input {...p} value={draft.labels} onChange={(e) => onChange({ labels: e.target.value })} />}
-          </Field>
+          <LabelsInput
+            name={n('labels')}
+            error={error}
+            hint={hint}
+            value={draft.labels}
+            onChange={(labels) => onChange({ labels })}
+          />
         ) : null}
       </div>
       {on('extra_vars') ? (
-        <Field
-          label="Extra vars (YAML or JSON)"
+        <VarsInput
           name={n('extra_vars')}
           error={error}
           hint={hint}
           localErrors={varsError ? [varsError] : []}
-        >
-          {(p) => (
-            <textarea
-              {...p}
-              className="mono"
-              rows={3}
-              spellCheck={false}
-              value={draft.extra_vars}
-              onChange={(e) => onChange({ extra_vars: e.target.value })}
-            />
-          )}
-        </Field>
+          value={draft.extra_vars}
+          onChange={(extra_vars) => onChange({ extra_vars })}
+        />
       ) : null}
       {on('credential_ids') ? (
         <>
