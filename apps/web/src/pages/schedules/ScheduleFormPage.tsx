@@ -1,6 +1,6 @@
 // Creating and editing a schedule: a cron expression (in words beside it), the time zone it is read in, enabled,
 // and what it starts. The server checks the cron in its zone and the target as a submission; messages show at
-// `cron`, `timezone` and `target.…`. After saving, the schedule's page shows its next five times.
+// `cron`, `timezone` and `target.…`. The next five times show while typing (POST /v1/schedules/preview).
 import type { Schedule } from '@baton/contracts';
 import { type FormEvent, useMemo, useState } from 'react';
 import { Link, useLocation, useParams } from 'wouter';
@@ -11,7 +11,8 @@ import { PageHeader } from '../../ui/layout';
 import { NotAllowed } from '../../ui/NotAllowed';
 import { NotLoaded } from '../../ui/ObjectPage';
 import type { LocalErrors } from '../templates/spec/runDraft';
-import { describeCron, NextTimes, timeZones } from './cron';
+import { describeCron, timeZones } from './cron';
+import { NextTimesPreview } from './NextTimesPreview';
 import {
   emptyTarget,
   TargetFields,
@@ -115,14 +116,7 @@ function ScheduleForm({ schedule }: { schedule?: Schedule }) {
             )}
           </Field>
         </div>
-        {schedule && schedule.cron === cron.trim() && schedule.timezone === timezone ? (
-          <div className="form-section">
-            <strong>Next times as saved</strong>
-            <NextTimes times={schedule.next_runs} zone={schedule.timezone} />
-          </div>
-        ) : (
-          <p className="hint">The next five times show on the schedule's page once it is saved.</p>
-        )}
+        <NextTimesPreview cron={cron} timezone={timezone} />
         <label className="check-row">
           <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.target.checked)} /> Enabled
         </label>
