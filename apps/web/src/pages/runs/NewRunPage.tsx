@@ -8,8 +8,8 @@ import { useHasRole } from '../../auth/auth';
 import { Field, FormError, SubmitRow } from '../../ui/forms';
 import { PageHeader } from '../../ui/layout';
 import { NotAllowed } from '../../ui/NotAllowed';
+import { optionalNumber, parseVars, parseWords } from '../templates/spec/vars';
 import { CredentialChoice } from './CredentialChoice';
-import { optionalNumber, parseExtraVars, parseLabels } from './extraVars';
 import { useInventories, useProjects } from './lookups';
 import './runs.css';
 
@@ -74,7 +74,7 @@ function NewRunForm() {
     onSuccess: (run) => navigate(`/runs/${run.id}`),
   });
   const error = submit.error;
-  const parsedVars = parseExtraVars(varsText);
+  const parsedVars = parseVars(varsText);
   const varsErrors = varsChecked && !parsedVars.ok ? [parsedVars.error] : [];
   const project = projects.full.find((p) => p.id === projectId);
 
@@ -98,7 +98,7 @@ function NewRunForm() {
       const n = optionalNumber(v);
       if (n !== undefined) (body as Record<string, unknown>)[k] = n;
     }
-    const labelList = parseLabels(labels);
+    const labelList = parseWords(labels);
     if (labelList.length) body.labels = labelList;
     submit.mutate(body);
   }

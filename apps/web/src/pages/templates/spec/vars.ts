@@ -15,7 +15,10 @@ export function parseVars(text: string): ParsedVars {
   }
   if (value === null || value === undefined) return { ok: true, vars: undefined };
   if (typeof value !== 'object' || Array.isArray(value))
-    return { ok: false, error: 'Must be a mapping of variable names to values, e.g. `region: eu`.' };
+    return {
+      ok: false,
+      error: 'Extra vars must be a mapping of variable names to values (for example `region: eu` or {"region": "eu"}).',
+    };
   return { ok: true, vars: value as Record<string, unknown> };
 }
 
