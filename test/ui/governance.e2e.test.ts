@@ -1,34 +1,20 @@
 // Governance pages in a real browser against a real `baton serve`: teams, grants ("who can use this"), users, API
 // tokens, policies, the audit trail and workers, and what a viewer is (not) offered.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Browser } from 'playwright-core';
-import { cleanupProcesses } from '../support/baton-process.js';
+import { describe, expect, it } from '@jest/globals';
 import {
   ADMIN_PASSWORD,
   call,
   createUser,
-  launchBrowser,
   localInventory,
   openPage,
+  setupUi,
   signIn,
-  startServer,
   tokenFor,
-  type UiServer,
   visited,
+  withPage,
 } from './support/browser.js';
 
-let ui: UiServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  [ui, browser] = await Promise.all([startServer(), launchBrowser()]);
-}, 90_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await ui?.server.stop();
-  await cleanupProcesses();
-});
+const { ui, browser } = setupUi();
 
 interface GrantBody {
   id: string;
@@ -39,11 +25,10 @@ interface GrantBody {
 
 describe('users, teams and grants', () => {
   it('creates a user (password generated, shown once) and a team, adds the user, grants the team use on an inventory from "Who can use this", revokes it', async () => {
-    const inventory = await localInventory(ui, 'granted-inventory');
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/users`);
+    const inventory = await localInventory(ui(), 'granted-inventory');
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/users`);
       await page.getByRole('button', { name: 'New user' }).click();
       const form = page.getByRole('form', { name: 'New user' });
       await form.getByLabel('Username').fill('tm-member');
@@ -62,9 +47,9 @@ describe('users, teams and grants', () => {
       await page.getByRole('link', { name: 'tm-member' }).waitFor();
       await visited(page, 'governance-users');
       // The generated password is the account's.
-      const memberToken = await tokenFor(ui, 'tm-member', password);
+      const memberToken = await tokenFor(ui(), 'tm-member', password);
 
-      await page.goto(`${ui.base}/ui/teams`);
+      await page.goto(`${ui().base}/ui/teams`);
       await page.getByRole('button', { name: 'New team' }).click();
       await page.getByLabel('Name').fill('deployers');
       await visited(page, 'governance-team-new');
@@ -77,12 +62,17 @@ describe('users, teams and grants', () => {
       await page.getByRole('button', { name: 'Add member' }).click();
       await page.getByRole('link', { name: 'tm-member' }).waitFor();
       await visited(page, 'governance-team');
-      const members = await call<Array<{ username: string }>>(ui, ui.adminToken, 'GET', `/v1/teams/${teamId}/members`);
+      const members = await call<Array<{ username: string }>>(
+        ui(),
+        ui().adminToken,
+        'GET',
+        `/v1/teams/${teamId}/members`,
+      );
       expect(members.body.map((m) => m.username)).toEqual(['tm-member']);
 
       // Grant on the inventory from the grants page filtered by the object (its "Who can use this" panel).
-      expect((await call(ui, memberToken, 'GET', `/v1/inventories/${inventory}`)).status).toBe(404);
-      await page.goto(`${ui.base}/ui/grants?object=${inventory}`);
+      expect((await call(ui(), memberToken, 'GET', `/v1/inventories/${inventory}`)).status).toBe(404);
+      await page.goto(`${ui().base}/ui/grants?object=${inventory}`);
       const panel = page.getByRole('region', { name: 'Who can use this' });
       await panel.getByRole('button', { name: 'Grant' }).click();
       await panel.getByRole('alert').filter({ hasText: 'Choose a team.' }).waitFor();
@@ -91,32 +81,28 @@ describe('users, teams and grants', () => {
       await panel.getByRole('button', { name: 'Grant' }).click();
       await panel.getByRole('row').filter({ hasText: 'deployers' }).filter({ hasText: 'use' }).waitFor();
       await visited(page, 'governance-access-panel');
-      const granted = await call<GrantBody[]>(ui, ui.adminToken, 'GET', `/v1/grants?object=${inventory}`);
+      const granted = await call<GrantBody[]>(ui(), ui().adminToken, 'GET', `/v1/grants?object=${inventory}`);
       expect(granted.body.map((g) => [g.subject, g.level])).toContainEqual([teamId, 'use']);
       // The member now sees the inventory through the team.
-      expect((await call(ui, memberToken, 'GET', `/v1/inventories/${inventory}`)).status).toBe(200);
+      expect((await call(ui(), memberToken, 'GET', `/v1/inventories/${inventory}`)).status).toBe(200);
 
       await panel.getByRole('row').filter({ hasText: 'deployers' }).getByRole('button', { name: 'Revoke' }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
       await panel.getByRole('row').filter({ hasText: 'deployers' }).waitFor({ state: 'detached' });
-      const after = await call<GrantBody[]>(ui, ui.adminToken, 'GET', `/v1/grants?object=${inventory}`);
+      const after = await call<GrantBody[]>(ui(), ui().adminToken, 'GET', `/v1/grants?object=${inventory}`);
       expect(after.body.map((g) => g.subject)).not.toContain(teamId);
-      expect((await call(ui, memberToken, 'GET', `/v1/inventories/${inventory}`)).status).toBe(404);
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+      expect((await call(ui(), memberToken, 'GET', `/v1/inventories/${inventory}`)).status).toBe(404);
+    });
   });
 });
 
 describe('user administration', () => {
   it("changes a user's role, resets the password (shown once) and deletes the user, whose token then fails", async () => {
-    const user = await createUser(ui, 'gov-changing', 'viewer');
-    const oldToken = await tokenFor(ui, 'gov-changing', user.password);
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/users/${user.id}`);
+    const user = await createUser(ui(), 'gov-changing', 'viewer');
+    const oldToken = await tokenFor(ui(), 'gov-changing', user.password);
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/users/${user.id}`);
       await page.getByRole('heading', { name: 'gov-changing', level: 1 }).waitFor();
       const roleForm = page.getByRole('form', { name: 'Role and e-mail' });
       await roleForm.getByLabel('Role').selectOption('operator');
@@ -126,15 +112,15 @@ describe('user administration', () => {
       await roleForm.getByLabel('E-mail').fill('changing@example.com');
       await roleForm.getByRole('button', { name: 'Save' }).click();
       await roleForm.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-      const stored = await call<{ role: string; email: string }>(ui, ui.adminToken, 'GET', `/v1/users/${user.id}`);
+      const stored = await call<{ role: string; email: string }>(ui(), ui().adminToken, 'GET', `/v1/users/${user.id}`);
       expect(stored.body).toMatchObject({ role: 'operator', email: 'changing@example.com' });
 
       await page.getByRole('form', { name: 'Reset password' }).getByRole('button', { name: 'Reset password' }).click();
       const password = (await page.getByTestId('secret-value').textContent())!.trim();
       await visited(page, 'governance-user');
       // The new password works; the old session ended with it.
-      const newToken = await tokenFor(ui, 'gov-changing', password);
-      expect((await call(ui, oldToken, 'POST', '/v1/auth/check', {})).status).toBe(401);
+      const newToken = await tokenFor(ui(), 'gov-changing', password);
+      expect((await call(ui(), oldToken, 'POST', '/v1/auth/check', {})).status).toBe(401);
 
       await page.getByRole('button', { name: 'Delete user' }).click();
       const dialog = page.getByRole('dialog');
@@ -143,20 +129,16 @@ describe('user administration', () => {
       await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
       await page.getByRole('link', { name: 'admin', exact: true }).waitFor();
       expect(await page.getByRole('link', { name: 'gov-changing' }).count()).toBe(0);
-      expect((await call(ui, newToken, 'POST', '/v1/auth/check', {})).status).toBe(401);
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+      expect((await call(ui(), newToken, 'POST', '/v1/auth/check', {})).status).toBe(401);
+    });
   });
 });
 
 describe('API tokens', () => {
   it('creates a token shown once (not after a reload), which works until it is revoked', async () => {
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/tokens`);
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/tokens`);
       await page.getByRole('heading', { name: 'API tokens', level: 1 }).waitFor();
       await visited(page, 'governance-tokens-empty');
       const form = page.getByRole('form', { name: 'New token' });
@@ -173,8 +155,8 @@ describe('API tokens', () => {
       await visited(page, 'governance-token-once');
 
       // It works (read scope: looking is fine, changing is not).
-      expect((await call(ui, token, 'GET', '/v1/users')).status).toBe(200);
-      expect((await call(ui, token, 'POST', '/v1/teams', { name: 'nope' })).status).toBe(403);
+      expect((await call(ui(), token, 'GET', '/v1/users')).status).toBe(200);
+      expect((await call(ui(), token, 'POST', '/v1/teams', { name: 'nope' })).status).toBe(403);
 
       await page.reload();
       await page.getByRole('row').filter({ hasText: 'ci-read' }).waitFor();
@@ -184,21 +166,17 @@ describe('API tokens', () => {
       await page.getByRole('row').filter({ hasText: 'ci-read' }).getByRole('button', { name: 'Revoke' }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
       await page.getByRole('row').filter({ hasText: 'ci-read' }).waitFor({ state: 'detached' });
-      expect((await call(ui, token, 'GET', '/v1/users')).status).toBe(401);
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+      expect((await call(ui(), token, 'GET', '/v1/users')).status).toBe(401);
+    });
   });
 });
 
 describe('approval policies', () => {
   it('creates a policy with the form after a bad field is shown next to it, then disables it', async () => {
-    const inventory = await localInventory(ui, 'prod-inventory');
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/policies`);
+    const inventory = await localInventory(ui(), 'prod-inventory');
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/policies`);
       await page.getByText('No approval policies').waitFor();
       await visited(page, 'governance-policies-empty');
       await page.getByRole('link', { name: 'New policy' }).click();
@@ -214,14 +192,14 @@ describe('approval policies', () => {
       await form.getByRole('button', { name: 'Create policy' }).click();
       await form.locator('[data-field="min_approvals"]').getByRole('alert').waitFor();
       await visited(page, 'governance-policy-error');
-      expect((await call<unknown[]>(ui, ui.adminToken, 'GET', '/v1/policies')).body).toEqual([]);
+      expect((await call<unknown[]>(ui(), ui().adminToken, 'GET', '/v1/policies')).body).toEqual([]);
 
       await form.getByLabel('Approvals needed').fill('1');
       await form.getByRole('button', { name: 'Create policy' }).click();
       await page.getByRole('heading', { name: 'production needs approval', level: 1 }).waitFor();
       await visited(page, 'governance-policy');
       const id = new URL(page.url()).pathname.split('/').pop()!;
-      const stored = await call<Record<string, unknown>>(ui, ui.adminToken, 'GET', `/v1/policies/${id}`);
+      const stored = await call<Record<string, unknown>>(ui(), ui().adminToken, 'GET', `/v1/policies/${id}`);
       expect(stored.body).toMatchObject({
         enabled: true,
         match: { inventories: [inventory], hosts: ['db-*', 'web-?'], origins: ['schedule'] },
@@ -232,27 +210,24 @@ describe('approval policies', () => {
 
       await page.getByRole('button', { name: 'Disable production needs approval' }).click();
       await page.locator('[data-enabled="false"]').getByText('Disabled').waitFor();
-      expect((await call<{ enabled: boolean }>(ui, ui.adminToken, 'GET', `/v1/policies/${id}`)).body.enabled).toBe(
+      expect((await call<{ enabled: boolean }>(ui(), ui().adminToken, 'GET', `/v1/policies/${id}`)).body.enabled).toBe(
         false,
       );
-      await page.goto(`${ui.base}/ui/policies`);
+      await page.goto(`${ui().base}/ui/policies`);
       await page.getByRole('row').filter({ hasText: 'production needs approval' }).waitFor();
       await visited(page, 'governance-policies');
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+    });
   });
 });
 
 describe('audit trail and workers', () => {
   it('lets an admin verify the audit chain (intact), read an entry, filter and export the signed snapshot', async () => {
-    await call(ui, ui.adminToken, 'POST', '/v1/teams', { name: 'audited-team' });
-    const { page, problems, close } = await openPage(browser);
+    await call(ui(), ui().adminToken, 'POST', '/v1/teams', { name: 'audited-team' });
+    const { page, problems, close } = await openPage(browser());
     const urls: string[] = [];
     page.on('request', (r) => urls.push(r.url()));
     try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit trail' }).click();
       await page.getByRole('heading', { name: 'Audit trail', level: 1 }).waitFor();
       await page.getByRole('row').filter({ hasText: 'audited-team' }).first().waitFor();
@@ -291,35 +266,30 @@ describe('audit trail and workers', () => {
   });
 
   it('lists the embedded executor with its lease freshness', async () => {
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/workers`);
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/workers`);
       await page.getByRole('heading', { name: 'Workers', level: 1 }).waitFor();
       const row = page.locator('tr[data-worker]').first();
       await row.getByText('embedded (in-process)').waitFor();
       expect(await row.locator('[data-freshness]').getAttribute('data-freshness')).toBe('fresh');
       await page.getByText(/Embedded mode: these executors run inside/).waitFor();
       await visited(page, 'governance-workers');
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+    });
   });
 });
 
 describe('a viewer', () => {
   it('sees no create, delete or audit entries, and a clear message where the API forbids', async () => {
-    const viewer = await createUser(ui, 'gov-viewer', 'viewer');
-    const team = await call<{ id: string }>(ui, ui.adminToken, 'POST', '/v1/teams', { name: 'viewers-look' });
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'gov-viewer', viewer.password);
+    const viewer = await createUser(ui(), 'gov-viewer', 'viewer');
+    const team = await call<{ id: string }>(ui(), ui().adminToken, 'POST', '/v1/teams', { name: 'viewers-look' });
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'gov-viewer', viewer.password);
       const nav = page.getByRole('navigation', { name: 'Main' });
       await nav.getByRole('link', { name: 'Users' }).waitFor();
       expect(await nav.getByRole('link', { name: 'Audit trail' }).count()).toBe(0);
 
-      await page.goto(`${ui.base}/ui/users`);
+      await page.goto(`${ui().base}/ui/users`);
       await page.getByRole('link', { name: 'gov-viewer' }).waitFor();
       expect(await page.getByRole('button', { name: 'New user' }).count()).toBe(0);
       await visited(page, 'governance-viewer-users');
@@ -327,7 +297,7 @@ describe('a viewer', () => {
       await page.getByRole('heading', { name: 'admin', level: 1 }).waitFor();
       expect(await page.getByRole('button', { name: /Delete|Reset|Save/ }).count()).toBe(0);
 
-      await page.goto(`${ui.base}/ui/teams`);
+      await page.goto(`${ui().base}/ui/teams`);
       await page.getByRole('link', { name: 'viewers-look' }).click();
       await page.getByRole('heading', { name: 'Members' }).waitFor();
       await page.getByRole('region', { name: 'Who can use this' }).waitFor();
@@ -341,20 +311,17 @@ describe('a viewer', () => {
         ['/policies', 'governance-viewer-policies'],
         ['/audit', 'governance-viewer-audit'],
       ] as const) {
-        await page.goto(`${ui.base}/ui${path}`);
+        await page.goto(`${ui().base}/ui${path}`);
         await page.getByRole('alert').filter({ hasText: 'Not available to you' }).waitFor();
         expect(await page.getByRole('button', { name: /New|Delete|Verify|Export/ }).count()).toBe(0);
         await visited(page, name);
       }
 
-      await page.goto(`${ui.base}/ui/grants`);
+      await page.goto(`${ui().base}/ui/grants`);
       await page.getByRole('heading', { name: 'Grants', level: 1 }).waitFor();
       await page.getByText('No grants yet').waitFor();
       expect(await page.getByRole('button', { name: 'Revoke' }).count()).toBe(0);
       await visited(page, 'governance-viewer-grants');
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+    });
   });
 });

@@ -5,24 +5,22 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Browser, Page } from 'playwright-core';
-import { cleanupProcesses, tempDir, waitFor } from '../support/baton-process.js';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import type { Page } from 'playwright-core';
+import { tempDir, waitFor } from '../support/baton-process.js';
 import {
   ADMIN_PASSWORD,
   call,
   createUser,
-  launchBrowser,
   localInventory,
   openPage,
+  setupUi,
   signIn,
-  startServer,
-  type UiServer,
   visited,
+  withPage,
 } from './support/browser.js';
 
-let ui: UiServer;
-let browser: Browser;
+const { ui, browser } = setupUi();
 let repo: GitRepo;
 
 interface Named {
@@ -73,20 +71,13 @@ else:
 `;
 
 beforeAll(async () => {
-  [ui, browser] = await Promise.all([startServer(), launchBrowser()]);
   repo = makeRepo();
   repo.commit('site.yml', '- hosts: all\n  gather_facts: false\n  tasks: []\n');
   repo.commit('inventory.py', INVENTORY_SCRIPT, { executable: true });
 }, 90_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await ui?.server.stop();
-  await cleanupProcesses();
-});
-
 async function api<T>(method: string, url: string, body?: unknown): Promise<T> {
-  const r = await call<T>(ui, ui.adminToken, method, url, body);
+  const r = await call<T>(ui(), ui().adminToken, method, url, body);
   if (r.status >= 300) throw new Error(`${method} ${url}: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
 }
@@ -102,14 +93,14 @@ const fieldErrors = (page: Page, field: string) => page.locator(`[data-field="${
 
 describe('inventories', () => {
   it('keeps a syntax error at the content field and saves nothing, then shows a good one as groups and hosts', async () => {
-    const { page, problems, close } = await openPage(browser);
+    const { page, problems, close } = await openPage(browser());
     const posts: string[] = [];
     page.on('request', (r) => {
       if (r.method() === 'POST' && new URL(r.url()).pathname === '/v1/inventories') posts.push(r.url());
     });
     try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/inventories`);
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/inventories`);
       await page.getByRole('status').filter({ hasText: 'No inventories yet' }).waitFor();
       await visited(page, 'inputs-inventories-empty');
 
@@ -189,10 +180,9 @@ describe('credentials', () => {
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'ui-test', '-f', path.join(dir, 'id')]);
     const privateKey = fs.readFileSync(path.join(dir, 'id'), 'utf8');
     const keyBody = privateKey.split('\n')[1]!;
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/credentials`);
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/credentials`);
       await page.getByRole('link', { name: 'New credential' }).click();
       await page.getByRole('heading', { name: 'New credential' }).waitFor();
       await page.getByLabel('Name', { exact: true }).fill('deploy-key');
@@ -228,23 +218,19 @@ describe('credentials', () => {
       const saved = list.find((c) => c.name === 'deploy-key')!;
       expect(saved.inputs).toEqual({ username: 'ops' });
       expect(saved.secret_fields).toEqual(['private_key']);
-      await page.goto(`${ui.base}/ui/credentials`);
+      await page.goto(`${ui().base}/ui/credentials`);
       await page.getByRole('link', { name: 'deploy-key' }).waitFor();
       expect(await page.content()).not.toContain(keyBody);
       await visited(page, 'inputs-credentials-list');
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('creates an env credential from rows; renaming it with the values blank keeps them for runs', async () => {
     const secret = `value-${Date.now()}-kept-secret`;
     const other = 'another-secret-value-42';
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/credentials/new`);
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/credentials/new`);
       await page.getByLabel('Name', { exact: true }).fill('app-env');
       await page.getByLabel('Type').selectOption({ label: 'Environment variables' });
       await page.getByLabel('Variable 1 name').fill('PATH');
@@ -289,7 +275,7 @@ describe('credentials', () => {
 
       // The kept value reaches a run: the playbook compares its hash, so the secret is never in the playbook.
       const cred = (await api<Named[]>('GET', '/v1/credentials')).find((c) => c.name === 'app-env-renamed')!;
-      const inventoryId = await localInventory(ui, 'env-check', ['alpha']);
+      const inventoryId = await localInventory(ui(), 'env-check', ['alpha']);
       const digest = createHash('sha1').update(secret).digest('hex');
       const submitted = await api<{ id: string }>('POST', '/v1/runs', {
         playbook: `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.assert:\n        that: (lookup('ansible.builtin.env', 'UI_TEST_SECRET') | hash('sha1')) == '${digest}'\n`,
@@ -301,20 +287,16 @@ describe('credentials', () => {
         return r.status === 'finished' ? r : undefined;
       });
       expect(run.conclusion).toBe('succeeded');
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+    });
   });
 });
 
 describe('projects and inventory sources', () => {
   it('registers a git repository by file:// URL, shows its commit, and sync shows the new head', async () => {
     const first = repo.commit('README.md', 'playbooks\n');
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/projects`);
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/projects`);
       await page.getByRole('status').filter({ hasText: 'No projects yet' }).waitFor();
       await visited(page, 'inputs-projects-empty');
       await page.getByRole('link', { name: 'New project' }).click();
@@ -354,7 +336,7 @@ describe('projects and inventory sources', () => {
       await page.getByRole('button', { name: 'Cancel' }).click();
       await page.getByRole('heading', { name: 'playbooks' }).waitFor();
 
-      await page.goto(`${ui.base}/ui/projects`);
+      await page.goto(`${ui().base}/ui/projects`);
       const row = page.getByRole('row').filter({ hasText: 'playbooks' });
       await expect(row.innerText()).resolves.toContain(second.slice(0, 10));
       await expect(row.innerText()).resolves.toContain('Synced');
@@ -364,19 +346,15 @@ describe('projects and inventory sources', () => {
       await row.waitFor();
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
       await visited(page, 'inputs-projects-phone');
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('creates a script source, refresh shows its hosts, a failing one its error; in-use deletes say what uses them', async () => {
     const project = await api<Named>('POST', '/v1/projects', { name: 'inventory-scripts', git_url: repo.url });
-    const target = await localInventory(ui, 'cmdb', ['placeholder']);
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/inventory-sources`);
+    const target = await localInventory(ui(), 'cmdb', ['placeholder']);
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/inventory-sources`);
       await page.getByRole('status').filter({ hasText: 'No inventory sources yet' }).waitFor();
       await visited(page, 'inputs-sources-empty');
       await page.getByRole('link', { name: 'New source' }).click();
@@ -411,7 +389,7 @@ describe('projects and inventory sources', () => {
       await visited(page, 'inputs-source-refresh-failed');
       expect((await api<Array<{ name: string }>>('GET', `/v1/inventories/${target}/hosts`)).length).toBe(2);
 
-      await page.goto(`${ui.base}/ui/inventory-sources`);
+      await page.goto(`${ui().base}/ui/inventory-sources`);
       const row = page.getByRole('row').filter({ hasText: 'cmdb-script' });
       await row.locator('[data-refresh="failed"]').waitFor();
       await expect(row.innerText()).resolves.toContain('missing.py does not exist');
@@ -419,7 +397,7 @@ describe('projects and inventory sources', () => {
       await visited(page, 'inputs-sources-list');
 
       // The project is used by the source: its delete is a 409 naming the source.
-      await page.goto(`${ui.base}/ui/projects/${project.id}`);
+      await page.goto(`${ui().base}/ui/projects/${project.id}`);
       await page.getByRole('button', { name: 'Delete' }).click();
       await confirm(page, 'Delete');
       await page
@@ -428,15 +406,12 @@ describe('projects and inventory sources', () => {
         .waitFor();
       await visited(page, 'inputs-project-in-use');
 
-      await page.goto(`${ui.base}/ui/inventory-sources`);
+      await page.goto(`${ui().base}/ui/inventory-sources`);
       await page.getByRole('link', { name: 'cmdb-script' }).click();
       await page.getByRole('button', { name: 'Delete' }).click();
       await confirm(page, 'Delete');
       await page.getByRole('status').filter({ hasText: 'No inventory sources yet' }).waitFor();
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('refuses to delete a credential a project uses, saying which project', async () => {
@@ -450,29 +425,25 @@ describe('projects and inventory sources', () => {
       git_url: repo.url,
       credential_id: token.id,
     });
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/credentials/${token.id}`);
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/credentials/${token.id}`);
       await page.getByRole('heading', { name: 'git-token' }).waitFor();
       await page.getByRole('button', { name: 'Delete' }).click();
       await confirm(page, 'Delete');
       await page.getByTestId('in-use').filter({ hasText: project.id }).waitFor();
       await expect(page.getByTestId('in-use').innerText()).resolves.toContain('private-playbooks');
       await visited(page, 'inputs-credential-in-use');
-      expect((await call(ui, ui.adminToken, 'GET', `/v1/credentials/${token.id}`)).status).toBe(200);
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+      expect((await call(ui(), ui().adminToken, 'GET', `/v1/credentials/${token.id}`)).status).toBe(200);
+    });
   });
 });
 
 describe('a viewer', () => {
   it('sees the inputs granted to them without any button to change them', async () => {
-    const viewer = await createUser(ui, 'input-viewer', 'viewer');
+    const viewer = await createUser(ui(), 'input-viewer', 'viewer');
     const project = await api<Named>('POST', '/v1/projects', { name: 'viewer-project', git_url: repo.url });
-    const inventory = await localInventory(ui, 'viewer-inventory', ['v1']);
+    const inventory = await localInventory(ui(), 'viewer-inventory', ['v1']);
     const credential = await api<Named>('POST', '/v1/credentials', {
       name: 'viewer-vault',
       type: 'vault_password',
@@ -488,12 +459,12 @@ describe('a viewer', () => {
     for (const object of [project.id, inventory, credential.id, source.id])
       await api('POST', '/v1/grants', { subject: viewer.id, object, level: 'use' });
 
-    const { page, problems, close } = await openPage(browser);
+    const { page, problems, close } = await openPage(browser());
     const changeButtons = page
       .getByRole('button', { name: /^(New|Edit|Delete|Sync|Refresh|Grant|Revoke)/ })
       .or(page.getByRole('link', { name: /^(New|Edit)\b/ }));
     try {
-      await signIn(page, ui.base, 'input-viewer', viewer.password);
+      await signIn(page, ui().base, 'input-viewer', viewer.password);
       const pages: Array<[string, string]> = [
         ['/projects', 'viewer-project'],
         [`/projects/${project.id}`, 'viewer-project'],
@@ -505,7 +476,7 @@ describe('a viewer', () => {
         [`/inventory-sources/${source.id}`, 'viewer-source'],
       ];
       for (const [url, name] of pages) {
-        await page.goto(`${ui.base}/ui${url}`);
+        await page.goto(`${ui().base}/ui${url}`);
         const detail = url.split('/').length > 2;
         if (detail) {
           await page.getByRole('heading', { name, exact: true }).waitFor();

@@ -6,19 +6,18 @@ import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Browser, Page } from 'playwright-core';
-import { cleanupProcesses, tempDir, waitFor } from '../support/baton-process.js';
+import type { Page } from 'playwright-core';
+import { tempDir, waitFor } from '../support/baton-process.js';
 import {
   ADMIN_PASSWORD,
   call,
   createUser,
-  launchBrowser,
   localInventory,
   openPage,
+  setupUi,
   signIn,
-  startServer,
-  type UiServer,
   visited,
+  withPage,
 } from './support/browser.js';
 
 const PLAYBOOK = `- hosts: all
@@ -43,14 +42,13 @@ interface RunView {
   survey_answers: Record<string, unknown> | null;
 }
 
-let ui: UiServer;
-let browser: Browser;
+const { ui, browser } = setupUi();
 let inventoryId: string;
 let repoDir: string;
 
 /** An admin API call that must succeed. */
-async function api<T>(method: string, url: string, body?: unknown, token = ui.adminToken): Promise<T> {
-  const r = await call<T>(ui, token, method, url, body);
+async function api<T>(method: string, url: string, body?: unknown, token = ui().adminToken): Promise<T> {
+  const r = await call<T>(ui(), token, method, url, body);
   if (r.status >= 300) throw new Error(`${method} ${url}: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
 }
@@ -92,14 +90,10 @@ const SURVEY = [
 
 beforeAll(async () => {
   repoDir = makeRepo();
-  [ui, browser] = await Promise.all([startServer(), launchBrowser()]);
-  inventoryId = await localInventory(ui, 'local', ['alpha']);
+  inventoryId = await localInventory(ui(), 'local', ['alpha']);
 }, 90_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await ui?.server.stop();
-  await cleanupProcesses();
   if (repoDir) fs.rmSync(path.dirname(repoDir), { recursive: true, force: true });
 });
 
@@ -112,10 +106,9 @@ describe('templates', () => {
       survey: SURVEY,
       allow_overrides: ['limit'],
     });
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/templates`);
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/templates`);
       await page.getByRole('link', { name: 'deploy web', exact: true }).click();
       await page.getByRole('heading', { name: 'deploy web' }).waitFor();
       // The password default is never shown, only that one is set.
@@ -173,17 +166,13 @@ describe('templates', () => {
       expect(run.survey_answers).toEqual({ region: 'us', count: 3, dry: false, extras: ['metrics'] });
       expect(run.extra_vars).toMatchObject({ region: 'us', count: 3, db_password: '$encrypted$' });
       expect(await api<RunView[]>('GET', `/v1/runs?template=${tpl.id}`)).toHaveLength(1);
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('creates a template with a survey in the form; the API keeps what was typed', async () => {
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/templates/new`);
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/templates/new`);
       await page.getByRole('heading', { name: 'New template' }).waitFor();
       await page.getByLabel('Name', { exact: true }).fill('ping fleet');
       await page.getByLabel('Playbook (YAML)').fill(PING);
@@ -211,19 +200,15 @@ describe('templates', () => {
       expect(saved.survey).toEqual([
         { variable: 'batch', question: 'Batch size', type: 'integer', required: false, default: 2, min: 1, max: 10 },
       ]);
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+    });
   });
 });
 
 describe('pipelines', () => {
   it('builds two steps in the step editor, reorders them and submits them as one pipeline', async () => {
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/pipelines`);
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/pipelines`);
       await page.getByRole('heading', { name: 'Pipelines' }).waitFor();
       await visited(page, 'pipelines-empty');
       await page.getByRole('link', { name: 'New pipeline' }).click();
@@ -251,22 +236,18 @@ describe('pipelines', () => {
       });
       expect([done.kind, done.conclusion]).toEqual(['pipeline', 'succeeded']);
 
-      await page.goto(`${ui.base}/ui/pipelines`);
+      await page.goto(`${ui().base}/ui/pipelines`);
       await page.getByRole('link', { name: 'release' }).waitFor();
       await visited(page, 'pipelines');
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+    });
   });
 });
 
 describe('schedules', () => {
   it('creates a schedule: its cron in words, and the next five times the API computes, in its zone', async () => {
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/schedules`);
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/schedules`);
       await page.getByText('No schedules yet').waitFor();
       await visited(page, 'schedules-empty');
       await page.getByRole('link', { name: 'New schedule' }).click();
@@ -313,13 +294,10 @@ describe('schedules', () => {
         next_runs: [],
       });
 
-      await page.goto(`${ui.base}/ui/schedules`);
+      await page.goto(`${ui().base}/ui/schedules`);
       await page.getByRole('link', { name: 'weekday mornings' }).waitFor();
       await visited(page, 'schedules');
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+    });
   });
 });
 
@@ -339,10 +317,9 @@ describe('triggers', () => {
 
   it('shows the hook URL and secret once; rotate shows a new one once; settings and delete', async () => {
     const project = await api<Named>('POST', '/v1/projects', { name: 'web repo', git_url: `file://${repoDir}` });
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/triggers`);
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/triggers`);
       await page.getByText('No triggers yet').waitFor();
       await visited(page, 'triggers-empty');
       await page.getByRole('link', { name: 'New trigger' }).click();
@@ -372,7 +349,7 @@ describe('triggers', () => {
       await page.getByRole('heading', { name: 'on push to main' }).waitFor();
       const triggerPath = uiPath(page);
       expect(await secretShown.count()).toBe(0);
-      await page.goto(`${ui.base}/ui/triggers`);
+      await page.goto(`${ui().base}/ui/triggers`);
       await page.getByRole('link', { name: 'on push to main' }).click();
       await page.getByRole('heading', { name: 'on push to main' }).waitFor();
       expect(uiPath(page)).toBe(triggerPath);
@@ -391,7 +368,7 @@ describe('triggers', () => {
       await visited(page, 'trigger-rotated-secret');
       expect(await deliver(hookUrl, secret)).toBe(401);
       expect(await deliver(hookUrl, rotated)).toBe(202);
-      await page.goto(`${ui.base}/ui/triggers`);
+      await page.goto(`${ui().base}/ui/triggers`);
       await page.getByRole('link', { name: 'on push to main' }).click();
       await page.getByRole('heading', { name: 'on push to main' }).waitFor();
       expect(await secretShown.count()).toBe(0);
@@ -410,17 +387,14 @@ describe('triggers', () => {
       await page.getByRole('button', { name: 'Delete' }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
       await page.getByText('No triggers yet').waitFor();
-      expect((await call(ui, ui.adminToken, 'GET', `/v1/triggers/${id}`)).status).toBe(404);
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+      expect((await call(ui(), ui().adminToken, 'GET', `/v1/triggers/${id}`)).status).toBe(404);
+    });
   });
 });
 
 describe('a viewer', () => {
   it('sees templates, pipelines, schedules and triggers without create, launch, edit or delete buttons', async () => {
-    const viewer = await createUser(ui, 'launch-viewer', 'viewer');
+    const viewer = await createUser(ui(), 'launch-viewer', 'viewer');
     const tpl = await api<Named>('POST', '/v1/templates', {
       name: 'viewable template',
       kind: 'run',
@@ -433,7 +407,7 @@ describe('a viewer', () => {
     });
     for (const object of [tpl.id, sch.id])
       await api('POST', '/v1/grants', { subject: viewer.id, object, level: 'use' });
-    const { page, problems, close } = await openPage(browser);
+    const { page, problems, close } = await openPage(browser());
     // Only the page's own actions count (the navigation's "Launch" section is not a button).
     const none = async (name: string | RegExp) => {
       const main = page.getByRole('main');
@@ -443,8 +417,8 @@ describe('a viewer', () => {
       );
     };
     try {
-      await signIn(page, ui.base, 'launch-viewer', viewer.password);
-      await page.goto(`${ui.base}/ui/templates`);
+      await signIn(page, ui().base, 'launch-viewer', viewer.password);
+      await page.goto(`${ui().base}/ui/templates`);
       await page.getByRole('link', { name: 'viewable template', exact: true }).waitFor();
       await none('New template');
       await none(/^Launch/);
@@ -455,20 +429,20 @@ describe('a viewer', () => {
       for (const name of ['Launch', 'Edit', 'Delete']) await none(name);
       await visited(page, 'viewer-template-detail');
 
-      await page.goto(`${ui.base}/ui/schedules`);
+      await page.goto(`${ui().base}/ui/schedules`);
       await page.getByRole('link', { name: 'viewable schedule' }).click();
       await page.getByRole('heading', { name: 'viewable schedule' }).waitFor();
       for (const name of ['Disable', 'Enable', 'Edit', 'Delete']) await none(name);
       await visited(page, 'viewer-schedule-detail');
-      await page.goto(`${ui.base}/ui/schedules`);
+      await page.goto(`${ui().base}/ui/schedules`);
       await page.getByRole('link', { name: 'viewable schedule' }).waitFor();
       await none('New schedule');
 
-      await page.goto(`${ui.base}/ui/pipelines`);
+      await page.goto(`${ui().base}/ui/pipelines`);
       await page.getByRole('heading', { name: 'Pipelines' }).waitFor();
       await none('New pipeline');
       await visited(page, 'viewer-pipelines');
-      await page.goto(`${ui.base}/ui/triggers`);
+      await page.goto(`${ui().base}/ui/triggers`);
       await page.getByText('No triggers yet').waitFor();
       await none('New trigger');
       await visited(page, 'viewer-triggers');

@@ -1,61 +1,49 @@
 // Runs in the web UI: submitting through the form (browser-side and server-side errors next to their fields), the
 // history's filters kept in the address, cursor paging, live status, and the approval queue with four eyes.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { Run } from '@baton/contracts';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { cleanupProcesses, tempDir, waitFor } from '../support/baton-process.js';
+import { tempDir, waitFor } from '../support/baton-process.js';
 import {
   ADMIN_PASSWORD,
   call,
   createUser,
-  launchBrowser,
   localInventory,
   openPage,
+  setupUi,
   signIn,
-  startServer,
   tokenFor,
-  type UiServer,
   visited,
   WAIT_MS,
+  withPage,
 } from './support/browser.js';
 
-let ui: UiServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  [ui, browser] = await Promise.all([startServer(), launchBrowser()]);
-}, 90_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await ui?.server.stop();
-  await cleanupProcesses();
-});
+const { ui, browser } = setupUi();
 
 const PING = `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.ping:\n`;
 /** No embedded executor holds this worker label: a run asking for it stays pending and costs no ansible. */
 const PARKED = ['parked-for-ui-test'];
 
 async function submit(token: string, body: Record<string, unknown>): Promise<Run> {
-  const r = await call<Run>(ui, token, 'POST', '/v1/runs', body);
+  const r = await call<Run>(ui(), token, 'POST', '/v1/runs', body);
   if (r.status !== 201) throw new Error(`submit: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
 }
 
 async function finished(id: string): Promise<Run> {
   return waitFor(`run ${id} to finish`, async () => {
-    const r = await call<Run>(ui, ui.adminToken, 'GET', `/v1/runs/${id}`);
+    const r = await call<Run>(ui(), ui().adminToken, 'GET', `/v1/runs/${id}`);
     return r.body.status === 'finished' ? r.body : undefined;
   });
 }
 
 /** A run that stays pending (parked), then canceled: finished/canceled without running ansible. */
 async function canceledRun(inventory_id: string): Promise<Run> {
-  const run = await submit(ui.adminToken, { playbook: PING, inventory_id, labels: PARKED });
-  const c = await call<Run>(ui, ui.adminToken, 'POST', `/v1/runs/${run.id}/cancel`);
+  const run = await submit(ui().adminToken, { playbook: PING, inventory_id, labels: PARKED });
+  const c = await call<Run>(ui(), ui().adminToken, 'POST', `/v1/runs/${run.id}/cancel`);
   expect(c.status).toBe(200);
   return c.body;
 }
@@ -112,10 +100,9 @@ const search = (page: Page) => new URL(page.url()).searchParams;
 
 describe('submitting a run', () => {
   it('submits an inline playbook with YAML vars against a stored inventory and lands on the run', async () => {
-    await localInventory(ui, 'form-local');
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
+    await localInventory(ui(), 'form-local');
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
       await page.getByRole('link', { name: 'New run' }).click();
       await page.getByRole('heading', { name: 'New run' }).waitFor();
       expect(pathOf(page)).toBe('/ui/runs/new');
@@ -139,18 +126,14 @@ describe('submitting a run', () => {
       expect(run.playbook).toBe('(inline)');
       expect(run.conclusion).toBe('succeeded');
       expect(run.host_summary).toMatchObject({ total: 2, ok: 2, failed: 0, unreachable: 0 });
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('shows a vars parse error next to the field and sends nothing', async () => {
-    await localInventory(ui, 'vars-local');
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/runs/new`);
+    await localInventory(ui(), 'vars-local');
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/runs/new`);
       const posts: string[] = [];
       page.on('request', (req) => {
         if (req.method() === 'POST' && new URL(req.url()).pathname === '/v1/runs') posts.push(req.url());
@@ -170,18 +153,14 @@ describe('submitting a run', () => {
       await err.filter({ hasText: /mapping of variable names/ }).waitFor();
       await visited(page, 'runs-new-vars-error');
       expect(posts).toEqual([]);
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it("shows the server's 400s next to their fields: no inventory, a limit reading a file, too many shards", async () => {
-    await localInventory(ui, 'bad-local');
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/runs/new`);
+    await localInventory(ui(), 'bad-local');
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/runs/new`);
       await page.getByLabel('Playbook YAML').fill(PING);
       const answer = () =>
         page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/v1/runs');
@@ -219,25 +198,21 @@ describe('submitting a run', () => {
         .filter({ hasText: /5 shards need at least 5 hosts/ })
         .waitFor();
       expect(pathOf(page)).toBe('/ui/runs/new');
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it("runs a project's playbook at a tag in check mode; a path missing at the commit shows at the path field", async () => {
     const repo = taggedRepo();
-    const project = await call<{ id: string }>(ui, ui.adminToken, 'POST', '/v1/projects', {
+    const project = await call<{ id: string }>(ui(), ui().adminToken, 'POST', '/v1/projects', {
       name: 'playbooks',
       git_url: repo.url,
       branch: 'main',
     });
     expect(project.status).toBe(201);
-    await localInventory(ui, 'project-local');
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/runs/new`);
+    await localInventory(ui(), 'project-local');
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/runs/new`);
       await page.getByLabel('A playbook in a project (git)').check();
       await page.getByLabel('Project', { exact: true }).selectOption({ label: 'playbooks' });
       await page.getByLabel('Inventory', { exact: true }).selectOption({ label: 'project-local' });
@@ -266,30 +241,27 @@ describe('submitting a run', () => {
       });
 
       // The history shows the project at the commit the tag resolved to.
-      await page.goto(`${ui.base}/ui/runs?project=${project.body.id}`);
+      await page.goto(`${ui().base}/ui/runs?project=${project.body.id}`);
       await expectRows(page, [run.id]);
       const row = page.locator(`tr[data-run="${run.id}"]`);
       await row.getByText(`playbooks@${repo.tagged.slice(0, 8)}`).waitFor();
       await row.getByText('check mode').waitFor();
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+    });
   });
 });
 
 describe('run history', () => {
   it('filters by inventory, conclusion, host, since and status, kept in the address through a reload', async () => {
-    const inv = await localInventory(ui, 'filters-local');
-    const succeeded = await submit(ui.adminToken, { playbook: PING, inventory_id: inv });
+    const inv = await localInventory(ui(), 'filters-local');
+    const succeeded = await submit(ui().adminToken, { playbook: PING, inventory_id: inv });
     const canceled = await canceledRun(inv);
-    const pending = await submit(ui.adminToken, { playbook: PING, inventory_id: inv, labels: PARKED });
+    const pending = await submit(ui().adminToken, { playbook: PING, inventory_id: inv, labels: PARKED });
     expect((await finished(succeeded.id)).conclusion).toBe('succeeded');
 
-    const { page, problems, close } = await openPage(browser);
+    const { page, problems, close } = await openPage(browser());
     try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/runs`);
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/runs`);
       await page.getByRole('heading', { name: 'Runs', level: 1 }).waitFor();
       await page.getByLabel('Inventory').selectOption({ label: 'filters-local' });
       await expectRows(page, [succeeded.id, canceled.id, pending.id]);
@@ -344,19 +316,19 @@ describe('run history', () => {
       expect(problems).toEqual([]);
     } finally {
       await close();
-      await call(ui, ui.adminToken, 'POST', `/v1/runs/${pending.id}/cancel`);
+      await call(ui(), ui().adminToken, 'POST', `/v1/runs/${pending.id}/cancel`);
     }
   });
 
   it('pages through the cursor with Load more', async () => {
-    const inv = await localInventory(ui, 'paging-local');
+    const inv = await localInventory(ui(), 'paging-local');
     const runs: Run[] = [];
     for (let i = 0; i < 5; i++) runs.push(await canceledRun(inv));
     const newestFirst = runs.map((r) => r.id).reverse();
-    const { page, problems, close } = await openPage(browser);
+    const { page, problems, close } = await openPage(browser());
     try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/runs?inventory=${inv}&limit=2`);
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/runs?inventory=${inv}&limit=2`);
       await expectRows(page, newestFirst.slice(0, 2));
       const more = page.getByRole('button', { name: 'Load more' });
       await more.click();
@@ -379,11 +351,10 @@ describe('run history', () => {
   });
 
   it('shows a run submitted elsewhere and follows its status without a reload', async () => {
-    const inv = await localInventory(ui, 'live-local');
-    const { page, problems, close } = await openPage(browser);
-    try {
-      await signIn(page, ui.base, 'admin', ADMIN_PASSWORD);
-      await page.goto(`${ui.base}/ui/runs?inventory=${inv}`);
+    const inv = await localInventory(ui(), 'live-local');
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/runs?inventory=${inv}`);
       await page.getByText('No runs match these filters').waitFor();
       const marker = await page.evaluate(() => {
         (window as unknown as { stayed: boolean }).stayed = true;
@@ -391,7 +362,7 @@ describe('run history', () => {
       });
       expect(marker).toBe(true);
 
-      const run = await submit(ui.adminToken, { playbook: PING, inventory_id: inv });
+      const run = await submit(ui().adminToken, { playbook: PING, inventory_id: inv });
       const row = page.locator(`tr[data-run="${run.id}"]`);
       await row.waitFor();
       await row.locator('[data-status="succeeded"]').waitFor();
@@ -399,19 +370,16 @@ describe('run history', () => {
       // Same document all along: no reload happened.
       expect(await page.evaluate(() => (window as unknown as { stayed?: boolean }).stayed)).toBe(true);
       await visited(page, 'runs-history-live');
-      expect(problems).toEqual([]);
-    } finally {
-      await close();
-    }
+    });
   });
 });
 
 describe('approvals', () => {
   it('a held run waits for an approver (not its submitter), who approves it from the queue; it then runs', async () => {
-    const inv = await localInventory(ui, 'gated-local');
-    const alice = await createUser(ui, 'alice', 'operator');
-    const bob = await createUser(ui, 'bob', 'operator');
-    const policy = await call<{ id: string }>(ui, ui.adminToken, 'POST', '/v1/policies', {
+    const inv = await localInventory(ui(), 'gated-local');
+    const alice = await createUser(ui(), 'alice', 'operator');
+    const bob = await createUser(ui(), 'bob', 'operator');
+    const policy = await call<{ id: string }>(ui(), ui().adminToken, 'POST', '/v1/policies', {
       name: 'gated inventory needs bob',
       match: { inventories: [inv] },
       approvers: { users: [bob.id] },
@@ -419,17 +387,21 @@ describe('approvals', () => {
       expires_after_s: 3600,
     });
     expect(policy.status).toBe(201);
-    const grant = await call(ui, ui.adminToken, 'POST', '/v1/grants', { subject: alice.id, object: inv, level: 'use' });
+    const grant = await call(ui(), ui().adminToken, 'POST', '/v1/grants', {
+      subject: alice.id,
+      object: inv,
+      level: 'use',
+    });
     expect(grant.status).toBe(201);
     try {
-      const aliceToken = await tokenFor(ui, 'alice', alice.password);
+      const aliceToken = await tokenFor(ui(), 'alice', alice.password);
       const held = await submit(aliceToken, { playbook: PING, inventory_id: inv });
       expect(held.status).toBe('held');
 
       // The submitter: nothing awaits her (four eyes), so no approve button anywhere in her queue.
-      const a = await openPage(browser);
+      const a = await openPage(browser());
       try {
-        await signIn(a.page, ui.base, 'alice', alice.password);
+        await signIn(a.page, ui().base, 'alice', alice.password);
         await a.page.getByRole('link', { name: 'Approvals' }).click();
         await a.page.getByText('Nothing awaits your approval').waitFor();
         expect(await a.page.getByRole('button', { name: /Approve|Decide/ }).count()).toBe(0);
@@ -439,10 +411,10 @@ describe('approvals', () => {
         await a.close();
       }
 
-      const b = await openPage(browser);
+      const b = await openPage(browser());
       try {
-        await signIn(b.page, ui.base, 'bob', bob.password);
-        await b.page.goto(`${ui.base}/ui/approvals`);
+        await signIn(b.page, ui().base, 'bob', bob.password);
+        await b.page.goto(`${ui().base}/ui/approvals`);
         const row = b.page.locator(`tr[data-run="${held.id}"]`);
         await row.waitFor();
         await row.getByText('gated inventory needs bob').waitFor();
@@ -465,31 +437,31 @@ describe('approvals', () => {
       expect(done.conclusion).toBe('succeeded');
       expect(done.approvals).toMatchObject([{ username: 'bob', decision: 'approve', comment: 'looks fine' }]);
     } finally {
-      await call(ui, ui.adminToken, 'DELETE', `/v1/policies/${policy.body.id}`);
+      await call(ui(), ui().adminToken, 'DELETE', `/v1/policies/${policy.body.id}`);
     }
   });
 
   it('a viewer sees runs but no New run button, no submit form and no actions, even on a held run', async () => {
-    const victor = await createUser(ui, 'victor', 'viewer');
-    const inv = await localInventory(ui, 'viewer-local');
-    const grant = await call(ui, ui.adminToken, 'POST', '/v1/grants', {
+    const victor = await createUser(ui(), 'victor', 'viewer');
+    const inv = await localInventory(ui(), 'viewer-local');
+    const grant = await call(ui(), ui().adminToken, 'POST', '/v1/grants', {
       subject: victor.id,
       object: inv,
       level: 'use',
     });
     expect(grant.status).toBe(201);
-    const policy = await call<{ id: string }>(ui, ui.adminToken, 'POST', '/v1/policies', {
+    const policy = await call<{ id: string }>(ui(), ui().adminToken, 'POST', '/v1/policies', {
       name: 'admins decide',
       match: { inventories: [inv] },
       approvers: { roles: ['admin'] },
     });
     expect(policy.status).toBe(201);
-    const held = await submit(ui.adminToken, { playbook: PING, inventory_id: inv });
+    const held = await submit(ui().adminToken, { playbook: PING, inventory_id: inv });
     expect(held.status).toBe('held');
-    const { page, problems, close } = await openPage(browser);
+    const { page, problems, close } = await openPage(browser());
     try {
-      await signIn(page, ui.base, 'victor', victor.password);
-      await page.goto(`${ui.base}/ui/runs`);
+      await signIn(page, ui().base, 'victor', victor.password);
+      await page.goto(`${ui().base}/ui/runs`);
       await page.getByRole('heading', { name: 'Runs', level: 1 }).waitFor();
       const row = page.locator(`tr[data-run="${held.id}"]`);
       await row.locator('[data-status="held"]').waitFor();
@@ -505,19 +477,19 @@ describe('approvals', () => {
       expect(await page.getByRole('button', { name: actions }).count()).toBe(0);
       await visited(page, 'run-page-viewer');
 
-      await page.goto(`${ui.base}/ui/runs/new`);
+      await page.goto(`${ui().base}/ui/runs/new`);
       await page.getByText('Submitting runs needs the operator or admin role').waitFor();
       expect(await page.getByRole('button', { name: 'Submit run' }).count()).toBe(0);
       await visited(page, 'runs-new-viewer');
 
-      await page.goto(`${ui.base}/ui/approvals`);
+      await page.goto(`${ui().base}/ui/approvals`);
       await page.getByText('Nothing awaits your approval').waitFor();
       await visited(page, 'approvals-viewer');
       expect(problems).toEqual([]);
     } finally {
       await close();
-      await call(ui, ui.adminToken, 'POST', `/v1/runs/${held.id}/cancel`);
-      await call(ui, ui.adminToken, 'DELETE', `/v1/policies/${policy.body.id}`);
+      await call(ui(), ui().adminToken, 'POST', `/v1/runs/${held.id}/cancel`);
+      await call(ui(), ui().adminToken, 'DELETE', `/v1/policies/${policy.body.id}`);
     }
   });
 });

@@ -3,9 +3,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { expect } from '@jest/globals';
+import { afterAll, beforeAll, expect } from '@jest/globals';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { ADMIN_PASSWORD, call, freshEnv, login, ROOT, serve, type Server } from '../../support/baton-process.js';
+import {
+  ADMIN_PASSWORD,
+  call,
+  cleanupProcesses,
+  freshEnv,
+  login,
+  ROOT,
+  serve,
+  type Server,
+} from '../../support/baton-process.js';
 
 export { ADMIN_PASSWORD, call };
 const CHROMIUM = process.env.BATON_TEST_CHROMIUM ?? '/usr/bin/chromium';
@@ -57,6 +66,45 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
+/** How a test file's server starts: extra environment, and a fixed port when something must know it first. */
+export interface UiServerOptions {
+  env?: Record<string, string>;
+  port?: number;
+}
+
+export interface UiSuite {
+  /** the file's server (started in beforeAll) */
+  ui(): UiServer;
+  /** the file's browser (launched in beforeAll) */
+  browser(): Browser;
+}
+
+/**
+ * One server and one browser for a test file: started side by side before its tests, stopped after them, then any
+ * process a test left behind is cleaned up. `options` may be a function run first (e.g. to start an OIDC issuer the
+ * server's environment names); a file's own set-up and tear-down go in its own beforeAll/afterAll, after this call.
+ */
+export function setupUi(options: UiServerOptions | (() => Promise<UiServerOptions>) = {}): UiSuite {
+  let ui: UiServer | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    const serverStart = (typeof options === 'function' ? options() : Promise.resolve(options)).then((o) =>
+      startServer(o.env, o.port),
+    );
+    [ui, browser] = await Promise.all([serverStart, launchBrowser()]);
+  }, 90_000);
+  afterAll(async () => {
+    await browser?.close();
+    await ui?.server.stop();
+    await cleanupProcesses();
+  });
+  const started = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`the ${what} is not started (setupUi's beforeAll has not run or failed)`);
+    return value;
+  };
+  return { ui: () => started(ui, 'server'), browser: () => started(browser, 'browser') };
+}
+
 export interface UiPage {
   page: Page;
   context: BrowserContext;
@@ -84,6 +132,24 @@ export async function openPage(browser: Browser, opts: { width?: number; height?
     if (res.status() >= 500) problems.push(`HTTP ${res.status()} for ${res.url()}`);
   });
   return { page, context, problems, close: () => context.close() };
+}
+
+/**
+ * Runs `use` on a fresh page (see openPage) and closes the page afterwards; the test fails if the page saw any
+ * problem (an uncaught error, a console error such as a CSP violation, a 5xx answer).
+ */
+export async function withPage(
+  browser: Browser,
+  use: (page: Page) => Promise<void>,
+  opts: { width?: number; height?: number } = {},
+): Promise<void> {
+  const { page, problems, close } = await openPage(browser, opts);
+  try {
+    await use(page);
+    expect(problems).toEqual([]);
+  } finally {
+    await close();
+  }
 }
 
 /** Signs in through the sign-in form and waits for the signed-in frame. */
