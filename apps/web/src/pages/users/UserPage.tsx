@@ -10,7 +10,7 @@ import { DeleteButton, NotLoaded, useDeleteObject } from '../../ui/ObjectPage';
 import { Time } from '../../ui/Time';
 import { generatePassword } from './password';
 import { type PasswordChoice, PasswordFields } from './PasswordFields';
-import { ROLE_WORDS } from './roles';
+import { RoleField } from './RoleField';
 
 type UpdateBody = { role?: Role; email?: string | null; password?: string };
 
@@ -96,15 +96,7 @@ function EditUser({ user }: { user: User }) {
   return (
     <form className="card" onSubmit={submit} noValidate aria-label="Role and e-mail">
       <h2>Role and e-mail</h2>
-      <Field label="Role" name="role" error={update.error} hint={ROLE_WORDS[role]}>
-        {(p) => (
-          <select {...p} value={role} onChange={(e) => setRole(e.target.value as Role)}>
-            <option value="viewer">viewer</option>
-            <option value="operator">operator</option>
-            <option value="admin">admin</option>
-          </select>
-        )}
-      </Field>
+      <RoleField value={role} onChange={setRole} error={update.error} />
       {role !== user.role && roleRank(role) < roleRank(user.role) ? (
         <p className="banner banner-warn">
           Their API tokens issued at a higher role stop working while the role is lower (they work again if it is

@@ -11,7 +11,7 @@ import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
 import { generatePassword } from './password';
 import { type PasswordChoice, PasswordFields } from './PasswordFields';
-import { ROLE_WORDS } from './roles';
+import { RoleField } from './RoleField';
 
 export default function UsersPage() {
   const isAdmin = useHasRole('admin');
@@ -123,15 +123,7 @@ function CreateUser({
           <input {...p} autoComplete="off" value={username} onChange={(e) => setUsername(e.target.value)} autoFocus />
         )}
       </Field>
-      <Field label="Role" name="role" error={create.error} hint={ROLE_WORDS[role]}>
-        {(p) => (
-          <select {...p} value={role} onChange={(e) => setRole(e.target.value as Role)}>
-            <option value="viewer">viewer</option>
-            <option value="operator">operator</option>
-            <option value="admin">admin</option>
-          </select>
-        )}
-      </Field>
+      <RoleField value={role} onChange={setRole} error={create.error} />
       <Field label="E-mail (optional)" name="email" error={create.error}>
         {(p) => <input {...p} type="email" value={email} onChange={(e) => setEmail(e.target.value)} />}
       </Field>
