@@ -34,16 +34,22 @@ export function Field({ label, name, error, hint, localErrors = [], children }: 
           {hint}
         </div>
       ) : null}
-      {messages.length ? (
-        // role=alert on the <ul> itself would strip its list semantics (axe: listitem), so it wraps the list.
-        <div id={errId} role="alert">
-          <ul className="field-errors">
-            {messages.map((m, i) => (
-              <li key={i}>{m}</li>
-            ))}
-          </ul>
-        </div>
-      ) : null}
+      <FieldMessages id={errId} messages={messages} />
+    </div>
+  );
+}
+
+/** A field's error messages, announced as they appear (nothing when there are none). */
+export function FieldMessages({ id, messages }: { id?: string; messages: string[] }) {
+  if (!messages.length) return null;
+  // role=alert on the <ul> itself would strip its list semantics (axe: listitem), so it wraps the list.
+  return (
+    <div id={id} role="alert">
+      <ul className="field-errors">
+        {messages.map((m, i) => (
+          <li key={i}>{m}</li>
+        ))}
+      </ul>
     </div>
   );
 }

@@ -1,6 +1,6 @@
 // The variables of an env credential: NAME = value rows. Values are secret: on edit only the names are known.
 import { useId } from 'react';
-import { asApiError } from '../../ui/forms';
+import { asApiError, FieldMessages } from '../../ui/forms';
 
 export interface EnvRow {
   name: string;
@@ -73,16 +73,7 @@ export function EnvRows({ rows, onChange, editing, error, localError }: EnvRowsP
           Add variable
         </button>
       </div>
-      {messages.length ? (
-        // role=alert on the <ul> would strip its list semantics, so it wraps the list (as <Field> does).
-        <div id={`${id}-err`} role="alert">
-          <ul className="field-errors">
-            {messages.map((m, i) => (
-              <li key={i}>{m}</li>
-            ))}
-          </ul>
-        </div>
-      ) : null}
+      <FieldMessages id={`${id}-err`} messages={messages} />
     </fieldset>
   );
 }

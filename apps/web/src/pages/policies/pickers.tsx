@@ -1,6 +1,7 @@
 // Choosing several objects (projects, templates, inventories, users, teams) from the API's paged lists.
 import { qs } from '../../api/client';
 import { usePagedList } from '../../api/hooks';
+import { FieldMessages } from '../../ui/forms';
 
 interface Named {
   id: string;
@@ -85,15 +86,7 @@ export function CheckboxGroup<T extends string>({
           {o}
         </label>
       ))}
-      {errors.length ? (
-        <div role="alert">
-          <ul className="field-errors">
-            {errors.map((m, i) => (
-              <li key={i}>{m}</li>
-            ))}
-          </ul>
-        </div>
-      ) : null}
+      <FieldMessages messages={errors} />
     </fieldset>
   );
 }

@@ -1,7 +1,7 @@
 // Credentials for a run: a checkbox per credential the caller may use (ssh keys, become and vault passwords, env).
 import { useId } from 'react';
 import { Link } from 'wouter';
-import { asApiError } from '../../ui/forms';
+import { asApiError, FieldMessages } from '../../ui/forms';
 import { useCredentials } from './lookups';
 
 /** The credential types a run accepts (others belong to projects and inventory sources). */
@@ -49,13 +49,7 @@ export function CredentialChoice({
           ))}
         </div>
       )}
-      {messages.length ? (
-        <ul className="field-errors" id={errId} role="alert">
-          {messages.map((m, i) => (
-            <li key={i}>{m}</li>
-          ))}
-        </ul>
-      ) : null}
+      <FieldMessages id={errId} messages={messages} />
     </fieldset>
   );
 }

@@ -1,6 +1,6 @@
 // A group of controls under one legend (checkboxes, radios) with the API's messages for its path, like <Field>.
 import type { ReactNode } from 'react';
-import { asApiError } from '../../../ui/forms';
+import { asApiError, FieldMessages } from '../../../ui/forms';
 
 export function FieldGroup({
   legend,
@@ -23,13 +23,7 @@ export function FieldGroup({
       <legend>{legend}</legend>
       {children}
       {hint ? <div className="hint">{hint}</div> : null}
-      {messages.length ? (
-        <ul className="field-errors" role="alert">
-          {messages.map((m, i) => (
-            <li key={i}>{m}</li>
-          ))}
-        </ul>
-      ) : null}
+      <FieldMessages messages={messages} />
     </fieldset>
   );
 }
