@@ -1,7 +1,7 @@
 // The policy editor: what runs it holds (match), who may approve them, how many approvals, and when they expire.
 import { type FormEvent, useState } from 'react';
 import { asApiError, Field, FormError, SubmitRow } from '../../ui/forms';
-import { CheckboxGroup, MultiPicker } from './pickers';
+import { CheckboxGroup, PickerField } from './pickers';
 import { EXPIRY_UNITS, type ExpiryUnit, ORIGINS, type PolicyDraft, ROLES } from './policy-draft';
 
 const FIELDS = ['name', 'description', 'enabled', 'match', 'approvers', 'min_approvals', 'expires_after_s'];
@@ -59,26 +59,31 @@ export function PolicyForm({
           Every field given must hold; within a field, any item will do. Leave everything empty to hold every run.
         </p>
         <div className="policy-grid">
-          <Field label="Projects" name="match.projects" error={error} hint="Ctrl/⌘-click to choose several">
-            {(p) => (
-              <MultiPicker collection="projects" value={d.projects} onChange={set('projects')} controlProps={p} />
-            )}
-          </Field>
-          <Field label="Templates" name="match.templates" error={error}>
-            {(p) => (
-              <MultiPicker collection="templates" value={d.templates} onChange={set('templates')} controlProps={p} />
-            )}
-          </Field>
-          <Field label="Inventories" name="match.inventories" error={error}>
-            {(p) => (
-              <MultiPicker
-                collection="inventories"
-                value={d.inventories}
-                onChange={set('inventories')}
-                controlProps={p}
-              />
-            )}
-          </Field>
+          <PickerField
+            label="Projects"
+            name="match.projects"
+            error={error}
+            hint="Ctrl/⌘-click to choose several"
+            collection="projects"
+            value={d.projects}
+            onChange={set('projects')}
+          />
+          <PickerField
+            label="Templates"
+            name="match.templates"
+            error={error}
+            collection="templates"
+            value={d.templates}
+            onChange={set('templates')}
+          />
+          <PickerField
+            label="Inventories"
+            name="match.inventories"
+            error={error}
+            collection="inventories"
+            value={d.inventories}
+            onChange={set('inventories')}
+          />
           <Field
             label="Playbooks (globs)"
             name="match.playbooks"
@@ -149,26 +154,23 @@ export function PolicyForm({
             onChange={set('approverRoles')}
             errors={errorsAt('approvers.roles')}
           />
-          <Field label="Users" name="approvers.users" error={error}>
-            {(p) => (
-              <MultiPicker
-                collection="users"
-                value={d.approverUsers}
-                onChange={set('approverUsers')}
-                controlProps={p}
-              />
-            )}
-          </Field>
-          <Field label="Teams" name="approvers.teams" error={error} hint="Any member may approve">
-            {(p) => (
-              <MultiPicker
-                collection="teams"
-                value={d.approverTeams}
-                onChange={set('approverTeams')}
-                controlProps={p}
-              />
-            )}
-          </Field>
+          <PickerField
+            label="Users"
+            name="approvers.users"
+            error={error}
+            collection="users"
+            value={d.approverUsers}
+            onChange={set('approverUsers')}
+          />
+          <PickerField
+            label="Teams"
+            name="approvers.teams"
+            error={error}
+            hint="Any member may approve"
+            collection="teams"
+            value={d.approverTeams}
+            onChange={set('approverTeams')}
+          />
         </div>
         <Field label="Approvals needed" name="min_approvals" error={error} hint="1 to 10 different approvers">
           {(p) => (

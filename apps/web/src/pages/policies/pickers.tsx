@@ -1,7 +1,7 @@
 // Choosing several objects (projects, templates, inventories, users, teams) from the API's paged lists.
 import { qs } from '../../api/client';
 import { usePagedList } from '../../api/hooks';
-import { FieldMessages } from '../../ui/forms';
+import { Field, FieldMessages } from '../../ui/forms';
 
 interface Named {
   id: string;
@@ -13,6 +13,26 @@ interface Named {
  * A multiple select over `/v1/<collection>`; ids already chosen but not (yet) loaded stay listed by id, so editing
  * never drops them. `controlProps` from <Field>.
  */
+/** A MultiPicker as a labelled field, with the API's messages for `name` next to it. */
+export function PickerField({
+  label,
+  name,
+  error,
+  hint,
+  ...picker
+}: {
+  label: string;
+  name: string;
+  error: unknown;
+  hint?: string;
+} & Omit<Parameters<typeof MultiPicker>[0], 'controlProps'>) {
+  return (
+    <Field label={label} name={name} error={error} hint={hint}>
+      {(p) => <MultiPicker {...picker} controlProps={p} />}
+    </Field>
+  );
+}
+
 export function MultiPicker({
   collection,
   value,
