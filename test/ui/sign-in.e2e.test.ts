@@ -1,5 +1,7 @@
-// Signing in and out of the web UI, the session ending under the user, and the page frame (keyboard, phone width).
+// Signing in and out of the web UI, the session ending under the user, and the page frame (keyboard, phone width),
+// against a server on SQLite and one on PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DIALECTS } from '@baton/db/testing';
 import type { Browser } from 'playwright-core';
 import { cleanupProcesses } from '../support/baton-process.js';
 import {
@@ -14,20 +16,28 @@ import {
   visited,
 } from './support/browser.js';
 
-let ui: UiServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  [ui, browser] = await Promise.all([startServer(), launchBrowser()]);
-}, 90_000);
+  browser = await launchBrowser();
+}, 60_000);
 
 afterAll(async () => {
   await browser?.close();
-  await ui?.server.stop();
   await cleanupProcesses();
 });
 
-describe('signing in', () => {
+describe.each(DIALECTS)('signing in (%s)', (dialect) => {
+  let ui: UiServer;
+
+  beforeAll(async () => {
+    ui = await startServer({}, undefined, dialect);
+  }, 90_000);
+
+  afterAll(async () => {
+    await ui?.server.stop();
+  });
+
   it('lands on the sign-in page from /, refuses a wrong password with a message, then signs in', async () => {
     const { page, problems, close } = await openPage(browser);
     try {
@@ -37,7 +47,7 @@ describe('signing in', () => {
       expect(new URL(page.url()).pathname).toBe('/ui/sign-in');
       // Only the methods the server offers: no SSO configured here.
       expect(await page.getByRole('link', { name: /OpenID Connect|SAML/ }).count()).toBe(0);
-      await visited(page, 'sign-in');
+      await visited(page, `sign-in-${dialect}`);
 
       await page.getByLabel('Username').fill('admin');
       await page.getByLabel('Password').fill('not the password');
@@ -144,7 +154,7 @@ describe('signing in', () => {
       expect(new URL(page.url()).pathname).toBe('/ui/inventories');
       // Nothing wider than the screen.
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-      await visited(page, 'phone-frame');
+      await visited(page, `phone-frame-${dialect}`);
       expect(problems).toEqual([]);
     } finally {
       await close();

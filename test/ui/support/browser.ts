@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, expect } from '@jest/globals';
+import type { DialectName } from '@baton/db';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import {
   ADMIN_PASSWORD,
@@ -29,10 +30,17 @@ export interface UiServer {
   adminToken: string;
 }
 
-/** `baton serve` in embedded mode (SQLite, executors in-process) on a fresh data directory. */
-export async function startServer(extraEnv: Record<string, string> = {}, port?: number): Promise<UiServer> {
+/**
+ * `baton serve` with in-process executors on a fresh data directory: embedded SQLite, or a fresh PostgreSQL
+ * database. Pages test the UI, which talks to the same API on both: one dialect is enough for most files.
+ */
+export async function startServer(
+  extraEnv: Record<string, string> = {},
+  port?: number,
+  dialect: DialectName = 'sqlite',
+): Promise<UiServer> {
   const env = {
-    ...(await freshEnv('sqlite')),
+    ...(await freshEnv(dialect)),
     BATON_ADMIN_PASSWORD: ADMIN_PASSWORD,
     // A build of the UI of one's own (vite build --outDir …), so parallel builds never swap assets under a test.
     ...(process.env.BATON_TEST_UI_DIR ? { BATON_UI_DIR: process.env.BATON_TEST_UI_DIR } : {}),
