@@ -265,6 +265,13 @@ describe('schedules', () => {
         .getByTestId('cron-words')
         .filter({ hasText: /02:30.*Monday through Friday/ })
         .waitFor();
+      // While typing, the form shows the next five times the server computes for this expression in this zone.
+      const previewList = page.getByTestId('next-times').filter({ hasText: '02:30:00' });
+      await previewList.waitFor();
+      const preview = previewList.locator('time');
+      const previewed = await preview.evaluateAll((ts) => ts.map((t) => t.getAttribute('datetime')!));
+      expect(previewed).toHaveLength(5);
+      for (const text of await preview.allTextContents()) expect(text).toContain('02:30:00');
       await visited(page, 'schedule-new');
       await page.getByRole('button', { name: 'Create schedule' }).click();
       await page.getByRole('heading', { name: 'weekday mornings' }).waitFor();
@@ -282,7 +289,8 @@ describe('schedules', () => {
         minute: '2-digit',
         hourCycle: 'h23',
       });
-      for (const t of saved.next_runs) expect(berlin.format(new Date(t))).toMatch(/^(Mon|Tue|Wed|Thu|Fri) 02:30$/);
+      for (const t of [...saved.next_runs, ...previewed])
+        expect(berlin.format(new Date(t))).toMatch(/^(Mon|Tue|Wed|Thu|Fri) 02:30$/);
       for (const text of await shown.allTextContents()) expect(text).toContain('02:30:00');
       await visited(page, 'schedule-detail');
 

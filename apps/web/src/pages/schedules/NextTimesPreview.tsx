@@ -18,8 +18,11 @@ function useSettled<T>(value: T): T {
 }
 
 export function NextTimesPreview({ cron, timezone }: { cron: string; timezone: string }) {
-  const settled = useSettled(`${cron.trim()}\n${timezone}`);
+  const current = `${cron.trim()}\n${timezone}`;
+  const settled = useSettled(current);
   const [expr, zone] = settled.split('\n') as [string, string];
+  // Times of an expression no longer in the field are not shown, even for the moment before the next answer.
+  const fresh = settled === current;
   const q = useQuery<SchedulePreview, ApiError>({
     queryKey: ['schedule-preview', expr, zone],
     queryFn: ({ signal }) =>
@@ -32,17 +35,17 @@ export function NextTimesPreview({ cron, timezone }: { cron: string; timezone: s
   });
   return (
     <div className="form-section" aria-live="polite">
-      <strong>Next times in {zone}</strong>
+      <strong>Next times in {timezone}</strong>
       {expr === '' ? (
         <p className="hint">Type a cron expression to see when it fires.</p>
+      ) : !fresh || q.isLoading ? (
+        <p className="hint">Working them out…</p>
       ) : q.error ? (
         // The field shows what is wrong with the expression; here only that there are no times.
         <p className="hint">No times: {q.error.problem.errors?.[0]?.message ?? q.error.message}</p>
       ) : q.data ? (
         <NextTimes times={q.data.next_runs} zone={q.data.timezone} />
-      ) : (
-        <p className="hint">Working them out…</p>
-      )}
+      ) : null}
     </div>
   );
 }
