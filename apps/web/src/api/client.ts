@@ -44,28 +44,41 @@ export interface RequestOptions {
   own401?: boolean;
 }
 
+/** Waits before the retries of a read that failed on the network. */
+const NETWORK_RETRIES_MS = [250, 1000];
+
 /** `METHOD path` against the API; resolves with the parsed body, rejects with an ApiError. */
 export async function request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   const token = session.token();
   if (token && !opts.anonymous) headers.Authorization = `Bearer ${token}`;
   if (opts.body !== undefined) headers['Content-Type'] = 'application/json';
+  const init: RequestInit = {
+    method,
+    headers,
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    signal: opts.signal,
+  };
   let res: Response;
-  try {
-    res = await fetch(path, {
-      method,
-      headers,
-      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-      signal: opts.signal,
-    });
-  } catch (err) {
-    if (opts.signal?.aborted) throw err;
-    throw new ApiError(0, {
-      type: 'about:blank',
-      title: 'Network error',
-      status: 0,
-      detail: 'The server could not be reached. Check your connection and try again.',
-    });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      res = await fetch(path, init);
+      break;
+    } catch (err) {
+      if (opts.signal?.aborted) throw err;
+      // A read that never reached the server (a network switch, a dropped connection) is tried again: reads are
+      // safe to repeat. A change is not: the user sees the error and decides.
+      if (method === 'GET' && attempt < NETWORK_RETRIES_MS.length) {
+        await new Promise((r) => setTimeout(r, NETWORK_RETRIES_MS[attempt]));
+        continue;
+      }
+      throw new ApiError(0, {
+        type: 'about:blank',
+        title: 'Network error',
+        status: 0,
+        detail: 'The server could not be reached. Check your connection and try again.',
+      });
+    }
   }
   const text = await res.text();
   let parsed: unknown = undefined;

@@ -22,9 +22,13 @@ export function useApi<T>(
   });
 }
 
+/** Polling refetches every loaded page: beyond this many, a list stops polling. */
+const LIVE_PAGES_AT_MOST = 3;
+
 /**
  * A list paged by `Link: rel="next"`: `items` holds every page loaded so far; `loadMore` fetches the next.
- * `refetchInterval` keeps it live (each loaded page is fetched again).
+ * `refetchInterval` keeps it live (each loaded page is fetched again, so only while a few pages are loaded: deeper
+ * in the history it refreshes when the window regains focus).
  */
 export function usePagedList<T>(path: string | null, opts: { refetchInterval?: number } = {}) {
   const q = useInfiniteQuery<{ items: T[]; next?: string }, ApiError>({
@@ -36,7 +40,8 @@ export function usePagedList<T>(path: string | null, opts: { refetchInterval?: n
     initialPageParam: undefined,
     getNextPageParam: (last) => last.next,
     enabled: path !== null,
-    refetchInterval: opts.refetchInterval,
+    refetchInterval: (query) =>
+      (query.state.data?.pages.length ?? 1) <= LIVE_PAGES_AT_MOST ? (opts.refetchInterval ?? false) : false,
   });
   return {
     items: q.data?.pages.flatMap((p) => p.items) ?? [],

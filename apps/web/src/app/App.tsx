@@ -1,11 +1,12 @@
 // Providers, the sign-in gate and the page routes.
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { Suspense } from 'react';
-import { Redirect, Route, Router, Switch } from 'wouter';
+import { Redirect, Route, Router, Switch, useLocation } from 'wouter';
 import { AuthProvider, useAuth } from '../auth/auth';
 import { session } from '../auth/session';
 import { SignInPage } from '../auth/SignInPage';
 import { EmptyState, Loading } from '../ui/layout';
+import { PageErrorBoundary } from './PageErrorBoundary';
 import { ROUTES } from './routes';
 import { Shell } from './Shell';
 
@@ -26,6 +27,7 @@ function NotFoundPage() {
 
 function Gate() {
   const { me, checking } = useAuth();
+  const [location] = useLocation();
   if (checking) return <Loading what="Checking your session" />;
   if (!me)
     return (
@@ -38,20 +40,22 @@ function Gate() {
     );
   return (
     <Shell>
-      <Suspense fallback={<Loading />}>
-        <Switch>
-          <Route path="/">
-            <Redirect to="/runs" replace />
-          </Route>
-          <Route path="/sign-in">
-            <Redirect to="/runs" replace />
-          </Route>
-          {ROUTES.map((r) => (
-            <Route key={r.path} path={r.path} component={r.component} />
-          ))}
-          <Route component={NotFoundPage} />
-        </Switch>
-      </Suspense>
+      <PageErrorBoundary key={location}>
+        <Suspense fallback={<Loading />}>
+          <Switch>
+            <Route path="/">
+              <Redirect to="/runs" replace />
+            </Route>
+            <Route path="/sign-in">
+              <Redirect to="/runs" replace />
+            </Route>
+            {ROUTES.map((r) => (
+              <Route key={r.path} path={r.path} component={r.component} />
+            ))}
+            <Route component={NotFoundPage} />
+          </Switch>
+        </Suspense>
+      </PageErrorBoundary>
     </Shell>
   );
 }

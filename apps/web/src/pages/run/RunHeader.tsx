@@ -15,11 +15,13 @@ const KIND_WORDS: Record<Run['kind'], string> = {
   step: 'Pipeline step',
 };
 
+/** A link to the object the run used, by its name when the caller may read it (else by its id). */
 function Ref({ to, id }: { to: string; id: string | null }) {
+  const named = useApi<{ name: string }>(id ? `/v1${to}/${id}` : null, { retry: false, staleTime: 300_000 });
   if (!id) return null;
   return (
-    <Link href={`${to}/${id}`} className="mono">
-      {id}
+    <Link href={`${to}/${id}`} className={named.data ? undefined : 'mono'} title={id}>
+      {named.data?.name ?? id}
     </Link>
   );
 }
