@@ -132,7 +132,8 @@ describe('baton worker (process) on real Redis', () => {
       running: [],
       host: os.hostname(),
     });
-    expect(running.stdout()).toContain('"message":"worker started"');
+    // The start line may reach the pipe after the first beat reaches Redis: wait for it rather than race it.
+    await eventually(() => running!.stdout().includes('"message":"worker started"'), 'the start log line');
 
     running.kill('SIGTERM');
     expect(await running.exited).toEqual({ code: 0, signal: null });
