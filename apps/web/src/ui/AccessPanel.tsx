@@ -7,7 +7,8 @@ import { useApi, useApiMutation, usePagedList } from '../api/hooks';
 import { useMe } from '../auth/auth';
 import { ConfirmButton } from './Confirm';
 import { Field, FormError, LoadError, SubmitRow } from './forms';
-import { EmptyState, Loading, LoadMore } from './layout';
+import { EmptyState } from './layout';
+import { PagedTable } from './PagedTable';
 import { Time } from './Time';
 import './access-panel.css';
 
@@ -73,75 +74,67 @@ export function useCanManage(objectId: string): boolean {
 export function AccessPanel({ objectId }: { objectId: string }) {
   const me = useMe();
   const headingId = useId();
-  const grants = usePagedList<GrantView>(`/v1/grants${qs({ object: objectId, limit: 100 })}`);
-  const canManage = me.role === 'admin' || (me.role !== 'viewer' && grants.items.some((g) => g.level === 'manage'));
+  const grants = usePagedList<GrantView>(grantsOnPath(objectId));
+  const canManage = managesFrom(me.role, grants.items);
   const revoke = useApiMutation<string, void>('DELETE', (id) => `/v1/grants/${id}`, { invalidate: ['/v1/grants'] });
 
   return (
     <section className="card access-panel" aria-labelledby={headingId}>
       <h2 id={headingId}>Who can use this</h2>
-      {grants.error ? (
-        <LoadError error={grants.error} />
-      ) : grants.isLoading ? (
-        <Loading what="Loading grants" />
-      ) : grants.items.length === 0 ? (
-        <EmptyState title="No grants on this object">
-          {canManage
-            ? 'Only admins can use it now. Grant a user or a team below.'
-            : 'Admins can use it; ask an admin or whoever manages it to grant you access.'}
-        </EmptyState>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Grants on {objectId}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Who</th>
-                <th scope="col">Level</th>
-                <th scope="col">Granted</th>
-                {canManage ? (
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                ) : null}
-              </tr>
-            </thead>
-            <tbody>
-              {grants.items.map((g) => (
-                <tr key={g.id} data-grant={g.id}>
-                  <td>
-                    <SubjectName id={g.subject} />
-                  </td>
-                  <td>
-                    <span className={`grant-level grant-level-${g.level}`}>{g.level}</span>
-                  </td>
-                  <td>
-                    <Time at={g.created_at} />
-                  </td>
-                  {canManage ? (
-                    <td>
-                      <ConfirmButton
-                        question={`Revoke ${g.level} from this ${isTeamId(g.subject) ? 'team' : 'user'}?`}
-                        detail={
-                          <p>
-                            <SubjectName id={g.subject} /> loses {g.level} on {objectId} at once.
-                          </p>
-                        }
-                        confirmLabel="Revoke"
-                        onConfirm={() => revoke.mutate(g.id)}
-                        disabled={revoke.isPending}
-                      >
-                        Revoke
-                      </ConfirmButton>
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <LoadMore hasMore={grants.hasMore} loading={grants.loadingMore} onClick={grants.loadMore} />
+      <PagedTable
+        list={grants}
+        what="Loading grants"
+        caption={`Grants on ${objectId}`}
+        empty={
+          <EmptyState title="No grants on this object">
+            {canManage
+              ? 'Only admins can use it now. Grant a user or a team below.'
+              : 'Admins can use it; ask an admin or whoever manages it to grant you access.'}
+          </EmptyState>
+        }
+        head={
+          <>
+            <th scope="col">Who</th>
+            <th scope="col">Level</th>
+            <th scope="col">Granted</th>
+            {canManage ? (
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            ) : null}
+          </>
+        }
+        row={(g) => (
+          <tr key={g.id} data-grant={g.id}>
+            <td>
+              <SubjectName id={g.subject} />
+            </td>
+            <td>
+              <span className={`grant-level grant-level-${g.level}`}>{g.level}</span>
+            </td>
+            <td>
+              <Time at={g.created_at} />
+            </td>
+            {canManage ? (
+              <td>
+                <ConfirmButton
+                  question={`Revoke ${g.level} from this ${isTeamId(g.subject) ? 'team' : 'user'}?`}
+                  detail={
+                    <p>
+                      <SubjectName id={g.subject} /> loses {g.level} on {objectId} at once.
+                    </p>
+                  }
+                  confirmLabel="Revoke"
+                  onConfirm={() => revoke.mutate(g.id)}
+                  disabled={revoke.isPending}
+                >
+                  Revoke
+                </ConfirmButton>
+              </td>
+            ) : null}
+          </tr>
+        )}
+      />
       <FormError error={revoke.error} />
       {canManage ? <GrantForm objectId={objectId} /> : null}
     </section>
