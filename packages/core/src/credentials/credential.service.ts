@@ -24,7 +24,7 @@ import { ConflictError, type FieldError, ValidationError } from '../common/error
 import { inUseConflict } from '../authz/in-use.js';
 import { newId } from '../common/ids.js';
 import { type Page, toPage, visiblePageQuery } from '../common/paging.js';
-import type { Keyring } from '../crypto/secret-box.js';
+import { type Keyring, openSealedJson } from '../crypto/secret-box.js';
 import { checkSshPrivateKey, SshKeyError } from './ssh-key.js';
 
 /** A credential with every input in clear text. Internal only: never put one in a response, a log or an event. */
@@ -132,8 +132,7 @@ export function createCredentialService(deps: {
   usedBy: (credentialId: string) => Promise<CredentialUse[]>;
 }) {
   const seal = (secretInputs: Inputs): string => deps.keyring.encrypt(JSON.stringify(secretInputs));
-  const open = (row: CredentialRow): Inputs =>
-    JSON.parse(deps.keyring.decrypt(row.secret_inputs_enc).toString('utf8')) as Inputs;
+  const open = (row: CredentialRow): Inputs => openSealedJson<Inputs>(deps.keyring, row.secret_inputs_enc);
 
   function toView(row: CredentialRow, secretInputs: Inputs = open(row)): Credential {
     return {

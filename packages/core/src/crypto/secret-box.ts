@@ -56,6 +56,11 @@ export class Keyring {
 }
 
 /** Key id: the first 16 hex digits of the key's SHA-256. Says which key, reveals nothing of it. */
+/** A JSON value sealed with `keyring.encrypt(JSON.stringify(value))`, opened again (throws when no key opens it). */
+export function openSealedJson<T>(keyring: Pick<Keyring, 'decrypt'>, sealed: string): T {
+  return JSON.parse(keyring.decrypt(sealed).toString('utf8')) as T;
+}
+
 export function masterKeyFrom(key: Buffer): MasterKey {
   if (key.length !== 32) throw new Error('a master key is 32 bytes');
   return { kid: crypto.createHash('sha256').update(key).digest('hex').slice(0, 16), key };

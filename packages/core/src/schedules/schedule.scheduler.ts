@@ -8,7 +8,7 @@ import { recordAudit } from '../audit/audit.chain.js';
 import { type Principal, principalOf } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { BatonError, UnprocessableError, ValidationError } from '../common/errors.js';
-import type { Keyring } from '../crypto/secret-box.js';
+import { type Keyring, openSealedJson } from '../crypto/secret-box.js';
 import type { Launcher } from '../launching/launcher.js';
 import { nextCronTime } from './schedule.cron.js';
 
@@ -66,7 +66,7 @@ export function createScheduleScheduler(deps: ScheduleSchedulerDeps) {
     let secrets: Record<string, string> | null = null;
     if (s.target_secrets_enc !== null) {
       try {
-        secrets = JSON.parse(deps.keyring.decrypt(s.target_secrets_enc).toString('utf8')) as Record<string, string>;
+        secrets = openSealedJson<Record<string, string>>(deps.keyring, s.target_secrets_enc);
       } catch {
         return { runId: null, error: 'the sealed survey answers could not be opened with the current master keys' };
       }

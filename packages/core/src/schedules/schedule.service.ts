@@ -25,7 +25,7 @@ import { type Clock, iso } from '../common/clock.js';
 import { ConflictError, type FieldError, UnprocessableError, ValidationError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
 import { type Page, toPage, visiblePageQuery } from '../common/paging.js';
-import type { Keyring } from '../crypto/secret-box.js';
+import { type Keyring, openSealedJson } from '../crypto/secret-box.js';
 import type { Launcher } from '../launching/launcher.js';
 import { ENCRYPTED_PLACEHOLDER } from '../runs/run-launch.js';
 import { cronTimesFrom, localTimestamp, nextCronTime, timingProblem } from './schedule.cron.js';
@@ -148,7 +148,7 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
    */
   function keepStoredAnswers(row: ScheduleRow, target: LaunchTarget): LaunchTarget {
     if (row.target_secrets_enc === null || !target.survey_answers) return target;
-    const stored = JSON.parse(deps.keyring.decrypt(row.target_secrets_enc).toString('utf8')) as Record<string, string>;
+    const stored = openSealedJson<Record<string, string>>(deps.keyring, row.target_secrets_enc);
     const answers = { ...target.survey_answers };
     for (const [k, v] of Object.entries(answers))
       if (v === ENCRYPTED_PLACEHOLDER && k in stored) answers[k] = stored[k];

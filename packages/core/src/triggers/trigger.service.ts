@@ -38,7 +38,7 @@ import {
 } from '../common/errors.js';
 import { newId } from '../common/ids.js';
 import { type Page, toPage, visiblePageQuery } from '../common/paging.js';
-import type { Keyring } from '../crypto/secret-box.js';
+import { type Keyring, openSealedJson } from '../crypto/secret-box.js';
 import type { Launcher } from '../launching/launcher.js';
 import { ENCRYPTED_PLACEHOLDER } from '../runs/run-launch.js';
 import { type HookHeaders, verifyHookSignature } from './hook-signature.js';
@@ -125,7 +125,7 @@ export function createTriggerService(deps: TriggerServiceDeps) {
 
   function sealedSecrets(row: Pick<TriggerRow, 'target_secrets_enc'>): Record<string, string> | null {
     if (row.target_secrets_enc === null) return null;
-    return JSON.parse(deps.keyring.decrypt(row.target_secrets_enc).toString('utf8')) as Record<string, string>;
+    return openSealedJson<Record<string, string>>(deps.keyring, row.target_secrets_enc);
   }
 
   /** The trigger as answered: password answers masked, the hook URL only for those who manage it. */
