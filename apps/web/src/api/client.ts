@@ -110,12 +110,9 @@ export function nextLink(header: string | null): string | undefined {
   return undefined;
 }
 
+/** Reads outside a cached query; changes go through `useApiMutation` (or `request`). */
 export const api = {
   get: <T>(path: string, signal?: AbortSignal) => request<T>('GET', path, { signal }).then((r) => r.body),
-  post: <T>(path: string, body?: unknown) => request<T>('POST', path, { body: body ?? {} }).then((r) => r.body),
-  put: <T>(path: string, body: unknown) => request<T>('PUT', path, { body }).then((r) => r.body),
-  patch: <T>(path: string, body: unknown) => request<T>('PATCH', path, { body }).then((r) => r.body),
-  delete: <T = void>(path: string) => request<T>('DELETE', path).then((r) => r.body),
 };
 
 /** A query string from the given non-empty values. */

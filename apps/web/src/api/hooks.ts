@@ -7,7 +7,7 @@ import {
   useQueryClient,
   type UseQueryOptions,
 } from '@tanstack/react-query';
-import { api, ApiError, request } from './client';
+import { api, type ApiError, request } from './client';
 
 /** GET `path` (null: not yet, e.g. waiting for an id). The path is the cache key. */
 export function useApi<T>(
@@ -56,7 +56,7 @@ export function usePagedList<T>(path: string | null, opts: { refetchInterval?: n
 
 /** A change (POST/PUT/DELETE) that refreshes the given cached paths afterwards (prefix match on the path). */
 export function useApiMutation<TBody, TResult>(
-  method: 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  method: 'POST' | 'PUT' | 'DELETE',
   path: string | ((body: TBody) => string),
   opts: { invalidate?: string[]; onSuccess?: (result: TResult, body: TBody) => void } = {},
 ) {
@@ -83,5 +83,3 @@ export function invalidatePaths(client: ReturnType<typeof useQueryClient>, prefi
     },
   });
 }
-
-export { api, ApiError };
