@@ -251,6 +251,34 @@ describe('the run page', () => {
     }
   }, 60_000);
 
+  it('renders ANSI colours in the log as styled text, not escape codes', async () => {
+    // Ansible prints a task's name as written; YAML's "\\e" is the escape character, so this banner carries colour.
+    const run = await submit({
+      limit: 'alpha',
+      playbook:
+        '- hosts: alpha\n  gather_facts: false\n  tasks:\n    - name: "\\e[1;31mred alert\\e[0m plain"\n      ansible.builtin.ping:\n',
+    });
+    expect((await finished(run.id)).conclusion).toBe('succeeded');
+    expect(await logText(run.id)).toContain(`${String.fromCharCode(27)}[1;31mred alert`);
+    const { page, problems, close } = await openPage(browser());
+    try {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/runs/${run.id}`);
+      const coloured = page.getByTestId('log').locator('span.ansi-red-fg.ansi-bold', { hasText: 'red alert' });
+      await coloured.waitFor();
+      expect(await coloured.textContent()).toBe('red alert');
+      // No escape character, nor its "[1;31m" remains, reaches the page.
+      const shown = await page.getByTestId('log').textContent();
+      expect(shown).not.toContain(String.fromCharCode(27));
+      expect(shown).not.toContain('[1;31m');
+      expect(shown).toContain('red alert plain');
+      await visited(page, 'run-page-ansi');
+      expect(problems).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
   it('cancels a running run after confirming', async () => {
     const gate = path.join(gates, 'never');
     const run = await submit({
