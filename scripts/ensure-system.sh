@@ -21,6 +21,7 @@ if ! $runtime_only; then
   [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
   command -v ip >/dev/null && command -v ss >/dev/null || missing+=(iproute2)  # SSH test hosts in network namespaces
   [ -x /usr/bin/chromium ] || missing+=(chromium)
+  command -v promtool >/dev/null || missing+=(prometheus)  # `promtool check metrics/rules`: /metrics and the Grafana dashboard
   command -v openssl >/dev/null || missing+=(openssl)
   command -v sudo >/dev/null || missing+=(sudo)  # the executor's become test
   command -v pg_ctlcluster >/dev/null || missing+=(postgresql)
