@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseWorkerKey } from '@baton/executor';
 import { z } from 'zod';
+import { loadMetricsToken, MetricsConfigError } from './metrics-config.js';
 import { loadSamlSettings, SamlConfigError, type SamlSettings } from './saml-config.js';
 import { loadSsoConfig, type OidcSettings, SsoConfigError, type SsoConfig } from './sso-config.js';
 
@@ -99,6 +100,8 @@ export interface Config {
   oidc?: OidcSettings | undefined;
   /** single sign-on role mapping and team sync, shared by OIDC and SAML (BATON_SSO_*) */
   sso: SsoConfig;
+  /** BATON_METRICS_TOKEN(_FILE) (metrics-config.ts): the bearer token GET /metrics wants; undefined: open */
+  metricsToken?: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -131,6 +134,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sso = loadSsoConfig(present, publicUrl);
   } catch (err) {
     if (err instanceof SsoConfigError) throw new ConfigError(`invalid configuration:\n  ${err.message}`);
+    throw err;
+  }
+  let metricsToken: string | undefined;
+  try {
+    metricsToken = loadMetricsToken(present);
+  } catch (err) {
+    if (err instanceof MetricsConfigError) throw new ConfigError(`invalid configuration:\n  ${err.message}`);
     throw err;
   }
   let saml: SamlSettings | undefined;
@@ -166,5 +176,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     saml,
     oidc: sso.oidc,
     sso: sso.sso,
+    metricsToken,
   };
 }
