@@ -24,3 +24,4 @@ export * from './triggers/trigger.schemas.js';
 export * from './policies/policy.schemas.js';
 export * from './tokens/token.schemas.js';
 export * from './sso/sso.schemas.js';
+export * from './observation/observation.schemas.js';

@@ -16,6 +16,7 @@ import { createInventorySourceRepo } from './inventory-sources/inventory-source.
 import { createRunEventRepo } from './runs/run-event.repo.js';
 import { createRunRepo } from './runs/run.repo.js';
 import { createRunApprovalRepo } from './runs/run-approval.repo.js';
+import { createObservationRepo } from './observation/observation.repo.js';
 import { createWorkerRepo } from './workers/worker.repo.js';
 import { createTemplateRepo } from './templates/template.repo.js';
 import { createScheduleRepo } from './schedules/schedule.repo.js';
@@ -43,6 +44,7 @@ export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
     inventories: createInventoryRepo(db),
     inventorySources: createInventorySourceRepo(db),
     runs: createRunRepo(db, dialect),
+    observation: createObservationRepo(db, dialect),
     runEvents: createRunEventRepo(db),
     runApprovals: createRunApprovalRepo(db),
     workers: createWorkerRepo(db),

@@ -222,6 +222,104 @@ export interface RunTaskResultTable {
   started_at: string | null;
   ended_at: string | null;
   duration_ms: number | null;
+  /** the task's module (ansible's action) */
+  action: string | null;
+  /** failed, unreachable or skipped results: why (no_log: a fixed text) */
+  message: string | null;
+  no_log: number | null;
+  /** changed results that are not no_log: JSON [{item?, diff?}] */
+  changes: string | null;
+}
+
+export interface FleetHostTable {
+  host: string;
+  runs: number;
+  last_run_id: string;
+  last_outcome: string;
+  last_seen_at: string;
+  flaky: number;
+}
+
+/** The visibility keys every observation rollup row carries (the runs domain's rule). */
+export interface RunVisibilityColumns {
+  project_id: string | null;
+  inventory_id: string | null;
+  template_id: string | null;
+  submitted_by: string;
+}
+
+export interface HostRunTable extends RunVisibilityColumns {
+  host: string;
+  host_seq: number;
+  run_id: string;
+  outcome: string;
+  ok: number;
+  changed: number;
+  failed: number;
+  unreachable: number;
+  skipped: number;
+  rescued: number;
+  ignored: number;
+  failed_tasks: string;
+  playbook: string;
+  git_commit: string | null;
+  check_mode: number;
+  duration_ms: number | null;
+  finished_at: string;
+}
+
+export interface TaskStatTable {
+  task_key: string;
+  runs: number;
+  playbook: string;
+  project_id: string | null;
+  task_path: string;
+  task: string;
+  action: string | null;
+  last_run_id: string;
+  last_at: string;
+}
+
+export interface TaskRunTable extends RunVisibilityColumns {
+  task_key: string;
+  task_seq: number;
+  run_id: string;
+  duration_ms: number;
+  host_ms: string;
+  finished_at: string;
+}
+
+export interface DriftItemTable extends RunVisibilityColumns {
+  id: string;
+  scope: string;
+  host: string;
+  resource: string;
+  state: string;
+  playbook: string;
+  git_commit: string | null;
+  task: string;
+  task_path: string;
+  item: string | null;
+  action: string | null;
+  diff: string | null;
+  no_log: number;
+  found_in_run_id: string;
+  found_at: string;
+  reconcile_run_id: string | null;
+  resolved_by_run_id: string | null;
+  resolved_at: string | null;
+  fixed: number | null;
+}
+
+export interface DriftHostTable extends RunVisibilityColumns {
+  scope: string;
+  host: string;
+  assessed: number;
+  reason: string | null;
+  playbook: string;
+  git_commit: string | null;
+  run_id: string;
+  at: string;
 }
 
 export interface WorkerTable {
@@ -393,4 +491,10 @@ export interface Schema {
   sso_codes: SsoCodeTable;
   sso_states: SsoStateTable;
   sso_assertions: SsoAssertionTable;
+  fleet_hosts: FleetHostTable;
+  host_runs: HostRunTable;
+  task_stats: TaskStatTable;
+  task_runs: TaskRunTable;
+  drift_items: DriftItemTable;
+  drift_hosts: DriftHostTable;
 }

@@ -150,7 +150,7 @@ class CallbackModule(CallbackBase):
         raw = result._result
         no_log = bool(getattr(task, 'no_log', False)) or bool(raw.get('_ansible_no_log'))
         data = {'host': host, 'task': task.get_name(), 'task_uuid': str(task._uuid), 'task_path': self._path(task.get_path()),
-                'parent_uuid': str(task._uuid), 'changed': bool(raw.get('changed', False)),
+                'parent_uuid': str(task._uuid), 'action': task.action, 'changed': bool(raw.get('changed', False)),
                 'start': start.isoformat(), 'end': end.isoformat(), 'duration': (end - start).total_seconds()}
         # A no_log result is never sent, not even censored: its keys alone may tell too much.
         if with_res and not no_log:

@@ -52,7 +52,46 @@ export function toTaskResultRow(e: RunEvent, status: string): RunTaskResultRow {
     started_at: isoOrNull(d.start),
     ended_at: isoOrNull(d.end),
     duration_ms: typeof d.duration === 'number' ? int(Math.round(d.duration * 1000)) : null,
+    action: text(d.action)?.slice(0, 200) ?? null,
+    message: status === 'ok' ? null : messageOf(d),
+    no_log: d.no_log === true ? 1 : 0,
+    changes: d.changed === true && d.no_log !== true ? changesOf(d.res) : null,
   };
+}
+
+const MAX_MESSAGE_CHARS = 1000;
+/** Past this, what changed is kept without its diffs (a diff of a large file must not bloat the rollups). */
+const MAX_CHANGES_CHARS = 64 * 1024;
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Why a result failed, was unreachable or skipped: its `msg` (or a failed loop item's), never a no_log result's. */
+function messageOf(d: Record<string, unknown>): string | null {
+  if (d.no_log === true) return 'the output has been hidden (no_log)';
+  const res = isObject(d.res) ? d.res : {};
+  const items = Array.isArray(res.results) ? res.results.filter(isObject) : [];
+  const msg =
+    text(res.msg) ??
+    text(res.skip_reason) ??
+    text(items.find((i) => i.failed === true)?.msg) ??
+    text(res.stderr) ??
+    null;
+  return msg === null ? null : msg.slice(0, MAX_MESSAGE_CHARS);
+}
+
+/** A loop item as a short label: ansible's own `item` when it is text, else its JSON. */
+const itemLabel = (item: unknown): string =>
+  stripNul(typeof item === 'string' ? item : (JSON.stringify(item) ?? String(item))).slice(0, 500);
+
+/** What a changed result changed, as JSON [{item?, diff?}]: one entry per changed loop item, or one for the task. */
+function changesOf(res: unknown): string {
+  if (!isObject(res)) return '[]';
+  const items = Array.isArray(res.results) ? res.results.filter(isObject) : null;
+  const list = items
+    ? items.filter((i) => i.changed === true).map((i) => ({ item: itemLabel(i.item), diff: i.diff ?? null }))
+    : [{ diff: res.diff ?? null }];
+  const json = stripNul(JSON.stringify(list));
+  if (json.length <= MAX_CHANGES_CHARS) return json;
+  return stripNul(JSON.stringify(list.map((c) => ({ ...c, diff: { truncated: true } }))));
 }
 
 /**

@@ -41,6 +41,7 @@ const STRING_FIELDS = [
   'task_uuid',
   'task_path',
   'parent_uuid',
+  'action',
   'host',
   'start',
   'end',

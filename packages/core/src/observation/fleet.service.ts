@@ -1,0 +1,126 @@
+// Fleet health and host history (issue 14): hosts ranked by failures over their recent runs, flaky hosts, and one
+// host's runs, all read from the rollups the ingester keeps (observation-rollup.ts).
+import type { FleetHost, FleetQuery, HostRun, HostRunsQuery } from '@baton/contracts';
+import type { HostRunRow, ObservationRepo } from '@baton/db';
+import type { Principal } from '../authz/authorize.js';
+import type { Page } from '../common/paging.js';
+import type { RunAccess } from '../runs/run-access.js';
+import { flakyReason, isFailure } from './flaky.js';
+import { decodeNumberCursor, offsetPage, seqPage } from './observation-paging.js';
+import { seconds } from './stats.js';
+
+type Outcome = FleetHost['last_outcome'];
+
+function parseFailedTasks(text: string): HostRun['failed_tasks'] {
+  try {
+    const list: unknown = JSON.parse(text);
+    return Array.isArray(list)
+      ? list.map((t: { task?: unknown; message?: unknown }) => ({
+          task: String(t?.task ?? ''),
+          message: String(t?.message ?? ''),
+        }))
+      : [];
+  } catch {
+    return [];
+  }
+}
+
+/** One host's runs in the window, newest first, as a fleet row. */
+function toFleetHost(host: string, newestFirst: readonly HostRunRow[]): FleetHost {
+  const count = (o: string) => newestFirst.filter((r) => r.outcome === o).length;
+  const last = newestFirst[0]!;
+  const failures = newestFirst.filter((r) => isFailure(r.outcome)).length;
+  const reason = flakyReason([...newestFirst].reverse());
+  return {
+    host,
+    runs: newestFirst.length,
+    ok: count('ok'),
+    changed: count('changed'),
+    failed: count('failed'),
+    unreachable: count('unreachable'),
+    failure_rate: Math.round((failures / newestFirst.length) * 10_000) / 10_000,
+    last_outcome: last.outcome as Outcome,
+    last_run_id: last.run_id,
+    last_seen_at: last.finished_at,
+    flaky: reason !== null,
+    flaky_reason: reason,
+  };
+}
+
+export function toHostRun(r: HostRunRow): HostRun {
+  return {
+    run_id: r.run_id,
+    outcome: r.outcome as Outcome,
+    counts: {
+      ok: r.ok,
+      changed: r.changed,
+      failed: r.failed,
+      unreachable: r.unreachable,
+      skipped: r.skipped,
+      rescued: r.rescued,
+      ignored: r.ignored,
+    },
+    failed_tasks: parseFailedTasks(r.failed_tasks),
+    duration_s: r.duration_ms === null ? null : seconds(r.duration_ms),
+    playbook: r.playbook,
+    project_id: r.project_id,
+    inventory_id: r.inventory_id,
+    commit: r.git_commit,
+    check: r.check_mode === 1,
+    finished_at: r.finished_at,
+  };
+}
+
+/** Most failures first, then the higher failure rate, the most recently seen, and the name. */
+function byFailures(a: FleetHost, b: FleetHost): number {
+  return (
+    b.failed + b.unreachable - (a.failed + a.unreachable) ||
+    b.failure_rate - a.failure_rate ||
+    (a.last_seen_at < b.last_seen_at ? 1 : a.last_seen_at > b.last_seen_at ? -1 : 0) ||
+    (a.host < b.host ? -1 : a.host > b.host ? 1 : 0)
+  );
+}
+
+export function createFleetService(deps: {
+  observation: Pick<ObservationRepo, 'recentRuns' | 'hostRuns'>;
+  access: Pick<RunAccess, 'visibility'>;
+}) {
+  const filterOf = (q: {
+    inventory?: string | undefined;
+    project?: string | undefined;
+    playbook?: string | undefined;
+  }) => ({
+    inventoryId: q.inventory,
+    projectId: q.project,
+    playbook: q.playbook,
+  });
+
+  return {
+    /** Hosts ranked by failures over their last `window` runs the caller may see (see FLAKY_RULE). */
+    async fleet(p: Principal, q: FleetQuery): Promise<Page<FleetHost>> {
+      const offset = decodeNumberCursor(q.cursor) ?? 0;
+      const rows = await deps.observation.recentRuns(filterOf(q), q.window, await deps.access.visibility(p));
+      const byHost = new Map<string, HostRunRow[]>();
+      for (const r of rows) {
+        const list = byHost.get(r.host);
+        if (list) list.push(r);
+        else byHost.set(r.host, [r]);
+      }
+      let hosts = [...byHost].map(([host, list]) => toFleetHost(host, list));
+      if (q.flaky !== undefined) hosts = hosts.filter((h) => h.flaky === (q.flaky === 'true'));
+      return offsetPage(hosts.sort(byFailures), offset, q.limit);
+    },
+
+    /** One host's runs the caller may see, newest first. An unknown host has none (200 with an empty list). */
+    async hostRuns(p: Principal, host: string, q: HostRunsQuery): Promise<Page<HostRun>> {
+      const rows = await deps.observation.hostRuns(
+        host,
+        filterOf(q),
+        { limit: q.limit + 1, beforeSeq: decodeNumberCursor(q.cursor) },
+        await deps.access.visibility(p),
+      );
+      return seqPage(rows, q.limit, (r) => r.host_seq, toHostRun);
+    },
+  };
+}
+export type FleetService = ReturnType<typeof createFleetService>;
