@@ -62,6 +62,10 @@ export interface RunIngesterDeps {
   clock: Clock;
   /** Persist failures (flush rejects with them too) and publish failures (the events are stored; SSE clients catch up from the DB). */
   onError?: (err: unknown) => void;
+  /** After commit: how many events this ingester newly stored (/metrics' ingest counter). */
+  onStored?: (count: number) => void;
+  /** After commit: the runs this ingester moved to finished (parents too), as stored (/metrics' run counters). */
+  onFinished?: (runs: RunRow[]) => void;
   batchSize?: number;
   flushIntervalMs?: number;
   /** waits before the retries of a batch that failed for a reason that may pass (a lost connection, a busy database) */
@@ -123,6 +127,13 @@ function stateOf(row: RunRow): RunState {
 }
 
 const isFinishedEvent = (e: RunEvent) => e.kind === 'status' && e.data.status === 'finished';
+
+/** The rows of the runs whose final status event is among `events`, stored in this transaction: for onFinished. */
+async function finishedRowsOf(r: IngestTx, events: RunEvent[]): Promise<RunRow[]> {
+  const ids = [...new Set(events.filter(isFinishedEvent).map((e) => e.run_id))];
+  if (ids.length === 0) return [];
+  return (await r.runs.findManyLocked(ids)).filter((row) => row.status === 'finished');
+}
 
 /** What is stored in place of an event that cannot be: same run and seq, so the sequence stays gap-free. */
 function invalidEvent(e: RunEvent, reason: string, ts: string): RunEvent {
@@ -202,6 +213,16 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
 
   async function publishAll(events: RunEvent[]): Promise<void> {
     for (const e of events) await deps.publish(e).catch(onError);
+  }
+
+  /** Tells the onStored/onFinished observers what a committed transaction did; an observer that throws is reported. */
+  function observe(stored: number, finished: RunRow[]): void {
+    try {
+      if (stored > 0) deps.onStored?.(stored);
+      if (finished.length > 0) deps.onFinished?.(finished);
+    } catch (err) {
+      onError(err);
+    }
   }
 
   /** Enqueues the steps an advance made pending; one that fails is left to the recovery sweep. */
@@ -360,10 +381,12 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
   async function persistRuns(byRun: Map<string, RunEvent[]>, deferGaps = false): Promise<RunEvent[]> {
     const unknownRuns: string[] = [];
     const deferred: RunEvent[] = [];
+    const finished: RunRow[] = [];
     const sink: ReadySink = { ready: [] };
     const toPublish = await deps.transaction(async (r) => {
       unknownRuns.length = 0;
       deferred.length = 0;
+      finished.length = 0;
       sink.ready.length = 0;
       const rows = new Map((await r.runs.findManyLocked([...byRun.keys()])).map((row) => [row.id, row]));
       const drafts = new Map<string, RunState>();
@@ -411,9 +434,11 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
         if (e.data.status === 'running') parentEvents.push(...(await applyRunning(r, e, parentId)));
         if (e.data.status === 'finished') parentEvents.push(...(await applyFinished(r, e, parentId, sink)));
       }
+      finished.push(...(await finishedRowsOf(r, [...fresh, ...parentEvents])));
       return [...fresh, ...parentEvents];
     });
     for (const runId of unknownRuns) recordFailure(new Error(`run ${runId} does not exist`), runId);
+    observe(toPublish.length, finished);
     await publishAll(toPublish);
     await enqueueReady(sink);
     return deferred;
@@ -431,8 +456,10 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
       ...(outcome.reason ? { reason: outcome.reason } : {}),
     };
     const sink: ReadySink = { ready: [] };
+    const finished: RunRow[] = [];
     const events = await deps.transaction(async (r) => {
       sink.ready.length = 0;
+      finished.length = 0;
       const run = await r.runs.findById(runId);
       if (!run) return undefined;
       const own: RunEvent[] = [];
@@ -449,9 +476,11 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
       const parentEvents = run.parent_id
         ? await finishUnderParent(r, run.parent_id, finishRun, at, sink)
         : await finishRun().then(() => []);
+      if (own.length > 0) finished.push(...(await finishedRowsOf(r, [...own, ...parentEvents])));
       return own.length > 0 ? [...own, ...parentEvents] : undefined;
     });
     if (!events) return false;
+    observe(events.length, finished);
     await publishAll(events);
     await enqueueReady(sink);
     return true;
@@ -459,10 +488,14 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
 
   async function advanceNow(pipelineId: string): Promise<void> {
     const sink: ReadySink = { ready: [] };
+    const finished: RunRow[] = [];
     const events = await deps.transaction(async (r) => {
       sink.ready.length = 0;
-      return advancePipeline(r, pipelineId, iso(deps.clock()), sink);
+      const advanced = await advancePipeline(r, pipelineId, iso(deps.clock()), sink);
+      finished.splice(0, finished.length, ...(await finishedRowsOf(r, advanced)));
+      return advanced;
     });
+    observe(events.length, finished);
     await publishAll(events);
     await enqueueReady(sink);
   }
@@ -512,6 +545,7 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
         return run.parent_id ? startParent(r, run.parent_id, at) : [];
       });
       if (!result) return false;
+      observe(result.length, []);
       await publishAll(result);
       return true;
     },
