@@ -42,6 +42,8 @@ export interface AppDeps {
   bodyLimitBytes: number;
   trustProxy: boolean;
   uiDir?: string | undefined;
+  /** BATON_METRICS_TOKEN: when set, GET /metrics wants it as a bearer token */
+  metricsToken?: string | undefined;
 }
 
 /** The Express app: every operation comes from the registry; everything else is problem+json. */
@@ -52,14 +54,15 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
   // would take the left-most entry, which the client writes itself (and so dodges sign-in rate limits).
   app.set('trust proxy', deps.trustProxy ? 1 : false);
   app.set('query parser', 'simple');
-  const metrics = createMetrics(deps.gauges);
   const s = deps.services;
+  const metrics = createMetrics(deps.gauges, s.runMetrics);
 
   let openapi: Record<string, unknown> | undefined;
   const operations: Operation[] = [
     ...systemRoutes({
       ping: deps.ping,
       metrics,
+      metricsToken: deps.metricsToken,
       openapi: () => (openapi ??= buildOpenApi(operations, { version: VERSION })),
     }),
     ...authRoutes(s),
@@ -84,6 +87,7 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
     ...triggerRoutes(s),
     ...policyRoutes(s),
     ...runOutputRoutes(s, {
+      streams: metrics.streams,
       onStreamError: (err) => deps.logger.error('run stream failed', { error: (err as Error)?.message ?? String(err) }),
     }),
   ];

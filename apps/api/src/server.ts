@@ -99,6 +99,7 @@ async function start(
       bodyLimitBytes: config.bodyLimitBytes,
       trustProxy: config.trustProxy,
       uiDir: config.uiDir,
+      metricsToken: config.metricsToken,
     });
     // The port first: a server that cannot listen must not reconcile (finish or requeue) anything.
     server = await listen(app, config);

@@ -6,7 +6,7 @@ import { parseRange } from '../http/byte-range.js';
 import { sendProblem } from '../http/problem.js';
 import { defineOperation, type Operation } from '../http/registry.js';
 import type { Services } from '../wiring.js';
-import { drained, streamRunEvents } from './run-stream.js';
+import { drained, type RunStreamDeps, streamRunEvents } from './run-stream.js';
 
 export interface RunOutputRouteOptions {
   /** Interval of the SSE `: keepalive` comment (tests shorten it). */
@@ -16,6 +16,8 @@ export interface RunOutputRouteOptions {
   /** Piece size when the whole log is sent (tests shorten it). */
   logPageBytes?: number | undefined;
   onStreamError?: ((err: unknown) => void) | undefined;
+  /** Told as each event stream starts and stops (/metrics' open streams). */
+  streams?: RunStreamDeps['streams'];
 }
 
 export const SSE_HEARTBEAT_MS = 15_000;
@@ -192,6 +194,7 @@ export function runOutputRoutes(s: Svc, opts: RunOutputRouteOptions = {}): Opera
             heartbeatMs,
             maxBehind: opts.maxBehind,
             onError: opts.onStreamError,
+            streams: opts.streams,
           },
           params.id,
           resumeAfter,

@@ -14,6 +14,8 @@ export interface RunStreamDeps {
   maxBehind?: number | undefined;
   /** Failures after the stream started (the response is then just ended; the client resumes with Last-Event-ID). */
   onError?: ((err: unknown) => void) | undefined;
+  /** Told once when the stream starts (its headers are sent) and once when it stops (/metrics' open streams). */
+  streams?: { opened(): void; closed(): void } | undefined;
 }
 
 /** Stored events read per query while catching up. */
@@ -57,9 +59,12 @@ export async function streamRunEvents(
   let closed = false;
   let heartbeat: NodeJS.Timeout | undefined = undefined;
   let unsubscribe: Unsubscribe | undefined;
+  let counted = false;
 
   const stop = (): void => {
     closed = true;
+    if (counted) deps.streams?.closed();
+    counted = false;
     if (heartbeat) clearInterval(heartbeat);
     unsubscribe?.();
     unsubscribe = undefined;
@@ -145,6 +150,8 @@ export async function streamRunEvents(
   res.setHeader('Connection', 'keep-alive');
   res.setHeader('X-Accel-Buffering', 'no');
   res.flushHeaders();
+  counted = true;
+  deps.streams?.opened();
   heartbeat = setInterval(() => {
     res.write(': keepalive\n\n');
     // Live delivery is best effort (a bus that reconnects loses what was published meanwhile): each keepalive

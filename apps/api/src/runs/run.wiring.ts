@@ -17,12 +17,14 @@ import {
   policyView,
   type Keyring,
   createWorkerService,
+  isFinalEvent,
   createRunOutputService,
   type CredentialService,
   type InventoryService,
   type ProjectService,
   UnavailableError,
 } from '@baton/core';
+import type { RunEvent } from '@baton/contracts';
 import type { Database } from '@baton/db';
 import {
   inventoryForHosts,
@@ -46,6 +48,7 @@ import {
 import { INVENTORY_LIMITS } from '../inventories/inventory.wiring.js';
 import { memoizeInventoryTool } from '../inventories/inventory-memo.js';
 import { processAlive } from './process-alive.js';
+import { createRunMetrics } from '../system/run-metrics.js';
 
 export interface RunWiringOptions {
   authz: Authorizer;
@@ -113,6 +116,8 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
   const holder = createRunHolder({
     policies: { listEnabled: async () => (await repos.policies.listEnabled()).map(policyView) },
   });
+  // What the ingester stores and finishes, for /metrics (each app registers these in its registry).
+  const runMetrics = createRunMetrics();
   const ingester = createRunIngester({
     transaction: db.transaction,
     publish: (e) => eventBus.publish(e),
@@ -120,6 +125,8 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
     enqueue: (job) => dispatchQueue.enqueue(job),
     clock: opts.clock,
     onError: reportRunError,
+    onStored: runMetrics.onStored,
+    onFinished: runMetrics.onFinished,
   });
   onLost = (runId) =>
     void ingester
@@ -157,11 +164,21 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
         },
       }
     : runQueue;
+  // Runs a decision finishes (rejected, a hold that expired) never pass the ingester: /metrics counts them from their
+  // final events, published after commit.
+  const countDecided = async (e: RunEvent): Promise<void> => {
+    if (!isFinalEvent(e)) return;
+    const row = await repos.runs.findById(e.run_id);
+    if (row?.status === 'finished') runMetrics.onFinished([row]);
+  };
   const decisions = createRunDecisions({
     transaction: db.transaction,
     runs: repos.runs,
     teams: repos.teams,
-    publish: (e) => eventBus.publish(e),
+    publish: async (e) => {
+      await countDecided(e).catch(reportRunError);
+      await eventBus.publish(e);
+    },
     enqueue: (job) => dispatchQueue.enqueue(job),
     onError: reportRunError,
     clock: opts.clock,
@@ -246,6 +263,7 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
     eventBus,
     runAccess,
     runIngest: ingester,
+    runMetrics,
     runRecovery,
     workers,
     /** Ends the seams; executors must have stopped first. */

@@ -1,4 +1,6 @@
-import { UnavailableError } from '@baton/core';
+import crypto from 'node:crypto';
+import { UnauthenticatedError, UnavailableError } from '@baton/core';
+import type { Request } from 'express';
 import { z } from 'zod';
 import { defineOperation, type Operation } from '../http/registry.js';
 import type { Metrics } from './metrics.js';
@@ -10,9 +12,22 @@ export const READINESS_REASONS: ReadonlySet<string> = new Set([
   'Redis unreachable',
 ]);
 
+const digest = (text: string) => crypto.createHash('sha256').update(text, 'utf8').digest();
+
+/**
+ * Whether the request carries `Authorization: Bearer <token>`. The two are compared as SHA-256 digests in constant
+ * time, so neither the token's length nor how much of it matched shows in the answer's timing.
+ */
+function carriesBearer(req: Request, token: string): boolean {
+  const m = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
+  return crypto.timingSafeEqual(digest(m?.[1] ?? ''), digest(token)) && m !== null;
+}
+
 export function systemRoutes(deps: {
   ping(): Promise<void>;
   metrics: Metrics;
+  /** BATON_METRICS_TOKEN; unset: /metrics is open */
+  metricsToken?: string | undefined;
   openapi: () => Record<string, unknown>;
 }): Operation[] {
   return [
@@ -56,8 +71,18 @@ export function systemRoutes(deps: {
       tag: 'operations',
       auth: 'public',
       summary: 'Prometheus metrics (text exposition format).',
-      responses: { 200: { description: 'Metrics', contentType: 'text/plain', schema: z.string() } },
-      async handle({ res }) {
+      description:
+        'Open to anyone unless BATON_METRICS_TOKEN (or BATON_METRICS_TOKEN_FILE) is set; then the request must carry ' +
+        '`Authorization: Bearer <that token>` (Prometheus: `authorization: {credentials: …}` in the scrape config), ' +
+        'else 401 problem with `WWW-Authenticate: Bearer`. Sign-in tokens are not accepted here. Label values come ' +
+        'from fixed sets: no run ids, host names or user names, and no counts of users.',
+      responses: {
+        200: { description: 'Metrics', contentType: 'text/plain', schema: z.string() },
+        401: { description: 'BATON_METRICS_TOKEN is set and the request does not carry it' },
+      },
+      async handle({ req, res }) {
+        if (deps.metricsToken !== undefined && !carriesBearer(req, deps.metricsToken))
+          throw new UnauthenticatedError('GET /metrics needs the metrics bearer token (BATON_METRICS_TOKEN)');
         res.setHeader('Content-Type', deps.metrics.registry.contentType);
         res.status(200).send(await deps.metrics.registry.metrics());
         return undefined;

@@ -71,6 +71,8 @@ export async function createHarness(
     sso?: SsoSettings;
     /** OpenID Connect sign-in settings (sso/oidc.routes.test.ts) */
     oidc?: OidcSettings;
+    /** BATON_METRICS_TOKEN (system/metrics.routes.test.ts) */
+    metricsToken?: string;
   } = {},
 ): Promise<Harness> {
   const tdb = await createTestDatabase(dialect);
@@ -97,6 +99,7 @@ export async function createHarness(
     bodyLimitBytes: opts.bodyLimitBytes ?? 1024 * 1024,
     trustProxy: opts.trustProxy ?? false,
     uiDir: opts.uiDir,
+    metricsToken: opts.metricsToken,
   });
   const http = supertest(app);
 

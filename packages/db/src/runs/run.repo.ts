@@ -239,6 +239,18 @@ export function createRunRepo(db: Kysely<Schema>, dialect: DialectName) {
         .execute();
       return Object.fromEntries(rows.map((r) => [r.status, toNumber(r.n)]));
     },
+    /** Pending runs an executor runs itself (core's isDispatchable: runs, shards, steps not split): the queue depth of /metrics. */
+    async countQueued(): Promise<number> {
+      const row = await db
+        .selectFrom('runs')
+        .select(sql<number>`count(*)`.as('n'))
+        .where('status', '=', 'pending')
+        .where((eb) =>
+          eb.or([eb('kind', 'in', ['run', 'shard']), eb.and([eb('kind', '=', 'step'), eb('shard_count', 'is', null)])]),
+        )
+        .executeTakeFirstOrThrow();
+      return toNumber(row.n);
+    },
   };
 }
 export type RunRepo = ReturnType<typeof createRunRepo>;
