@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import type { Logger } from 'winston';
 import { auditRoutes } from './audit/audit.routes.js';
+import { observationRoutes } from './observation/observation.routes.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { credentialRoutes } from './credentials/credential.routes.js';
 import { grantRoutes } from './grants/grant.routes.js';
@@ -86,6 +87,7 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
     ...scheduleRoutes(s),
     ...triggerRoutes(s),
     ...policyRoutes(s),
+    ...observationRoutes(s),
     ...runOutputRoutes(s, {
       streams: metrics.streams,
       onStreamError: (err) => deps.logger.error('run stream failed', { error: (err as Error)?.message ?? String(err) }),

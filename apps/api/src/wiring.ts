@@ -25,6 +25,7 @@ import { createInProcessLoginThrottle, createRedisLoginThrottle } from '@baton/q
 import { createInventoryServices } from './inventories/inventory.wiring.js';
 import { createLaunchingServices } from './launching/launching.wiring.js';
 import { createRunServices, type QueueModeSettings } from './runs/run.wiring.js';
+import { createObservationServices } from './observation/observation.wiring.js';
 import type { SamlSettings } from './config/saml-config.js';
 import { createSamlSignIn } from './sso/saml.js';
 import type { OidcSettings } from './config/sso-config.js';
@@ -185,6 +186,11 @@ export function createServices(db: Database, opts: ServiceOptions) {
       await loginThrottle.close();
     },
     ...launching,
+    ...createObservationServices(db, {
+      access: runServices.runAccess,
+      authz,
+      submit: (p, body, ctx) => runServices.runs.submit(p, body, ctx),
+    }),
     signingKeys,
   };
   // Single sign-on (OIDC and SAML) creates users and issues tokens through the auth service above.

@@ -277,8 +277,10 @@ describe.each(DIALECTS)('observation on %s', (dialect) => {
         expect(res.status).toBe(200);
         expect((res.body as HostRun[]).length).toBe(5);
       }
-      // Brackets are a name like any other; none ran here, so the list is empty.
-      expect((await get(`/v1/hosts/${enc('[2001:db8::1]')}/runs`)).body).toEqual([]);
+      // Brackets are a name like any other; none ran here: 404, as for a host only invisible runs reported on.
+      expectProblem(await get(`/v1/hosts/${enc('[2001:db8::1]')}/runs`), 404);
+      expectProblem(await get(`/v1/hosts/drift.example/runs`, viewer.token), 404);
+      expect((await get(`/v1/hosts/drift.example/runs?playbook=none.yml`)).body).toEqual([]);
       expectProblem(await get('/v1/hosts/%ED%A0%80/runs'), 400);
       expectProblem(await get(`/v1/hosts/${'a'.repeat(256)}/runs`), 400);
       expectProblem(await get('/v1/hosts/flip.example/runs?cursor=zz!'), 400);

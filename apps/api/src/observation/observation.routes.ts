@@ -50,10 +50,13 @@ export function observationRoutes(s: Pick<Services, 'fleet' | 'taskTrends' | 'dr
       tag: 'observation',
       auth: 'user',
       summary: "One host's per-run outcomes, newest first, with the tasks that failed there.",
-      description: `The host name is percent-encoded in the path (dots, dashes, brackets of IPv6 addresses and unicode are all fine). A host no visible run reported on has an empty list. ${ROLLUPS}`,
+      description: `The host name is percent-encoded in the path (dots, dashes, brackets of IPv6 addresses and unicode are all fine). ${ROLLUPS}`,
       params: HostParams,
       query: HostRunsQuery,
-      responses: { 200: { description: 'Runs of the host', schema: z.array(HostRun) } },
+      responses: {
+        200: { description: 'Runs of the host', schema: z.array(HostRun) },
+        404: { description: 'No run the caller may see reported on this host' },
+      },
       async handle({ principal, params, query, req }) {
         return pageReply(req, await s.fleet.hostRuns(principal, params.host, query));
       },

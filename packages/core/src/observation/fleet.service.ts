@@ -3,6 +3,7 @@
 import type { FleetHost, FleetQuery, HostRun, HostRunsQuery } from '@baton/contracts';
 import type { HostRunRow, ObservationRepo } from '@baton/db';
 import type { Principal } from '../authz/authorize.js';
+import { NotFoundError } from '../common/errors.js';
 import type { Page } from '../common/paging.js';
 import type { RunAccess } from '../runs/run-access.js';
 import { flakyReason, isFailure } from './flaky.js';
@@ -82,7 +83,7 @@ function byFailures(a: FleetHost, b: FleetHost): number {
 }
 
 export function createFleetService(deps: {
-  observation: Pick<ObservationRepo, 'recentRuns' | 'hostRuns'>;
+  observation: Pick<ObservationRepo, 'recentRuns' | 'hostRuns' | 'hostSeen'>;
   access: Pick<RunAccess, 'visibility'>;
 }) {
   const filterOf = (q: {
@@ -111,14 +112,13 @@ export function createFleetService(deps: {
       return offsetPage(hosts.sort(byFailures), offset, q.limit);
     },
 
-    /** One host's runs the caller may see, newest first. An unknown host has none (200 with an empty list). */
+    /** One host's runs the caller may see, newest first; 404 when no run the caller may see reported on it. */
     async hostRuns(p: Principal, host: string, q: HostRunsQuery): Promise<Page<HostRun>> {
-      const rows = await deps.observation.hostRuns(
-        host,
-        filterOf(q),
-        { limit: q.limit + 1, beforeSeq: decodeNumberCursor(q.cursor) },
-        await deps.access.visibility(p),
-      );
+      const visible = await deps.access.visibility(p);
+      const beforeSeq = decodeNumberCursor(q.cursor);
+      const rows = await deps.observation.hostRuns(host, filterOf(q), { limit: q.limit + 1, beforeSeq }, visible);
+      if (rows.length === 0 && beforeSeq === undefined && !(await deps.observation.hostSeen(host, visible)))
+        throw new NotFoundError(`host ${host} not found`);
       return seqPage(rows, q.limit, (r) => r.host_seq, toHostRun);
     },
   };

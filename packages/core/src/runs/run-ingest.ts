@@ -9,6 +9,7 @@ import { advancePipeline, type ReadySink } from '../pipelines/pipeline-advance.j
 import { finishUnderParent } from './run-parent.js';
 import { normalizeStats, type SplitTx, startParent } from './run-split.js';
 import { toRunHostRows } from './run.view.js';
+import { recordRollups, type RollupTx } from '../observation/observation-rollup.js';
 
 export interface RunIngester {
   /** Buffers one executor event (synchronous; executors call it from runPlaybook's onEvent). Persisted in batches. */
@@ -48,7 +49,8 @@ export interface RunIngester {
   close(): Promise<void>;
 }
 
-export type IngestTx = SplitTx & { runs: SplitTx['runs'] & Pick<RunRepo, 'findManyLocked' | 'insertTaskResults'> };
+export type IngestTx = SplitTx &
+  RollupTx & { runs: SplitTx['runs'] & Pick<RunRepo, 'findManyLocked' | 'insertTaskResults' | 'taskResultsOf'> };
 
 export interface RunIngesterDeps {
   transaction: <T>(fn: (r: IngestTx) => Promise<T>) => Promise<T>;
@@ -181,7 +183,12 @@ async function applyFinished(r: IngestTx, e: RunEvent, parentId: string | null, 
       stats,
       finished_at: e.ts,
     });
-    if (moved && stats) await r.runs.replaceHosts(e.run_id, toRunHostRows(e.run_id, stats));
+    if (moved && stats) {
+      await r.runs.replaceHosts(e.run_id, toRunHostRows(e.run_id, stats));
+      // The observation rollups, in this same transaction: they are never behind what a run shows.
+      const run = await r.runs.findById(e.run_id);
+      if (run) await recordRollups(r, [{ run, stats, results: await r.runs.taskResultsOf(e.run_id) }]);
+    }
     return moved;
   };
   if (parentId) return finishUnderParent(r, parentId, finish, e.ts, sink);

@@ -145,6 +145,15 @@ export function createFleetRepo(db: Kysely<Schema>, dialect: DialectName) {
       return rows;
     },
 
+    /** Whether any run the caller may see reported on this host. */
+    async hostSeen(host: string, visible: RunVisibility): Promise<boolean> {
+      const { rows } = await sql<{ one: number }>`
+        select 1 as one from host_runs hr where hr.host = ${host} and ${visibleRows('hr', visible)} limit 1`.execute(
+        db,
+      );
+      return rows.length > 0;
+    },
+
     async hostsByLastOutcome(): Promise<Record<string, number>> {
       const rows = await db
         .selectFrom('fleet_hosts')
