@@ -189,6 +189,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
     ...createObservationServices(db, {
       access: runServices.runAccess,
       authz,
+      keyring: opts.keyring,
       submit: (p, body, ctx) => runServices.runs.submit(p, body, ctx),
     }),
     signingKeys,

@@ -1,6 +1,8 @@
 import {
   type Authorizer,
   createDriftService,
+  type Keyring,
+  openSealedJson,
   createFleetService,
   createTaskTrendService,
   type Principal,
@@ -16,6 +18,7 @@ export function createObservationServices(
   deps: {
     access: Pick<RunAccess, 'visibility' | 'visibleRun'>;
     authz: Pick<Authorizer, 'requireCreator'>;
+    keyring: Keyring;
     submit: (p: Principal, body: SubmitRunBody, ctx: LaunchContext) => Promise<Run>;
   },
 ) {
@@ -28,6 +31,7 @@ export function createObservationServices(
       runs,
       access: deps.access,
       authz: deps.authz,
+      openSecrets: (sealed) => openSealedJson<Record<string, string>>(deps.keyring, sealed),
       submit: deps.submit,
       transaction: db.transaction,
     }),

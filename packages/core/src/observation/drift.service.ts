@@ -88,6 +88,8 @@ export function createDriftService(deps: {
   runs: Pick<RunRepo, 'findById'>;
   access: Pick<RunAccess, 'visibility' | 'visibleRun'>;
   authz: Pick<Authorizer, 'requireCreator'>;
+  /** Opens a run's sealed survey password answers (runs.secret_vars_enc), so the reconcile run gets them too. */
+  openSecrets: (sealed: string) => Record<string, string>;
   submit: (p: Principal, body: SubmitRunBody, ctx: LaunchContext) => Promise<Run>;
   transaction: <T>(fn: (r: { observation: Pick<ObservationRepo, 'markReconcile'> }) => Promise<T>) => Promise<T>;
 }) {
@@ -156,7 +158,8 @@ export function createDriftService(deps: {
       }
       // open is newest finding first: the latest dry run decides what runs.
       const dry = await deps.access.visibleRun(p, open[0]!.found_in_run_id);
-      const run = await deps.submit(p, reconcileSpec(dry, body.host), { origin: 'reconcile' });
+      const secretVars = dry.secret_vars_enc === null ? undefined : deps.openSecrets(dry.secret_vars_enc);
+      const run = await deps.submit(p, reconcileSpec(dry, body.host), { origin: 'reconcile', secretVars });
       await deps.transaction((r) =>
         r.observation.markReconcile(
           open.map((d) => d.id),
