@@ -217,6 +217,13 @@ describe.each(DIALECTS)('observation rollups on %s', (dialect) => {
     ]);
   });
 
+  it('leaves hosts with absurdly long names out of the rollups instead of failing the finish', async () => {
+    const long = 'h'.repeat(5000);
+    await record([finishedRun({ [long]: counts(), 'short-1': counts() }, [{ host: long, task_path: 'site.yml:1' }])]);
+    expect(await repo().hostRuns('short-1', {}, { limit: 5 }, 'all')).toHaveLength(1);
+    expect(await repo().hostSeen(long, 'all')).toBe(false);
+  });
+
   it('keeps task durations per task with each host’s time, the longest host as the run’s', async () => {
     const f = finishedRun({ 't-1': counts(), 't-2': counts() }, [
       { host: 't-1', task_path: 'site.yml:40', duration_ms: 300 },

@@ -238,9 +238,27 @@ async function recordDrift(
   await tx.observation.upsertHosts(hostRows);
 }
 
-/** Records the rollups of runs that finished with stats, in finish order, in the caller's transaction. */
-export async function recordRollups(tx: RollupTx, finished: readonly FinishedRun[]): Promise<void> {
-  if (finished.length === 0) return;
+/** Longest host name the rollups keep (an index key must stay well under PostgreSQL's B-tree row limit). */
+export const MAX_ROLLUP_HOST_CHARS = 255;
+
+/** The run without hosts whose names no inventory of a real fleet holds: they must not fail the run's finish. */
+function withinLimits(f: FinishedRun): FinishedRun {
+  const fits = (host: string) => host.length <= MAX_ROLLUP_HOST_CHARS;
+  if (Object.keys(f.stats).every(fits)) return f;
+  return {
+    run: f.run,
+    stats: Object.fromEntries(Object.entries(f.stats).filter(([host]) => fits(host))),
+    results: f.results.filter((r) => fits(r.host)),
+  };
+}
+
+/**
+ * Records the rollups of runs that finished with stats, in finish order, in the caller's transaction. Hosts with
+ * names over MAX_ROLLUP_HOST_CHARS are left out (they keep their per-run outcome in run_hosts).
+ */
+export async function recordRollups(tx: RollupTx, given: readonly FinishedRun[]): Promise<void> {
+  if (given.length === 0) return;
+  const finished = given.map(withinLimits);
   const hostRows: HostRunDraft[] = [];
   const taskRows: TaskRunDraft[] = [];
   for (const f of finished) {
