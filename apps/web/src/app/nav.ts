@@ -17,6 +17,14 @@ export const NAV: Array<{ section: string; items: NavItem[] }> = [
     ],
   },
   {
+    section: 'Observe',
+    items: [
+      { path: '/fleet', label: 'Fleet' },
+      { path: '/tasks', label: 'Tasks' },
+      { path: '/drift', label: 'Drift' },
+    ],
+  },
+  {
     section: 'Launch',
     items: [
       { path: '/templates', label: 'Templates' },

@@ -10,6 +10,7 @@ import { HostTable } from './HostTable';
 import { LogViewer } from './log/LogViewer';
 import { useRunLog } from './log/useRunLog';
 import { RunHeader } from './RunHeader';
+import { RunDriftPanel } from '../observation/RunDriftPanel';
 import './run.css';
 
 export default function RunPage() {
@@ -32,6 +33,7 @@ function RunView({ id }: { id: string }) {
       <RunHeader run={r} />
       {parent ? <ChildRuns run={r} /> : null}
       <HostTable run={r} children={parent ? children.data : undefined} />
+      <RunDriftPanel run={r} />
       {parent ? (
         <p className="muted">
           Each {r.kind === 'pipeline' ? 'step' : 'shard'} has its own log: open it from the table above.

@@ -1,0 +1,177 @@
+// /fleet — hosts ranked by failures over their recent runs, flaky ones flagged; the filters live in the address.
+import type { FleetHost } from '@baton/contracts';
+import { Link } from 'wouter';
+import { qs } from '../../api/client';
+import { usePagedList } from '../../api/hooks';
+import { EmptyState, PageHeader } from '../../ui/layout';
+import { PagedTable } from '../../ui/PagedTable';
+import { OutcomeBadge } from '../../ui/Status';
+import { Time } from '../../ui/Time';
+import { useInventories, useProjects } from '../runs/lookups';
+import { CheckFilter, ClearFilters, NamedSelect, TextFilter } from './FilterControls';
+import { hostPath, useUrlFilters } from './filters';
+import { FlakyBadge } from './FlakyBadge';
+import { percent } from './format';
+import './observation.css';
+
+const KEYS = ['inventory', 'project', 'playbook', 'window', 'flaky'] as const;
+/** The API's default and bounds for `window` (FleetQuery). */
+const DEFAULT_WINDOW = 20;
+const MAX_WINDOW = 200;
+const REFRESH_MS = 15_000;
+
+export default function FleetPage() {
+  const filters = useUrlFilters(KEYS);
+  const f = filters.values;
+  const list = usePagedList<FleetHost>(`/v1/fleet${qs(f)}`, { refetchInterval: REFRESH_MS });
+  const projects = useProjects();
+  const inventories = useInventories();
+  const windowRuns = f.window ?? String(DEFAULT_WINDOW);
+
+  return (
+    <>
+      <PageHeader
+        title="Fleet"
+        subtitle={`Hosts ranked by failed and unreachable runs over each host's last ${windowRuns === '1' ? 'run' : `${windowRuns} runs`}. Refreshed every ${REFRESH_MS / 1000} s.`}
+      />
+      <form className="filters" role="search" aria-label="Filter hosts" onSubmit={(e) => e.preventDefault()}>
+        <NamedSelect
+          label="Inventory"
+          name="inventory"
+          items={inventories.items}
+          value={f.inventory}
+          onChange={(v) => filters.set('inventory', v)}
+          error={list.error}
+        />
+        <NamedSelect
+          label="Project"
+          name="project"
+          items={projects.items}
+          value={f.project}
+          onChange={(v) => filters.set('project', v)}
+          error={list.error}
+        />
+        <TextFilter
+          label="Playbook"
+          name="playbook"
+          placeholder="site.yml"
+          value={f.playbook}
+          onChange={(v) => filters.set('playbook', v)}
+          error={list.error}
+        />
+        <TextFilter
+          label="Window (runs per host)"
+          name="window"
+          type="number"
+          min={1}
+          max={MAX_WINDOW}
+          placeholder={String(DEFAULT_WINDOW)}
+          value={f.window}
+          onChange={(v) => filters.set('window', v)}
+          error={list.error}
+        />
+        <CheckFilter label="Flaky hosts only" name="flaky" value={f.flaky} onChange={(v) => filters.set('flaky', v)} />
+        <ClearFilters shown={filters.any} onClear={filters.clear} />
+      </form>
+      <p className="muted obs-note">
+        <strong>Flaky</strong>: for the same playbook and inventory, the host&apos;s outcome flipped between success and
+        failure at least twice within the window while its failure rate stayed between 10% and 90%.
+      </p>
+      <PagedTable
+        list={list}
+        what="Loading hosts"
+        caption="Hosts, most failures first"
+        className="fleet-table"
+        testId="fleet"
+        empty={
+          filters.any ? (
+            <EmptyState title="No hosts match these filters">
+              Change a filter above, or{' '}
+              <button type="button" className="btn btn-small" onClick={filters.clear}>
+                clear them all
+              </button>
+              .
+            </EmptyState>
+          ) : (
+            <EmptyState title="No host has run anything yet">
+              Hosts appear here once a run you may see has finished on them: <Link href="/runs/new">submit a run</Link>{' '}
+              or launch a <Link href="/templates">template</Link>.
+            </EmptyState>
+          )
+        }
+        head={
+          <>
+            <th scope="col">Host</th>
+            <th scope="col" className="num">
+              Runs
+            </th>
+            <th scope="col" className="num">
+              OK
+            </th>
+            <th scope="col" className="num">
+              Changed
+            </th>
+            <th scope="col" className="num">
+              Failed
+            </th>
+            <th scope="col" className="num">
+              Unreachable
+            </th>
+            <th scope="col" className="num">
+              Failure rate
+            </th>
+            <th scope="col">Last outcome</th>
+            <th scope="col">Last seen</th>
+            <th scope="col">Flaky</th>
+          </>
+        }
+        row={(h) => <FleetRow key={h.host} host={h} />}
+      />
+    </>
+  );
+}
+
+function FleetRow({ host: h }: { host: FleetHost }) {
+  return (
+    <tr data-host={h.host}>
+      <th scope="row">
+        <Link href={hostPath(h.host)} className="mono">
+          {h.host}
+        </Link>
+      </th>
+      <td className="num">{h.runs}</td>
+      <td className="num">{h.ok}</td>
+      <td className="num">{h.changed}</td>
+      <td className={`num${h.failed ? ' obs-bad' : ''}`}>{h.failed}</td>
+      <td className={`num${h.unreachable ? ' obs-bad' : ''}`}>{h.unreachable}</td>
+      <td className="num">
+        <RateBar rate={h.failure_rate} />
+      </td>
+      <td>
+        <span className="obs-outcome">
+          <OutcomeBadge outcome={h.last_outcome} />
+          <Link href={`/runs/${h.last_run_id}`} className="mono obs-run-link" title={h.last_run_id}>
+            {h.last_run_id}
+          </Link>
+        </span>
+      </td>
+      <td>
+        <Time at={h.last_seen_at} />
+      </td>
+      <td>{h.flaky ? <FlakyBadge reason={h.flaky_reason} /> : <span className="muted">no</span>}</td>
+    </tr>
+  );
+}
+
+/** The rate as a number, with a small bar beside it (the number says it; the bar only helps scanning). */
+function RateBar({ rate }: { rate: number }) {
+  const tone = rate === 0 ? 'ok' : rate >= 0.5 ? 'bad' : 'warn';
+  return (
+    <span className="rate" data-rate={rate}>
+      <span className="rate-track" aria-hidden="true">
+        <span className={`rate-fill rate-${tone}`} style={{ width: `${Math.round(rate * 100)}%` }} />
+      </span>
+      {percent(rate)}
+    </span>
+  );
+}
