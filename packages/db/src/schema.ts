@@ -264,6 +264,7 @@ export interface HostRunTable extends RunVisibilityColumns {
   playbook: string;
   git_commit: string | null;
   check_mode: number;
+  origin: string;
   duration_ms: number | null;
   finished_at: string;
 }

@@ -190,6 +190,9 @@ describe.each(DIALECTS)('observation on %s', (dialect) => {
       expect((await get('/v1/fleet?inventory=inv_01ARZ3NDEKTSV4RRFFQ69G5FAV')).body).toEqual([]);
       expect((await get(`/v1/fleet?project=${project}&playbook=site.yml`)).body).toHaveLength(HOSTS.length + 1);
       expect((await get('/v1/fleet?playbook=other.yml')).body).toEqual([]);
+      const one = (await get(`/v1/fleet?host=${enc('flip.example')}`)).body as FleetHost[];
+      expect(one.map((x) => [x.host, x.flaky])).toEqual([['flip.example', true]]);
+      expect((await get(`/v1/fleet?host=${enc('[2001:db8::1]')}`)).body).toEqual([]);
       const page1 = await get('/v1/fleet?limit=2');
       expect(page1.body).toHaveLength(2);
       const next = /<([^>]+)>; rel="next"/.exec(String(page1.headers.link))?.[1];
@@ -257,6 +260,7 @@ describe.each(DIALECTS)('observation on %s', (dialect) => {
         inventory_id: inventory,
         commit: repo.head('main'),
         check: true,
+        origin: 'api',
         finished_at: dryRun.finished_at,
       });
       expect(dry.counts).toMatchObject({ failed: 1, unreachable: 0 });
@@ -431,6 +435,7 @@ describe.each(DIALECTS)('observation on %s', (dialect) => {
         run_id: held.id,
         outcome: 'changed',
         check: false,
+        origin: 'reconcile',
       });
       expect((await get(`/v1/runs/${realRuns[0]}/drift`)).body).toEqual([]);
       expectProblem(await get(`/v1/runs/${held.id}/drift`, viewer.token), 404);

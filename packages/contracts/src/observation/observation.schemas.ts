@@ -9,7 +9,7 @@ import {
   Timestamp,
 } from '../common/common.schemas.js';
 import { unstorableTextReason } from '../common/text.js';
-import { Run } from '../runs/run.schemas.js';
+import { Run, RunOrigin } from '../runs/run.schemas.js';
 
 export const MAX_FLEET_WINDOW = 200;
 export const MAX_TASK_WINDOW = 500;
@@ -24,15 +24,9 @@ export const HostName = z
   .meta({ description: 'a host name as the inventory names it', example: 'web-01.example.com' });
 
 /** A playbook as observation names it: the path inside its project, or `inline:<hash>` for an inline playbook. */
-const PlaybookFilter = z
-  .string()
-  .min(1)
-  .max(1024)
-  .superRefine(checkedBy(unstorableTextReason))
-  .meta({
-    description:
-      'a project playbook path (e.g. `site.yml`), or `inline:<hash>` as observation names an inline playbook',
-  });
+const PlaybookFilter = z.string().min(1).max(1024).superRefine(checkedBy(unstorableTextReason)).meta({
+  description: 'a project playbook path (e.g. `site.yml`), or `inline:<hash>` as observation names an inline playbook',
+});
 
 const HostOutcome = z.enum(['ok', 'changed', 'failed', 'unreachable']);
 const RunCounts = z.object({ ok: z.number(), changed: z.number(), failed: z.number(), unreachable: z.number() });
@@ -44,6 +38,7 @@ export const FLAKY_RULE =
   'that series, its failure rate and the runs where the outcome flipped.';
 
 export const FleetQuery = z.strictObject({
+  host: HostName.optional().meta({ description: 'this host only (its row, or none)' }),
   inventory: idOf('inv').optional(),
   project: idOf('prj').optional(),
   playbook: PlaybookFilter.optional(),
@@ -101,6 +96,7 @@ export const HostRun = z
     inventory_id: z.string().nullable(),
     commit: z.string().nullable(),
     check: z.boolean(),
+    origin: RunOrigin,
     finished_at: Timestamp,
   })
   .meta({ id: 'HostRun' });
@@ -131,12 +127,9 @@ export const TaskTrend = z
     p50_s: z.number(),
     p95_s: z.number(),
     last_s: z.number(),
-    trend_pct: z
-      .number()
-      .nullable()
-      .meta({
-        description: 'change of the median from the older to the newer half of the window, in %; null under 2 runs',
-      }),
+    trend_pct: z.number().nullable().meta({
+      description: 'change of the median from the older to the newer half of the window, in %; null under 2 runs',
+    }),
     slowest_hosts: z.array(z.object({ host: z.string(), p50_s: z.number() })),
   })
   .meta({ id: 'TaskTrend' });
@@ -188,11 +181,9 @@ export const DriftItem = z
     task_path: z.string(),
     item: z.string().optional().meta({ description: 'the loop item, for a task with a loop' }),
     action: z.string().nullable(),
-    diff: z
-      .unknown()
-      .meta({
-        description: 'what --check --diff reported (null when the module reports none, always for no_log tasks)',
-      }),
+    diff: z.unknown().meta({
+      description: 'what --check --diff reported (null when the module reports none, always for no_log tasks)',
+    }),
     no_log: z.boolean(),
     found_in_run_id: z.string(),
     found_at: Timestamp,

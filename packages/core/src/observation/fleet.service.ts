@@ -68,6 +68,7 @@ export function toHostRun(r: HostRunRow): HostRun {
     inventory_id: r.inventory_id,
     commit: r.git_commit,
     check: r.check_mode === 1,
+    origin: r.origin as HostRun['origin'],
     finished_at: r.finished_at,
   };
 }
@@ -100,7 +101,12 @@ export function createFleetService(deps: {
     /** Hosts ranked by failures over their last `window` runs the caller may see (see FLAKY_RULE). */
     async fleet(p: Principal, q: FleetQuery): Promise<Page<FleetHost>> {
       const offset = decodeNumberCursor(q.cursor) ?? 0;
-      const rows = await deps.observation.recentRuns(filterOf(q), q.window, await deps.access.visibility(p));
+      const rows = await deps.observation.recentRuns(
+        filterOf(q),
+        q.window,
+        await deps.access.visibility(p),
+        q.host === undefined ? undefined : [q.host],
+      );
       const byHost = new Map<string, HostRunRow[]>();
       for (const r of rows) {
         const list = byHost.get(r.host);

@@ -97,6 +97,7 @@ function hostDrafts({ run, stats, results }: FinishedRun, playbook: string): Hos
       playbook,
       git_commit: run.git_commit,
       check_mode: run.check_mode,
+      origin: run.origin,
       duration_ms: durationMs(run),
       finished_at: run.finished_at!,
       ...visibilityOf(run),

@@ -50,6 +50,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('submitted_by', 'text', (c) => c.notNull())
     .addColumn('git_commit', 'text')
     .addColumn('check_mode', 'integer', (c) => c.notNull())
+    .addColumn('origin', 'text', (c) => c.notNull()) // how the run started (api, template, schedule, reconcile…)
     .addColumn('duration_ms', 'integer')
     .addColumn('finished_at', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('host_runs_pk', ['host', 'host_seq'])
