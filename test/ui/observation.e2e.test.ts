@@ -268,6 +268,10 @@ describe('host history', () => {
       expect(await failures.textContent()).toContain('odd run 3');
       expect(await table.locator(`tr[data-failures="${runs[0]!.id}"]`).textContent()).toContain('odd run 1');
       expect(await table.locator(`tr[data-failures="${runs[1]!.id}"]`).count()).toBe(0);
+      // Its row of the fleet: the failure rate over its last runs, flaky and why.
+      const summary = page.getByTestId('host-summary');
+      expect(await summary.textContent()).toContain('2 failed or unreachable (67%)');
+      expect(await summary.locator('details[data-flaky="true"]').count()).toBe(1);
       await visited(page, 'observation-host');
 
       await page.getByRole('link', { name: 'Tasks on this host' }).click();
@@ -294,6 +298,10 @@ describe('host history', () => {
         await page.getByTestId('host-runs').locator('tr[data-run]').first().waitFor();
       }
       await visited(page, 'observation-host-unicode');
+      // A host no run reported on: the empty state, not an error.
+      await page.goto(`${ui().base}/ui/hosts/${encodeURIComponent('[2001:db8::9]')}`);
+      await page.getByText('No runs on this host').waitFor();
+      expect(await page.locator('[role="alert"]').count()).toBe(0);
     });
   });
 });

@@ -1,15 +1,16 @@
 // /hosts/:host — one host's runs, newest first, with the tasks that failed there and their messages.
-import type { HostRun } from '@baton/contracts';
+import type { FleetHost, HostRun } from '@baton/contracts';
 import { Fragment } from 'react';
 import { Link, useLocation } from 'wouter';
-import { qs } from '../../api/client';
-import { usePagedList } from '../../api/hooks';
+import { ApiError, qs } from '../../api/client';
+import { useApi, usePagedList } from '../../api/hooks';
 import { EmptyState, PageHeader } from '../../ui/layout';
 import { PagedTable } from '../../ui/PagedTable';
 import { Badge, OutcomeBadge } from '../../ui/Status';
 import { Time } from '../../ui/Time';
 import { useInventories, useProjects } from '../runs/lookups';
 import { hostFromAddress } from './filters';
+import { FlakyBadge } from './FlakyBadge';
 import { seconds, shortCommit } from './format';
 import './observation.css';
 
@@ -24,6 +25,8 @@ export default function HostPage() {
 
 function HostHistory({ host }: { host: string }) {
   const list = usePagedList<HostRun>(`/v1/hosts/${encodeURIComponent(host)}/runs`, { refetchInterval: REFRESH_MS });
+  // A host no visible run reported on is a 404: that is the empty state, not an error.
+  const unknown = list.error instanceof ApiError && list.error.status === 404;
   const projects = useProjects();
   const inventories = useInventories();
   return (
@@ -42,8 +45,9 @@ function HostHistory({ host }: { host: string }) {
           </>
         }
       />
+      <HostSummary host={host} />
       <PagedTable
-        list={list}
+        list={unknown ? { ...list, error: null } : list}
         what="Loading the host's runs"
         caption={`Runs on ${host}, newest first`}
         className="host-runs-table"
@@ -109,7 +113,14 @@ function HostRunRows({
             </div>
           ) : null}
         </td>
-        <td className="mono">{r.playbook}</td>
+        <td className="mono">
+          {r.playbook}
+          {r.origin === 'reconcile' ? (
+            <div>
+              <Badge tone="muted" icon="ring" label="reconcile" data={{ origin: 'reconcile' }} />
+            </div>
+          ) : null}
+        </td>
         <td>
           {project ?? <span className="muted">—</span>}
           {r.commit ? (
@@ -144,5 +155,18 @@ function HostRunRows({
         </tr>
       ) : null}
     </Fragment>
+  );
+}
+
+/** The host's row of the fleet (its last 20 runs): failure rate and whether it is flaky, and why. */
+function HostSummary({ host }: { host: string }) {
+  const fleet = useApi<FleetHost[]>(`/v1/fleet${qs({ host })}`, { refetchInterval: REFRESH_MS });
+  const row = fleet.data?.[0];
+  if (!row) return null;
+  return (
+    <p className="host-summary" data-testid="host-summary">
+      {`Over its last ${row.runs} run${row.runs === 1 ? '' : 's'}: ${row.failed + row.unreachable} failed or unreachable (${Math.round(row.failure_rate * 100)}%).`}{' '}
+      {row.flaky ? <FlakyBadge reason={row.flaky_reason} /> : null}
+    </p>
   );
 }
