@@ -12,7 +12,7 @@ import type {
   TaskRunDraft,
 } from '@baton/db';
 import { newId } from '../common/ids.js';
-import { hostOutcome } from '../runs/run.view.js';
+import { toRunHostRows } from '../runs/run.view.js';
 import { flakyReason } from './flaky.js';
 import { driftScopeOf, playbookOf, resourceOf, taskKeyOf } from './observation-keys.js';
 
@@ -75,22 +75,13 @@ function changesOf(result: RunTaskResultRow): Change[] {
 }
 
 function hostDrafts({ run, stats, results }: FinishedRun, playbook: string): HostRunDraft[] {
-  return Object.entries(stats)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([host, c]) => ({
-      host,
-      run_id: run.id,
-      outcome: hostOutcome(c),
-      ok: c.ok,
-      changed: c.changed,
-      failed: c.failed,
-      unreachable: c.unreachable,
-      skipped: c.skipped,
-      rescued: c.rescued,
-      ignored: c.ignored,
+  return toRunHostRows(run.id, stats)
+    .sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0))
+    .map((counts) => ({
+      ...counts,
       failed_tasks: JSON.stringify(
         results
-          .filter((r) => r.host === host && (r.status === 'failed' || r.status === 'unreachable'))
+          .filter((r) => r.host === counts.host && (r.status === 'failed' || r.status === 'unreachable'))
           .slice(0, FAILED_TASKS_KEPT)
           .map((r) => ({ task: r.task, message: r.message ?? '' })),
       ),
