@@ -57,6 +57,6 @@ export * from './sso/sso-state.repo.js';
 export * from './sso/sso-assertion.repo.js';
 export * from './sso/sso-team.repo.js';
 export type { ObservationRepo } from './observation/observation.repo.js';
-export type { HostRunRow, HostRunDraft, HostRunFilter } from './observation/fleet.repo.js';
-export type { TaskStatRow, TaskRunRow, TaskRunDraft, TaskFilter } from './observation/task-trend.repo.js';
+export type { HostRunRow, HostRunDraft, HostRunFilter, HostWindowSummary } from './observation/fleet.repo.js';
+export type { TaskStatRow, TaskRunRow, TaskRunDraft, TaskFilter, TaskDuration } from './observation/task-trend.repo.js';
 export type { DriftItemRow, DriftHostRow, DriftFilter } from './observation/drift.repo.js';

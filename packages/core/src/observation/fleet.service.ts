@@ -1,7 +1,7 @@
 // Fleet health and host history (issue 14): hosts ranked by failures over their recent runs, flaky hosts, and one
 // host's runs, all read from the rollups the ingester keeps (observation-rollup.ts).
 import type { FleetHost, FleetQuery, HostRun, HostRunsQuery } from '@baton/contracts';
-import type { HostRunRow, ObservationRepo } from '@baton/db';
+import type { HostRunRow, HostWindowSummary, ObservationRepo } from '@baton/db';
 import type { Principal } from '../authz/authorize.js';
 import { NotFoundError } from '../common/errors.js';
 import type { Page } from '../common/paging.js';
@@ -39,7 +39,7 @@ function toFleetHost(host: string, newestFirst: readonly HostRunRow[]): FleetHos
     changed: count('changed'),
     failed: count('failed'),
     unreachable: count('unreachable'),
-    failure_rate: Math.round((failures / newestFirst.length) * 10_000) / 10_000,
+    failure_rate: failureRate(failures, newestFirst.length),
     last_outcome: last.outcome as Outcome,
     last_run_id: last.run_id,
     last_seen_at: last.finished_at,
@@ -73,8 +73,31 @@ export function toHostRun(r: HostRunRow): HostRun {
   };
 }
 
+/** What the fleet is ranked by. */
+type Rank = Pick<FleetHost, 'host' | 'failed' | 'unreachable' | 'failure_rate' | 'last_seen_at'>;
+
+const failureRate = (failures: number, runs: number) => Math.round((failures / runs) * 10_000) / 10_000;
+
+const rankOf = (s: HostWindowSummary): Rank => ({
+  host: s.host,
+  failed: s.failed,
+  unreachable: s.unreachable,
+  failure_rate: failureRate(s.failed + s.unreachable, s.runs),
+  last_seen_at: s.last_seen_at,
+});
+
+function groupByHost(rows: readonly HostRunRow[]): Map<string, HostRunRow[]> {
+  const byHost = new Map<string, HostRunRow[]>();
+  for (const r of rows) {
+    const list = byHost.get(r.host);
+    if (list) list.push(r);
+    else byHost.set(r.host, [r]);
+  }
+  return byHost;
+}
+
 /** Most failures first, then the higher failure rate, the most recently seen, and the name. */
-function byFailures(a: FleetHost, b: FleetHost): number {
+function byFailures(a: Rank, b: Rank): number {
   return (
     b.failed + b.unreachable - (a.failed + a.unreachable) ||
     b.failure_rate - a.failure_rate ||
@@ -84,7 +107,7 @@ function byFailures(a: FleetHost, b: FleetHost): number {
 }
 
 export function createFleetService(deps: {
-  observation: Pick<ObservationRepo, 'recentRuns' | 'hostRuns' | 'hostSeen'>;
+  observation: Pick<ObservationRepo, 'recentSummary' | 'recentRuns' | 'hostRuns' | 'hostSeen'>;
   access: Pick<RunAccess, 'visibility'>;
 }) {
   const filterOf = (q: {
@@ -98,24 +121,39 @@ export function createFleetService(deps: {
   });
 
   return {
-    /** Hosts ranked by failures over their last `window` runs the caller may see (see FLAKY_RULE). */
+    /**
+     * Hosts ranked by failures over their last `window` runs the caller may see (see FLAKY_RULE). The ranking comes
+     * from per-host counts the database makes; only the page's hosts are read run by run (and, to filter on flaky,
+     * the hosts that both failed and succeeded in the window: no other host can be flaky).
+     */
     async fleet(p: Principal, q: FleetQuery): Promise<Page<FleetHost>> {
       const offset = decodeNumberCursor(q.cursor) ?? 0;
-      const rows = await deps.observation.recentRuns(
-        filterOf(q),
+      const visible = await deps.access.visibility(p);
+      const filter = filterOf(q);
+      const runsOf = async (hosts: readonly string[]) =>
+        groupByHost(hosts.length ? await deps.observation.recentRuns(filter, q.window, visible, hosts) : []);
+      const summary = await deps.observation.recentSummary(
+        filter,
         q.window,
-        await deps.access.visibility(p),
+        visible,
         q.host === undefined ? undefined : [q.host],
       );
-      const byHost = new Map<string, HostRunRow[]>();
-      for (const r of rows) {
-        const list = byHost.get(r.host);
-        if (list) list.push(r);
-        else byHost.set(r.host, [r]);
+      let ranked = summary.map(rankOf);
+      if (q.flaky !== undefined) {
+        const mixed = summary.filter((s) => s.failed + s.unreachable > 0 && s.failed + s.unreachable < s.runs);
+        const flaky = new Set<string>();
+        for (const [host, list] of await runsOf(mixed.map((s) => s.host)))
+          if (flakyReason([...list].reverse()) !== null) flaky.add(host);
+        ranked = ranked.filter((h) => flaky.has(h.host) === (q.flaky === 'true'));
       }
-      let hosts = [...byHost].map(([host, list]) => toFleetHost(host, list));
-      if (q.flaky !== undefined) hosts = hosts.filter((h) => h.flaky === (q.flaky === 'true'));
-      return offsetPage(hosts.sort(byFailures), offset, q.limit);
+      const page = offsetPage(ranked.sort(byFailures), offset, q.limit);
+      const runs = await runsOf(page.items.map((h) => h.host));
+      // A host's figures come from its runs (the same window the counts were made over).
+      const items = page.items.flatMap((h) => {
+        const list = runs.get(h.host);
+        return list ? [toFleetHost(h.host, list)] : [];
+      });
+      return { ...page, items };
     },
 
     /** One host's runs the caller may see, newest first; 404 when no run the caller may see reported on it. */

@@ -1,7 +1,7 @@
 // Task duration trends (issue 14): per task (a playbook's task path), its durations over the last runs that ran it,
 // read from the rollups the ingester keeps (task_stats, task_runs).
 import type { TaskDetail, TaskHistoryQuery, TaskTrend, TaskTrendQuery } from '@baton/contracts';
-import type { ObservationRepo, TaskRunRow, TaskStatRow } from '@baton/db';
+import type { ObservationRepo, TaskDuration, TaskRunRow, TaskStatRow } from '@baton/db';
 import type { Principal } from '../authz/authorize.js';
 import type { Page } from '../common/paging.js';
 import type { RunAccess } from '../runs/run-access.js';
@@ -50,8 +50,21 @@ function toTrend(stat: TaskStatRow, durations: number[], perHost: Map<string, nu
   };
 }
 
+/** Task keys by the p95 of their durations, slowest first (as trends are sorted). */
+function byP95(durations: readonly TaskDuration[]): string[] {
+  const byKey = new Map<string, number[]>();
+  for (const d of durations) pushTo(byKey, d.task_key, d.duration_ms);
+  return [...byKey]
+    .map(([key, ms]) => ({ key, p95: seconds(quantile(ms, 0.95)) }))
+    .sort((a, b) => b.p95 - a.p95 || (a.key < b.key ? -1 : 1))
+    .map((t) => t.key);
+}
+
 export function createTaskTrendService(deps: {
-  observation: Pick<ObservationRepo, 'taskStats' | 'recentTaskRuns' | 'taskRunsOfRuns' | 'recentRuns' | 'taskHistory'>;
+  observation: Pick<
+    ObservationRepo,
+    'taskStats' | 'recentTaskRuns' | 'recentTaskDurations' | 'taskRunsOfRuns' | 'recentRuns' | 'taskHistory'
+  >;
   access: Pick<RunAccess, 'visibility'>;
 }) {
   /** Rows of one task, newest first → its trend (durations of `host` only when given). */
@@ -84,22 +97,33 @@ export function createTaskTrendService(deps: {
       const visible = await deps.access.visibility(p);
       const filter = { playbook: q.playbook, projectId: q.project };
       const stats = await deps.observation.taskStats(filter);
-      let rows: TaskRunRow[];
       if (q.host === undefined) {
-        rows = await deps.observation.recentTaskRuns(filter, q.window, visible);
-      } else {
-        // The host's last `window` runs, then the tasks those runs ran there.
-        const runs = await deps.observation.recentRuns(
-          { projectId: q.project, playbook: q.playbook },
-          q.window,
-          visible,
-          [q.host],
+        // Ranked by their durations alone; only the page's tasks are read with each host's durations (the bulk).
+        const page = offsetPage(
+          byP95(await deps.observation.recentTaskDurations(filter, q.window, visible)),
+          offset,
+          q.limit,
         );
-        rows = await deps.observation.taskRunsOfRuns(
-          runs.map((r) => r.run_id),
-          filter,
+        const keys = new Set(page.items);
+        const rows = await deps.observation.recentTaskRuns({ ...filter, keys: [...keys] }, q.window, visible);
+        const items = trendsOf(
+          stats.filter((s) => keys.has(s.task_key)),
+          rows,
+          undefined,
         );
+        return { ...page, items };
       }
+      // The host's last `window` runs, then the tasks those runs ran there.
+      const runs = await deps.observation.recentRuns(
+        { projectId: q.project, playbook: q.playbook },
+        q.window,
+        visible,
+        [q.host],
+      );
+      const rows = await deps.observation.taskRunsOfRuns(
+        runs.map((r) => r.run_id),
+        filter,
+      );
       return offsetPage(trendsOf(stats, rows, q.host), offset, q.limit);
     },
 

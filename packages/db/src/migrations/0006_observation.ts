@@ -56,6 +56,21 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('host_runs_pk', ['host', 'host_seq'])
     .execute();
   await db.schema.createIndex('host_runs_run_idx').on('host_runs').columns(['run_id', 'host']).unique().execute();
+  // Ranking the fleet reads each host's newest outcomes from here alone, not from the rows.
+  await db.schema
+    .createIndex('host_runs_outcome_idx')
+    .on('host_runs')
+    .columns(['host', 'host_seq', 'outcome'])
+    .execute();
+  // "The last N runs of each host" when only some rows count (a filter, or a caller who sees only some runs) walks
+  // each host along one of these per condition, reading only rows that meet it (see last-per-key.ts); with the
+  // outcome in the index, ranking the fleet reads the index alone.
+  for (const column of ['inventory_id', 'project_id', 'playbook', 'submitted_by', 'template_id'])
+    await db.schema
+      .createIndex(`host_runs_${column}_idx`)
+      .on('host_runs')
+      .columns([column, 'host', 'host_seq', 'outcome'])
+      .execute();
 
   // One row per task (a playbook's task path): `runs` numbers the runs that ran it (task_runs.task_seq).
   await db.schema
@@ -88,6 +103,19 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('task_runs_pk', ['task_key', 'task_seq'])
     .execute();
   await db.schema.createIndex('task_runs_run_idx').on('task_runs').columns(['run_id', 'task_key']).execute();
+  // Ranking tasks reads each task's newest durations from here alone.
+  await db.schema
+    .createIndex('task_runs_duration_idx')
+    .on('task_runs')
+    .columns(['task_key', 'task_seq', 'duration_ms'])
+    .execute();
+  // The same walks per task for a caller who sees only some runs (with the duration: ranking tasks reads no row).
+  for (const column of ['project_id', 'inventory_id', 'submitted_by', 'template_id'])
+    await db.schema
+      .createIndex(`task_runs_${column}_idx`)
+      .on('task_runs')
+      .columns([column, 'task_key', 'task_seq', 'duration_ms'])
+      .execute();
 
   // A resource a dry run found out of its desired state, until a later run shows it unchanged (or changes it for real).
   await db.schema

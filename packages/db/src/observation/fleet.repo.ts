@@ -2,12 +2,23 @@ import { type Kysely, type Selectable, sql } from 'kysely';
 import { type DialectName, toNumber } from '../dialect.js';
 import type { RunVisibility } from '../runs/run.repo.js';
 import type { HostRunTable, Schema } from '../schema.js';
-import { lastPerKey } from './last-per-key.js';
-import { equalities, visibleRows } from './visibility.js';
+import { armsOf, type KeyedRows, lastPerKey, newestOfKey, newestRows, withoutJit } from './last-per-key.js';
 
 export type HostRunRow = Selectable<HostRunTable>;
 /** A host's outcome in a run as the ingester hands it over: numbered when stored. */
 export type HostRunDraft = Omit<HostRunRow, 'host_seq'>;
+
+/** A host's runs in a window, counted by outcome (what the fleet is ranked by). */
+export interface HostWindowSummary {
+  host: string;
+  runs: number;
+  ok: number;
+  changed: number;
+  failed: number;
+  unreachable: number;
+  /** when its newest run in the window finished */
+  last_seen_at: string;
+}
 
 /** Narrows a host's runs (each optional). */
 export interface HostRunFilter {
@@ -18,12 +29,53 @@ export interface HostRunFilter {
 
 const CHUNK = 100;
 
+/** Every column of host_runs (the walks name what they answer). */
+const HOST_RUN_COLUMNS = [
+  'host',
+  'host_seq',
+  'run_id',
+  'outcome',
+  'ok',
+  'changed',
+  'failed',
+  'unreachable',
+  'skipped',
+  'rescued',
+  'ignored',
+  'failed_tasks',
+  'playbook',
+  'project_id',
+  'inventory_id',
+  'template_id',
+  'submitted_by',
+  'git_commit',
+  'check_mode',
+  'origin',
+  'duration_ms',
+  'finished_at',
+] as const satisfies ReadonlyArray<keyof HostRunRow>;
+// A column added to host_runs and not listed above fails to compile here.
+const allColumns: Exclude<keyof HostRunRow, (typeof HOST_RUN_COLUMNS)[number]> extends never ? true : never = true;
+void allColumns;
+
 const filterOf = (f: HostRunFilter) => ({
   inventory_id: f.inventoryId,
   project_id: f.projectId,
   playbook: f.playbook,
 });
-const isEmpty = (f: HostRunFilter) => !f.inventoryId && !f.projectId && !f.playbook;
+
+/** host_runs, numbered per host by fleet_hosts.runs: every host, or only these. */
+function hostsOf(hosts: readonly string[] | undefined): KeyedRows {
+  return {
+    table: 'host_runs',
+    keyColumn: 'host',
+    seqColumn: 'host_seq',
+    driver: sql`fleet_hosts fh`,
+    driverWhere: hosts ? sql`fh.host in (${sql.join(hosts.length ? [...hosts] : [''])})` : sql`1 = 1`,
+    driverKey: sql.ref('fh.host'),
+    driverCount: sql.ref('fh.runs'),
+  };
+}
 
 export function createFleetRepo(db: Kysely<Schema>, dialect: DialectName) {
   return {
@@ -107,25 +159,52 @@ export function createFleetRepo(db: Kysely<Schema>, dialect: DialectName) {
       visible: RunVisibility,
       hosts?: readonly string[],
     ): Promise<HostRunRow[]> {
-      const only = hosts ? sql`fh.host in (${sql.join(hosts.length ? [...hosts] : [''])})` : sql`1 = 1`;
-      if (isEmpty(filter) && visible === 'all') {
-        const { rows } = await sql<HostRunRow>`
-          select hr.* from fleet_hosts fh
-          join host_runs hr on hr.host = fh.host and hr.host_seq > fh.runs - ${window}
-          where ${only}
-          order by hr.host, hr.host_seq desc`.execute(db);
-        return rows;
-      }
-      return lastPerKey<HostRunRow>(db, dialect, {
-        driver: sql`fleet_hosts fh`,
-        driverWhere: only,
-        table: 'host_runs',
-        keyColumn: 'host',
-        driverKey: sql.ref('fh.host'),
-        seqColumn: 'host_seq',
-        match: (alias) => sql`${equalities(alias, filterOf(filter))} and ${visibleRows(alias, visible)}`,
+      return lastPerKey<HostRunRow>(
+        db,
+        dialect,
+        hostsOf(hosts),
+        armsOf(filterOf(filter), visible),
         window,
-      });
+        HOST_RUN_COLUMNS,
+      );
+    },
+
+    /**
+     * Each host's last `window` runs (as recentRuns) counted by outcome, counted in the database: ranking the fleet
+     * needs no more, and a fleet of thousands of hosts is then thousands of rows, not a window's worth per host.
+     */
+    async recentSummary(
+      filter: HostRunFilter,
+      window: number,
+      visible: RunVisibility,
+      hosts?: readonly string[],
+    ): Promise<HostWindowSummary[]> {
+      const rows = newestRows(dialect, hostsOf(hosts), armsOf(filterOf(filter), visible), window, [
+        'host',
+        'host_seq',
+        'outcome',
+      ]);
+      const count = (outcome: string) => sql`sum(case when w.outcome = ${outcome} then 1 else 0 end)`;
+      // When a host was last seen: its newest run's finish, one row per host.
+      const query = sql<Record<keyof HostWindowSummary, string | number>>`
+        select c.host, c.runs, c.ok, c.changed, c.failed, c.unreachable, hr.finished_at as last_seen_at
+        from (
+          select w.host, count(*) as runs, ${count('ok')} as ok, ${count('changed')} as changed,
+            ${count('failed')} as failed, ${count('unreachable')} as unreachable, max(w.host_seq) as last_seq
+          from (${rows}) w
+          group by w.host
+        ) c cross join host_runs hr
+        where hr.host = c.host and hr.host_seq = c.last_seq`;
+      const { rows: counted } = await withoutJit(db, dialect, (d) => query.execute(d));
+      return counted.map((r) => ({
+        host: String(r.host),
+        runs: toNumber(r.runs),
+        ok: toNumber(r.ok),
+        changed: toNumber(r.changed),
+        failed: toNumber(r.failed),
+        unreachable: toNumber(r.unreachable),
+        last_seen_at: String(r.last_seen_at),
+      }));
     },
 
     /** One host's runs the caller may see, newest first, before `beforeSeq`. */
@@ -135,22 +214,32 @@ export function createFleetRepo(db: Kysely<Schema>, dialect: DialectName) {
       page: { limit: number; beforeSeq?: number | undefined },
       visible: RunVisibility,
     ): Promise<HostRunRow[]> {
-      const { rows } = await sql<HostRunRow>`
-        select hr.* from host_runs hr
-        where hr.host = ${host}
-          and ${page.beforeSeq === undefined ? sql`1 = 1` : sql`hr.host_seq < ${page.beforeSeq}`}
-          and ${equalities('hr', filterOf(filter))} and ${visibleRows('hr', visible)}
-        order by hr.host_seq desc
-        limit ${page.limit}`.execute(db);
-      return rows;
+      const plan = armsOf(filterOf(filter), visible);
+      return newestOfKey<HostRunRow>(db, dialect, {
+        table: 'host_runs',
+        keyColumn: 'host',
+        seqColumn: 'host_seq',
+        key: host,
+        columns: HOST_RUN_COLUMNS,
+        arms: plan?.arms,
+        rest: plan?.rest ?? [],
+        beforeSeq: page.beforeSeq,
+        limit: page.limit,
+      });
     },
 
     /** Whether any run the caller may see reported on this host. */
     async hostSeen(host: string, visible: RunVisibility): Promise<boolean> {
-      const { rows } = await sql<{ one: number }>`
-        select 1 as one from host_runs hr where hr.host = ${host} and ${visibleRows('hr', visible)} limit 1`.execute(
-        db,
-      );
+      const rows = await newestOfKey<{ host_seq: number }>(db, dialect, {
+        table: 'host_runs',
+        keyColumn: 'host',
+        seqColumn: 'host_seq',
+        key: host,
+        columns: ['host_seq'],
+        arms: armsOf({}, visible)?.arms,
+        rest: [],
+        limit: 1,
+      });
       return rows.length > 0;
     },
 

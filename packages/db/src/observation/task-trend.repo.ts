@@ -2,8 +2,8 @@ import { type Kysely, type Selectable, sql } from 'kysely';
 import type { DialectName } from '../dialect.js';
 import type { RunVisibility } from '../runs/run.repo.js';
 import type { Schema, TaskRunTable, TaskStatTable } from '../schema.js';
-import { lastPerKey } from './last-per-key.js';
-import { equalities, visibleRows } from './visibility.js';
+import { armsOf, type KeyedRows, lastPerKey, newestOfKey } from './last-per-key.js';
+import { equalities } from './visibility.js';
 
 export type TaskStatRow = Selectable<TaskStatTable>;
 export type TaskRunRow = Selectable<TaskRunTable>;
@@ -18,10 +18,48 @@ export interface TaskFilter {
   playbook?: string | undefined;
   projectId?: string | undefined;
   key?: string | undefined;
+  /** only these tasks */
+  keys?: readonly string[] | undefined;
 }
 
 const CHUNK = 100;
+
+/** Every column of task_runs (the walks name what they answer). */
+const TASK_RUN_COLUMNS = [
+  'task_key',
+  'task_seq',
+  'run_id',
+  'duration_ms',
+  'host_ms',
+  'project_id',
+  'inventory_id',
+  'template_id',
+  'submitted_by',
+  'finished_at',
+] as const satisfies ReadonlyArray<keyof TaskRunRow>;
+// A column added to task_runs and not listed above fails to compile here.
+const allColumns: Exclude<keyof TaskRunRow, (typeof TASK_RUN_COLUMNS)[number]> extends never ? true : never = true;
+void allColumns;
 const statFilter = (f: TaskFilter) => ({ playbook: f.playbook, project_id: f.projectId, task_key: f.key });
+
+/** A task's duration in one run. */
+export type TaskDuration = Pick<TaskRunRow, 'task_key' | 'task_seq' | 'duration_ms'>;
+
+/** task_runs, numbered per task by task_stats.runs: of the tasks matching the filter. */
+function tasksOf(filter: TaskFilter): KeyedRows {
+  const keys = filter.keys;
+  return {
+    table: 'task_runs',
+    keyColumn: 'task_key',
+    seqColumn: 'task_seq',
+    driver: sql`task_stats ts`,
+    driverWhere: sql`${equalities('ts', statFilter(filter))} and ${
+      keys ? sql`ts.task_key in (${sql.join(keys.length ? [...keys] : [''])})` : sql`1 = 1`
+    }`,
+    driverKey: sql.ref('ts.task_key'),
+    driverCount: sql.ref('ts.runs'),
+  };
+}
 
 export function createTaskTrendRepo(db: Kysely<Schema>, dialect: DialectName) {
   return {
@@ -76,29 +114,20 @@ export function createTaskTrendRepo(db: Kysely<Schema>, dialect: DialectName) {
     },
 
     /**
-     * The last `window` runs of each task matching the filter, of runs the caller may see, newest first per task.
-     * Admins: one primary-key range per task; others: each task's newest visible rows (lastPerKey).
+     * The last `window` runs of each task matching the filter, of runs the caller may see, newest first per task
+     * (see newestKeys).
      */
     async recentTaskRuns(filter: TaskFilter, window: number, visible: RunVisibility): Promise<TaskRunRow[]> {
-      const which = equalities('ts', statFilter(filter));
-      if (visible === 'all') {
-        const { rows } = await sql<TaskRunRow>`
-          select tr.* from task_stats ts
-          join task_runs tr on tr.task_key = ts.task_key and tr.task_seq > ts.runs - ${window}
-          where ${which}
-          order by tr.task_key, tr.task_seq desc`.execute(db);
-        return rows;
-      }
-      return lastPerKey<TaskRunRow>(db, dialect, {
-        driver: sql`task_stats ts`,
-        driverWhere: which,
-        table: 'task_runs',
-        keyColumn: 'task_key',
-        driverKey: sql.ref('ts.task_key'),
-        seqColumn: 'task_seq',
-        match: (alias) => visibleRows(alias, visible),
-        window,
-      });
+      return lastPerKey<TaskRunRow>(db, dialect, tasksOf(filter), armsOf({}, visible), window, TASK_RUN_COLUMNS);
+    },
+
+    /** As recentTaskRuns, only each run's duration: what ranking the tasks needs (host_ms is the bulk of a row). */
+    async recentTaskDurations(filter: TaskFilter, window: number, visible: RunVisibility): Promise<TaskDuration[]> {
+      return lastPerKey<TaskDuration>(db, dialect, tasksOf(filter), armsOf({}, visible), window, [
+        'task_key',
+        'task_seq',
+        'duration_ms',
+      ]);
     },
 
     /** The task rows of these runs (a host's recent runs), of tasks matching the filter. */
@@ -122,14 +151,17 @@ export function createTaskTrendRepo(db: Kysely<Schema>, dialect: DialectName) {
       page: { limit: number; beforeSeq?: number | undefined },
       visible: RunVisibility,
     ): Promise<TaskRunRow[]> {
-      const { rows } = await sql<TaskRunRow>`
-        select tr.* from task_runs tr
-        where tr.task_key = ${key}
-          and ${page.beforeSeq === undefined ? sql`1 = 1` : sql`tr.task_seq < ${page.beforeSeq}`}
-          and ${visibleRows('tr', visible)}
-        order by tr.task_seq desc
-        limit ${page.limit}`.execute(db);
-      return rows;
+      return newestOfKey<TaskRunRow>(db, dialect, {
+        table: 'task_runs',
+        keyColumn: 'task_key',
+        seqColumn: 'task_seq',
+        key,
+        columns: TASK_RUN_COLUMNS,
+        arms: armsOf({}, visible)?.arms,
+        rest: [],
+        beforeSeq: page.beforeSeq,
+        limit: page.limit,
+      });
     },
   };
 }
