@@ -236,6 +236,11 @@ describe.each(DIALECTS)('the HTTP edge on %s', (dialect) => {
         [
           '/v1/audit',
           '/v1/credentials',
+          '/v1/drift',
+          '/v1/drift/unassessed',
+          '/v1/fleet',
+          '/v1/hosts/{host}/runs',
+          '/v1/tasks',
           '/v1/grants',
           '/v1/inventories',
           `/v1/inventories/${ids.inv}/hosts`,
