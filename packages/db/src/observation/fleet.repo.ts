@@ -2,7 +2,7 @@ import { type Kysely, type Selectable, sql } from 'kysely';
 import { type DialectName, toNumber } from '../dialect.js';
 import type { RunVisibility } from '../runs/run.repo.js';
 import type { HostRunTable, Schema } from '../schema.js';
-import { armsOf, type KeyedRows, lastPerKey, newestOfKey, newestRows, withoutJit } from './last-per-key.js';
+import { armsOf, type KeyedRows, lastPerKey, newestOfKey, newestRows, asWalks } from './last-per-key.js';
 
 export type HostRunRow = Selectable<HostRunTable>;
 /** A host's outcome in a run as the ingester hands it over: numbered when stored. */
@@ -195,7 +195,7 @@ export function createFleetRepo(db: Kysely<Schema>, dialect: DialectName) {
           group by w.host
         ) c cross join host_runs hr
         where hr.host = c.host and hr.host_seq = c.last_seq`;
-      const { rows: counted } = await withoutJit(db, dialect, (d) => query.execute(d));
+      const { rows: counted } = await asWalks(db, dialect, (d) => query.execute(d));
       return counted.map((r) => ({
         host: String(r.host),
         runs: toNumber(r.runs),

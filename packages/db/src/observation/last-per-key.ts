@@ -114,10 +114,12 @@ export function newestRows(
       (arm) => sql`(select ${cols('r')} from ${t} r where ${armOf('r', arm)} and ${key('r')} = ${w.driverKey}
         order by ${seq('r')} desc limit ${window})`,
     );
+    // The arms merged newest first as they are read (Merge Append), a row two arms share kept once.
     const newest =
       walks.length === 1
         ? walks[0]!
-        : sql`select u.* from (${sql.join(walks, sql` union `)}) u order by u.${sql.ref(w.seqColumn)} desc limit ${window}`;
+        : sql`select distinct on (u.${sql.ref(w.seqColumn)}) u.* from (${sql.join(walks, sql` union all `)}) u
+            order by u.${sql.ref(w.seqColumn)} desc limit ${window}`;
     return sql`select ${cols('x')} from ${w.driver} cross join lateral (${newest}) x where ${driverWhere}`;
   }
   if (plan.arms.length === 1) {
@@ -130,18 +132,14 @@ export function newestRows(
           order by ${seq('s')} desc limit 1 offset ${window - 1}
         ), 0)`;
   }
-  // Several arms: first each key's lowest seq of its window, from the newest `window` seqs of each arm (read from the
-  // arms' indexes alone), then each arm's rows from there up: the union of those is the window, read once.
-  const newestSeqs = plan.arms.map(
-    (arm) => sql`select * from (
-      select ${seq('s')} as seq from ${walked(dialect, w.table, 's', arm)}
-      where ${armOf('s', arm)} and ${key('s')} = ${w.driverKey}
-      order by ${seq('s')} desc limit ${window}
-    )`,
+  // Several arms: first each key's lowest seq of its window, merging the arms' indexes newest first (SQLite merges
+  // the parts of an ordered UNION as it reads them, so it stops after `window` seqs in all), then each arm's rows from
+  // there up: the union of those is the window, read once.
+  const seqsOf = plan.arms.map(
+    (arm) => sql`select ${seq('s')} as seq from ${walked(dialect, w.table, 's', arm)}
+      where ${armOf('s', arm)} and ${key('s')} = ${w.driverKey}`,
   );
-  const lowest = sql`coalesce((
-    select seq from (${sql.join(newestSeqs, sql` union `)}) order by seq desc limit 1 offset ${window - 1}
-  ), 0)`;
+  const lowest = sql`coalesce((${sql.join(seqsOf, sql` union `)} order by seq desc limit 1 offset ${window - 1}), 0)`;
   const walks = plan.arms.map(
     (arm) => sql`select ${cols('r')} from bounds b cross join ${walked(dialect, w.table, 'r', arm)}
       where ${armOf('r', arm)} and ${key('r')} = b.k and ${seq('r')} >= b.lo`,
@@ -153,24 +151,30 @@ export function newestRows(
 }
 
 /**
- * Runs `read` with PostgreSQL's JIT compilation off. A walk over every host or task is estimated at the cost of all its
- * loops, past the thresholds where PostgreSQL compiles the query to machine code, which took 300–450 ms for queries
- * that run in 10–60 ms. In the caller's transaction when there is one (it only loses JIT for its remaining
- * statements), else in one of its own.
+ * Runs `read` with the planner settings the walks need on PostgreSQL, in the caller's transaction when there is one
+ * (it keeps them for its remaining statements), else in one of its own:
+ * - no JIT compilation: a walk over every host or task is estimated at the cost of all its loops, past the thresholds
+ *   where PostgreSQL compiles the query to machine code, which took 300–450 ms for queries that run in 10–60 ms;
+ * - no bitmap scans: a walk must stop after `window` rows, and a bitmap scan reads all of a key's matching rows and
+ *   sorts them, which grows with the history. PostgreSQL chose one where a residual filter (say the inventory, for a
+ *   caller walking their projects' runs) looked more selective than it is.
  */
-export async function withoutJit<T>(
+export async function asWalks<T>(
   db: Kysely<Schema>,
   dialect: DialectName,
   read: (db: Kysely<Schema>) => Promise<T>,
 ): Promise<T> {
   if (dialect !== 'postgres') return read(db);
-  const off = (trx: Kysely<Schema>) => sql`set local jit = off`.execute(trx);
+  const settle = async (trx: Kysely<Schema>) => {
+    await sql`set local jit = off`.execute(trx);
+    await sql`set local enable_bitmapscan = off`.execute(trx);
+  };
   if (db.isTransaction) {
-    await off(db);
+    await settle(db);
     return read(db);
   }
   return db.transaction().execute(async (trx) => {
-    await off(trx);
+    await settle(trx);
     return read(trx);
   });
 }
@@ -187,7 +191,7 @@ export async function lastPerKey<Row>(
   const query = sql<Row>`
     select * from (${newestRows(dialect, w, plan, window, columns)}) n
     order by n.${sql.ref(w.keyColumn)}, n.${sql.ref(w.seqColumn)} desc`;
-  return (await withoutJit(db, dialect, (d) => query.execute(d))).rows;
+  return (await asWalks(db, dialect, (d) => query.execute(d))).rows;
 }
 
 /**
