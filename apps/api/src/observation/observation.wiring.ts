@@ -22,13 +22,12 @@ export function createObservationServices(
     submit: (p: Principal, body: SubmitRunBody, ctx: LaunchContext) => Promise<Run>;
   },
 ) {
-  const { observation, runs } = db.repos;
+  const { observation } = db.repos;
   return {
     fleet: createFleetService({ observation, access: deps.access }),
     taskTrends: createTaskTrendService({ observation, access: deps.access }),
     drift: createDriftService({
       observation,
-      runs,
       access: deps.access,
       authz: deps.authz,
       openSecrets: (sealed) => openSealedJson<Record<string, string>>(deps.keyring, sealed),

@@ -12,6 +12,8 @@ import { unstorableTextReason } from '../common/text.js';
 import { Run, RunOrigin } from '../runs/run.schemas.js';
 
 export const MAX_FLEET_WINDOW = 200;
+export const DEFAULT_FLEET_WINDOW = 20;
+export const DEFAULT_TASK_WINDOW = 50;
 export const MAX_TASK_WINDOW = 500;
 
 /** A host name as inventories have them: dots, dashes, brackets (IPv6), unicode; no control characters. */
@@ -43,7 +45,7 @@ export const FleetQuery = z.strictObject({
   project: idOf('prj').optional(),
   playbook: PlaybookFilter.optional(),
   window: decimalInteger(1, MAX_FLEET_WINDOW)
-    .prefault('20')
+    .prefault(String(DEFAULT_FLEET_WINDOW))
     .meta({ description: `the last N runs of each host that count (1–${MAX_FLEET_WINDOW}, default 20)` }),
   flaky: z.enum(['true', 'false']).optional().meta({ description: 'true: only flaky hosts; false: only the others' }),
   limit: PageLimit,
@@ -107,7 +109,7 @@ export const TaskTrendQuery = z.strictObject({
   project: idOf('prj').optional(),
   host: HostName.optional().meta({ description: 'durations on this host only, over its last `window` runs' }),
   window: decimalInteger(2, MAX_TASK_WINDOW)
-    .prefault('50')
+    .prefault(String(DEFAULT_TASK_WINDOW))
     .meta({ description: `the last N runs of each task (2–${MAX_TASK_WINDOW}, default 50)` }),
   limit: PageLimit,
   cursor: PageCursor.optional(),

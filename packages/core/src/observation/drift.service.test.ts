@@ -64,7 +64,6 @@ function service(open: DriftItemRow[], opts: { forbid?: boolean } = {}) {
       byReconcileRun: async () => [],
       markReconcile: async () => {},
     },
-    runs: { findById: async () => dryRun },
     access: { visibility: async () => 'all', visibleRun: async () => dryRun },
     authz: {
       requireCreator: () => {

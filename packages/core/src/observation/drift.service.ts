@@ -10,7 +10,7 @@ import type {
   SubmitRunBody,
   UnassessedHost,
 } from '@baton/contracts';
-import type { DriftHostRow, DriftItemRow, ObservationRepo, RunRepo, RunRow } from '@baton/db';
+import type { DriftHostRow, DriftItemRow, ObservationRepo, RunRow } from '@baton/db';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { ConflictError } from '../common/errors.js';
 import { decodeCursor, decodeTextCursor, encodeCursor, notIssued, type Page } from '../common/paging.js';
@@ -85,7 +85,6 @@ function reconcileSpec(dry: RunRow, host: string): SubmitRunBody {
 
 export function createDriftService(deps: {
   observation: Pick<ObservationRepo, 'list' | 'unassessed' | 'openOfHost' | 'markReconcile' | 'byReconcileRun'>;
-  runs: Pick<RunRepo, 'findById'>;
   access: Pick<RunAccess, 'visibility' | 'visibleRun'>;
   authz: Pick<Authorizer, 'requireCreator'>;
   /** Opens a run's sealed survey password answers (runs.secret_vars_enc), so the reconcile run gets them too. */

@@ -1,7 +1,7 @@
 // The observation rollups of finished runs, written by the ingester in the transaction that stores a run's final
 // status (and by bench/analytics, through this same function): host outcomes numbered per host, task durations
 // numbered per task, and drift. Requests then read a bounded number of rollup rows, never events.
-import type { HostCounts } from '@baton/contracts';
+import { DEFAULT_FLEET_WINDOW, type HostCounts } from '@baton/contracts';
 import type {
   DriftHostRow,
   DriftItemRow,
@@ -38,8 +38,6 @@ export interface FinishedRun {
   results: readonly RunTaskResultRow[];
 }
 
-/** The window /metrics' flaky-host count uses (GET /v1/fleet's default). */
-export const DEFAULT_FLEET_WINDOW = 20;
 const FAILED_TASKS_KEPT = 5;
 
 interface Change {

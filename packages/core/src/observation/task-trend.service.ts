@@ -1,6 +1,12 @@
 // Task duration trends (issue 14): per task (a playbook's task path), its durations over the last runs that ran it,
 // read from the rollups the ingester keeps (task_stats, task_runs).
-import type { TaskDetail, TaskHistoryQuery, TaskTrend, TaskTrendQuery } from '@baton/contracts';
+import {
+  DEFAULT_TASK_WINDOW,
+  type TaskDetail,
+  type TaskHistoryQuery,
+  type TaskTrend,
+  type TaskTrendQuery,
+} from '@baton/contracts';
 import type { ObservationRepo, TaskDuration, TaskRunRow, TaskStatRow } from '@baton/db';
 import type { Principal } from '../authz/authorize.js';
 import type { Page } from '../common/paging.js';
@@ -9,8 +15,6 @@ import { decodeNumberCursor, offsetPage } from './observation-paging.js';
 import { mean, quantile, seconds, trendPct } from './stats.js';
 
 const SLOWEST_HOSTS = 3;
-/** The window GET /v1/tasks/{key} summarises (GET /v1/tasks' default). */
-const DEFAULT_TASK_WINDOW = 50;
 
 function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);
