@@ -2,13 +2,11 @@
 import type { ReactNode } from 'react';
 import { useState } from 'react';
 import { Link, useLocation } from 'wouter';
-import { useAuth, useHasRole, useMe } from '../auth/auth';
-import { NAV, type NavItem } from './nav';
+import { useAuth, useMe } from '../auth/auth';
+import { NAV, type NavItem, useNavShown } from './nav';
 
 function NavEntry({ item, onPick }: { item: NavItem; onPick(): void }) {
   const [location] = useLocation();
-  const allowed = useHasRole(item.role ?? 'viewer');
-  if (!allowed) return null;
   const active = location === item.path || location.startsWith(`${item.path}/`);
   return (
     <li>
@@ -23,6 +21,7 @@ export function Shell({ children }: { children: ReactNode }) {
   const me = useMe();
   const { signOut } = useAuth();
   const [menuOpen, setMenuOpen] = useState(false);
+  const shown = useNavShown();
   return (
     <div className="shell">
       <a className="skip-link" href="#main">
@@ -51,16 +50,21 @@ export function Shell({ children }: { children: ReactNode }) {
         </div>
       </header>
       <nav id="nav" className={`sidenav${menuOpen ? ' open' : ''}`} aria-label="Main">
-        {NAV.map((group) => (
-          <div key={group.section} className="nav-group">
-            <h2 className="nav-heading">{group.section}</h2>
-            <ul>
-              {group.items.map((item) => (
-                <NavEntry key={item.path} item={item} onPick={() => setMenuOpen(false)} />
-              ))}
-            </ul>
-          </div>
-        ))}
+        {NAV.map((group) => {
+          // A section none of whose entries shows (the AI one before a provider is configured) is left out whole.
+          const items = group.items.filter(shown);
+          if (!items.length) return null;
+          return (
+            <div key={group.section} className="nav-group">
+              <h2 className="nav-heading">{group.section}</h2>
+              <ul>
+                {items.map((item) => (
+                  <NavEntry key={item.path} item={item} onPick={() => setMenuOpen(false)} />
+                ))}
+              </ul>
+            </div>
+          );
+        })}
       </nav>
       <main id="main" className="content" tabIndex={-1}>
         {children}

@@ -1,11 +1,15 @@
 // The left navigation: AWX and Semaphore words where Baton's concept is the same.
 import type { Role } from '@baton/contracts';
+import { useHasRole } from '../auth/auth';
+import { useAiConfigured } from '../pages/ai/useAiStatus';
 
 export interface NavItem {
   path: string;
   label: string;
   /** the least role that sees the entry (the API decides what each role may do; this only hides dead ends) */
   role?: Role;
+  /** shown only while the feature is on (`ai`: an AI provider is configured, GET /v1/ai/status) */
+  needs?: 'ai';
 }
 
 export const NAV: Array<{ section: string; items: NavItem[] }> = [
@@ -43,6 +47,15 @@ export const NAV: Array<{ section: string; items: NavItem[] }> = [
     ],
   },
   {
+    section: 'AI',
+    items: [
+      { path: '/ai/draft', label: 'Draft a script', role: 'operator', needs: 'ai' },
+      { path: '/ai/propose', label: 'Propose a run', role: 'operator', needs: 'ai' },
+      // Always there for admins: it is where the AI helpers are turned on.
+      { path: '/settings/ai', label: 'AI settings', role: 'admin' },
+    ],
+  },
+  {
     section: 'Governance',
     items: [
       { path: '/policies', label: 'Policies', role: 'operator' },
@@ -55,3 +68,15 @@ export const NAV: Array<{ section: string; items: NavItem[] }> = [
     ],
   },
 ];
+
+/** Whether an entry shows for the signed-in user: their role suffices and the feature it needs is on. */
+export function useNavShown(): (item: NavItem) => boolean {
+  const isOperator = useHasRole('operator');
+  const isAdmin = useHasRole('admin');
+  const ai = useAiConfigured();
+  return (item) => {
+    const role = item.role ?? 'viewer';
+    if ((role === 'admin' && !isAdmin) || (role === 'operator' && !isOperator)) return false;
+    return item.needs !== 'ai' || ai;
+  };
+}

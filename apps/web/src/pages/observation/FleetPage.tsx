@@ -4,6 +4,7 @@ import { Link } from 'wouter';
 import { qs } from '../../api/client';
 import { usePagedList } from '../../api/hooks';
 import { EmptyState, PageHeader } from '../../ui/layout';
+import { FleetAskBox } from '../ai/FleetAskBox';
 import { PagedTable } from '../../ui/PagedTable';
 import { OutcomeBadge } from '../../ui/Status';
 import { Time } from '../../ui/Time';
@@ -34,6 +35,7 @@ export default function FleetPage() {
         title="Fleet"
         subtitle={`Hosts ranked by failed and unreachable runs over each host's last ${windowRuns === '1' ? 'run' : `${windowRuns} runs`}. Refreshed every ${REFRESH_MS / 1000} s.`}
       />
+      <FleetAskBox />
       <form className="filters" role="search" aria-label="Filter hosts" onSubmit={(e) => e.preventDefault()}>
         <NamedSelect
           label="Inventory"

@@ -11,6 +11,8 @@ import { LogViewer } from './log/LogViewer';
 import { useRunLog } from './log/useRunLog';
 import { RunHeader } from './RunHeader';
 import { RunDriftPanel } from '../observation/RunDriftPanel';
+import { RunExplainPanel } from '../ai/RunExplainPanel';
+import { RunProposalPanel } from '../ai/RunProposalPanel';
 import './run.css';
 
 export default function RunPage() {
@@ -31,9 +33,11 @@ function RunView({ id }: { id: string }) {
   return (
     <div className="run-page">
       <RunHeader run={r} />
+      <RunProposalPanel run={r} />
       {parent ? <ChildRuns run={r} /> : null}
       <HostTable run={r} children={parent ? children.data : undefined} />
       <RunDriftPanel run={r} />
+      <RunExplainPanel run={r} hasLog={!parent} />
       {parent ? (
         <p className="muted">
           Each {r.kind === 'pipeline' ? 'step' : 'shard'} has its own log: open it from the table above.
