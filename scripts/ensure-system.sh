@@ -26,6 +26,7 @@ if ! $runtime_only; then
   command -v sudo >/dev/null || missing+=(sudo)  # the executor's become test
   command -v pg_ctlcluster >/dev/null || missing+=(postgresql)
   command -v redis-server >/dev/null || missing+=(redis-server)
+  command -v shellcheck >/dev/null || missing+=(shellcheck)  # the AI draft check's bash lint (without it, only bash -n)
 fi
 [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
 

@@ -17,3 +17,6 @@ export * from './redis/redis-login-throttle.js';
 export * from './redis/run-event-producer.js';
 export * from './redis/run-event-consumer.js';
 export * from './redis/run-event-stream-keys.js';
+export * from './rate-limit.js';
+export * from './in-process/in-process-rate-limiter.js';
+export * from './redis/redis-rate-limiter.js';
