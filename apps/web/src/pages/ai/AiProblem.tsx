@@ -39,26 +39,36 @@ export function AiProblem({ error, fields = [] }: { error: unknown; fields?: str
     case 409:
       title = 'Not yet';
       break;
-    case 422:
-      // A proposal the submission refused: each reason, and the assurance that nothing was created.
+    case 422: {
+      // A proposal the submission refused: each reason (paths name the proposal's fields, not this form's), and the
+      // assurance that nothing was created. The detail repeats the first reason, so it shows only without them.
       title = 'The proposed run cannot be submitted';
+      const reasons = problem.errors ?? [];
       extra = (
         <>
-          {problem.errors?.length ? (
+          {reasons.length ? (
             <ul data-testid="ai-reasons">
-              {problem.errors.map((e, i) => (
-                <li key={i}>
-                  {e.path && e.path !== 'proposal' ? <code>{e.path}</code> : null}
-                  {e.path && e.path !== 'proposal' ? ': ' : null}
-                  {e.message}
-                </li>
-              ))}
+              {reasons.map((e, i) => {
+                const field = e.path.replace(/^body\./, '');
+                return (
+                  <li key={i}>
+                    {field && field !== 'proposal' && field !== 'body' ? (
+                      <>
+                        <code>{field}</code>:{' '}
+                      </>
+                    ) : null}
+                    {e.message}
+                  </li>
+                );
+              })}
             </ul>
           ) : null}
           <p>No run was created.</p>
         </>
       );
+      if (reasons.length) return <ErrorBanner title={title}>{extra}</ErrorBanner>;
       break;
+    }
     default:
       return <FormError error={error} fields={fields} />;
   }
