@@ -45,9 +45,11 @@ export function AiSettingsForm({ settings: s }: { settings: AiSettings }) {
     if (m !== undefined) body.max_output_tokens = m;
     save.mutate(body);
   }
-  const keyHint = s.api_key_set
-    ? 'A key is stored. Leave this empty to keep it; a new base URL needs the key again.'
-    : 'Leave empty for a server that needs no key (a local Ollama, vLLM…).';
+  const keyHint = readOnly
+    ? 'Set by BATON_AI_API_KEY or BATON_AI_API_KEY_FILE.'
+    : s.api_key_set
+      ? 'A key is stored. Leave this empty to keep it; a new base URL needs the key again.'
+      : 'Leave empty for a server that needs no key (a local Ollama, vLLM…).';
   return (
     <form className="card" onSubmit={submit} noValidate aria-label="AI provider">
       <fieldset disabled={readOnly} className="ai-settings">
