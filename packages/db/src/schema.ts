@@ -248,6 +248,15 @@ export interface RunVisibilityColumns {
   submitted_by: string;
 }
 
+/** Per host and visibility key (or every run), the newest runs on the host (observation/fleet-windows.ts). */
+export interface FleetWindowTable {
+  kind: string;
+  value: string;
+  host: string;
+  ring: string;
+  newest_at: string;
+}
+
 export interface HostRunTable extends RunVisibilityColumns {
   host: string;
   host_seq: number;
@@ -494,6 +503,7 @@ export interface Schema {
   sso_assertions: SsoAssertionTable;
   fleet_hosts: FleetHostTable;
   host_runs: HostRunTable;
+  fleet_windows: FleetWindowTable;
   task_stats: TaskStatTable;
   task_runs: TaskRunTable;
   drift_items: DriftItemTable;

@@ -5,6 +5,7 @@ import * as m0003 from './0003_runs.js';
 import * as m0004 from './0004_launching.js';
 import * as m0005 from './0005_governance.js';
 import * as m0006 from './0006_observation.js';
+import * as m0007 from './0007_fleet_windows.js';
 
 /** The one migration set, shared by SQLite and PostgreSQL. Append only; never edit a released migration. */
 const migrations: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '0004_launching': m0004,
   '0005_governance': m0005,
   '0006_observation': m0006,
+  '0007_fleet_windows': m0007,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -2,6 +2,7 @@ import { type Kysely, type Selectable, sql } from 'kysely';
 import { type DialectName, toNumber } from '../dialect.js';
 import type { RunVisibility } from '../runs/run.repo.js';
 import type { HostRunTable, Schema } from '../schema.js';
+import { FLEET_WINDOW_RUNS, recordWindows, windowCounts } from './fleet-windows.js';
 import { armsOf, type KeyedRows, lastPerKey, newestOfKey, newestRows, asWalks } from './last-per-key.js';
 
 export type HostRunRow = Selectable<HostRunTable>;
@@ -81,7 +82,8 @@ export function createFleetRepo(db: Kysely<Schema>, dialect: DialectName) {
   return {
     /**
      * Numbers each host's new runs after its earlier ones (fleet_hosts.runs, bumped atomically: concurrent finishes
-     * on one host take turns on its row) and stores them. `rows` in finish order.
+     * on one host take turns on its row) and stores them, and puts them in front of their visibility keys' rings
+     * (fleet_windows). `rows` in finish order.
      */
     async recordHostRuns(rows: HostRunDraft[]): Promise<HostRunRow[]> {
       if (rows.length === 0) return [];
@@ -131,6 +133,7 @@ export function createFleetRepo(db: Kysely<Schema>, dialect: DialectName) {
           .insertInto('host_runs')
           .values(stored.slice(i, i + CHUNK))
           .execute();
+      await recordWindows(db, stored);
       return stored;
     },
 
@@ -172,6 +175,9 @@ export function createFleetRepo(db: Kysely<Schema>, dialect: DialectName) {
     /**
      * Each host's last `window` runs (as recentRuns) counted by outcome, counted in the database: ranking the fleet
      * needs no more, and a fleet of thousands of hosts is then thousands of rows, not a window's worth per host.
+     * Unfiltered, from rings (fleet_windows): a short row per host (admins), or per host and visibility key the
+     * caller sees runs through, where walking the hosts' ranges (or each key's index per host) read hosts × keys ×
+     * window index entries, growing with the history as they spread over more pages.
      */
     async recentSummary(
       filter: HostRunFilter,
@@ -179,6 +185,9 @@ export function createFleetRepo(db: Kysely<Schema>, dialect: DialectName) {
       visible: RunVisibility,
       hosts?: readonly string[],
     ): Promise<HostWindowSummary[]> {
+      // (A window longer than the rings, should the largest window grow past them, walks.)
+      if (window <= FLEET_WINDOW_RUNS && Object.values(filter).every((v) => v === undefined))
+        return windowCounts(db, dialect, visible, window, hosts);
       const rows = newestRows(dialect, hostsOf(hosts), armsOf(filterOf(filter), visible), window, [
         'host',
         'host_seq',
