@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import type { Logger } from 'winston';
 import { auditRoutes } from './audit/audit.routes.js';
 import { observationRoutes } from './observation/observation.routes.js';
+import { aiRoutes } from './ai/ai.routes.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { credentialRoutes } from './credentials/credential.routes.js';
 import { grantRoutes } from './grants/grant.routes.js';
@@ -56,7 +57,7 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
   app.set('trust proxy', deps.trustProxy ? 1 : false);
   app.set('query parser', 'simple');
   const s = deps.services;
-  const metrics = createMetrics(deps.gauges, s.runMetrics);
+  const metrics = createMetrics(deps.gauges, s.runMetrics, s.aiMetrics.metrics);
 
   let openapi: Record<string, unknown> | undefined;
   const operations: Operation[] = [
@@ -88,6 +89,7 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
     ...triggerRoutes(s),
     ...policyRoutes(s),
     ...observationRoutes(s),
+    ...aiRoutes(s),
     ...runOutputRoutes(s, {
       streams: metrics.streams,
       onStreamError: (err) => deps.logger.error('run stream failed', { error: (err as Error)?.message ?? String(err) }),

@@ -69,6 +69,7 @@ export async function openRuntime(
     sso: config.sso,
     oidc: config.oidc,
     saml: config.saml,
+    ai: { environment: config.aiProvider, askRate: config.aiAskRate },
     // Only `baton serve` talks to Redis; the other commands never enqueue.
     queueMode:
       opts.queueMode && config.redisUrl && config.workerKey

@@ -1,5 +1,6 @@
 import type crypto from 'node:crypto';
 import {
+  type AiProviderSettings,
   createAuditService,
   createAuthService,
   createAuthorizer,
@@ -19,6 +20,7 @@ import {
   type SsoSettings,
   type ThrottleLimits,
 } from '@baton/core';
+import { DEFAULT_AI_ASK_RATE } from '@baton/contracts';
 import type { Database } from '@baton/db';
 import { checkoutCommit, resolveBranchHead, type Sandbox } from '@baton/executor';
 import { createInProcessLoginThrottle, createRedisLoginThrottle } from '@baton/queue';
@@ -26,6 +28,7 @@ import { createInventoryServices } from './inventories/inventory.wiring.js';
 import { createLaunchingServices } from './launching/launching.wiring.js';
 import { createRunServices, type QueueModeSettings } from './runs/run.wiring.js';
 import { createObservationServices } from './observation/observation.wiring.js';
+import { createAiServices } from './ai/ai.wiring.js';
 import type { SamlSettings } from './config/saml-config.js';
 import { createSamlSignIn } from './sso/saml.js';
 import type { OidcSettings } from './config/sso-config.js';
@@ -51,6 +54,8 @@ export interface ServiceOptions {
   publicUrl?: string | undefined;
   /** single sign-on: role map, team sync, code lifetime (defaults: no mapping, no sync, 60 s) */
   sso?: SsoSettings | undefined;
+  /** the AI helpers: the provider the environment configures (BATON_AI_*) and the ask rate (default 10 a minute) */
+  ai?: { environment?: AiProviderSettings | undefined; askRate?: number | undefined } | undefined;
   /** OpenID Connect sign-in (BATON_OIDC_*); its routes answer 404 without it */
   oidc?: OidcSettings | undefined;
   /** SAML sign-in (BATON_SAML_*); its routes answer 404 without it */
@@ -132,6 +137,27 @@ export function createServices(db: Database, opts: ServiceOptions) {
     publicUrl: opts.publicUrl ?? 'http://127.0.0.1:8080',
     reportError: opts.reportError ?? ((err) => console.error('baton: launching:', err)),
   });
+  const observation = createObservationServices(db, {
+    access: runServices.runAccess,
+    authz,
+    keyring: opts.keyring,
+    submit: (p, body, ctx) => runServices.runs.submit(p, body, ctx),
+  });
+  const aiServices = createAiServices(db, {
+    authz,
+    clock,
+    keyring: opts.keyring,
+    credentials,
+    projects,
+    inventories: inventoryServices.inventories,
+    runs: runServices.runs,
+    runAccess: runServices.runAccess,
+    runOutput: runServices.runOutput,
+    ...observation,
+    environment: opts.ai?.environment,
+    askRate: opts.ai?.askRate ?? DEFAULT_AI_ASK_RATE,
+    redis: opts.queueMode && { redisUrl: opts.queueMode.redisUrl, prefix: opts.queueMode.prefix },
+  });
   const services = {
     authz,
     users,
@@ -180,18 +206,17 @@ export function createServices(db: Database, opts: ServiceOptions) {
     projects,
     ...inventoryServices,
     ...runServices,
-    /** Ends the runs seams and the sign-in throttle: in queue mode each holds Redis connections. */
+    /** Ends the runs seams, the sign-in throttle and the ask limit: in queue mode each holds Redis connections. */
     async closeRuns(): Promise<void> {
       await runServices.closeRuns();
       await loginThrottle.close();
+      await aiServices.closeAi();
     },
     ...launching,
-    ...createObservationServices(db, {
-      access: runServices.runAccess,
-      authz,
-      keyring: opts.keyring,
-      submit: (p, body, ctx) => runServices.runs.submit(p, body, ctx),
-    }),
+    ...observation,
+    ai: aiServices.ai,
+    aiSettings: aiServices.aiSettings,
+    aiMetrics: aiServices.aiMetrics,
     signingKeys,
   };
   // Single sign-on (OIDC and SAML) creates users and issues tokens through the auth service above.

@@ -25,3 +25,5 @@ export * from './policies/policy.schemas.js';
 export * from './tokens/token.schemas.js';
 export * from './sso/sso.schemas.js';
 export * from './observation/observation.schemas.js';
+export * from './ai/ai.schemas.js';
+export * from './ai/ai-answers.schemas.js';

@@ -52,3 +52,8 @@ export * from './observation/drift.service.js';
 export * from './observation/observation-rollup.js';
 export * from './observation/observation-keys.js';
 export { flakyReason } from './observation/flaky.js';
+export * from './ai/ai-provider.js';
+export * from './ai/ai-settings.service.js';
+export * from './ai/ai.service.js';
+export type { AiUsage } from './ai/ai-call.js';
+export { createRedactor, fenced, REDACTED } from './ai/ai-prompt.js';

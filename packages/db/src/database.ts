@@ -28,6 +28,7 @@ import { createSsoStateRepo } from './sso/sso-state.repo.js';
 import { createSsoAssertionRepo } from './sso/sso-assertion.repo.js';
 import { createSsoTeamRepo } from './sso/sso-team.repo.js';
 import { createPolicyRepo } from './policies/policy.repo.js';
+import { createAiRepo } from './ai/ai.repo.js';
 
 /** All repositories, bound either to the database or to one transaction. */
 export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
@@ -58,6 +59,7 @@ export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
     ssoAssertions: createSsoAssertionRepo(db),
     ssoTeams: createSsoTeamRepo(db),
     policies: createPolicyRepo(db),
+    ai: createAiRepo(db),
   };
 }
 export type Repositories = ReturnType<typeof createRepositories>;

@@ -56,6 +56,7 @@ export * from './sso/sso-code.repo.js';
 export * from './sso/sso-state.repo.js';
 export * from './sso/sso-assertion.repo.js';
 export * from './sso/sso-team.repo.js';
+export type { AiRepo, AiSettingsRow, AiExplanationRow, AiProposalRow } from './ai/ai.repo.js';
 export type { ObservationRepo } from './observation/observation.repo.js';
 export type { HostRunRow, HostRunDraft, HostRunFilter, HostWindowSummary } from './observation/fleet.repo.js';
 export type { TaskStatRow, TaskRunRow, TaskRunDraft, TaskFilter, TaskDuration } from './observation/task-trend.repo.js';

@@ -470,6 +470,40 @@ export interface SsoAssertionTable {
   expires_at: string;
 }
 
+/** The AI provider an admin stored (one row, id 'default'); BATON_AI_* in the environment wins over it. */
+export interface AiSettingsTable {
+  id: string;
+  provider: string;
+  base_url: string;
+  model: string;
+  api_key_enc: string | null;
+  timeout_s: number;
+  max_output_tokens: number;
+  updated_by: string;
+  updated_at: string;
+}
+
+/** A run's stored explanation (JSON columns: arrays). */
+export interface AiExplanationTable {
+  run_id: string;
+  summary: string;
+  likely_causes: string;
+  suggested_fixes: string;
+  cited_events: string;
+  model: string;
+  generated_at: string;
+}
+
+/** Why the AI proposed a run (proposal: JSON). */
+export interface AiProposalTable {
+  run_id: string;
+  request: string;
+  proposal: string;
+  proposed_by: string;
+  model: string;
+  created_at: string;
+}
+
 export interface Schema {
   users: UserTable;
   api_tokens: ApiTokenTable;
@@ -508,4 +542,7 @@ export interface Schema {
   task_runs: TaskRunTable;
   drift_items: DriftItemTable;
   drift_hosts: DriftHostTable;
+  ai_settings: AiSettingsTable;
+  ai_explanations: AiExplanationTable;
+  ai_proposals: AiProposalTable;
 }

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { parseWorkerKey } from '@baton/executor';
 import { z } from 'zod';
 import { loadMetricsToken, MetricsConfigError } from './metrics-config.js';
+import { AiConfigError, loadAiAskRate, loadAiProvider } from './ai-config.js';
+import type { AiProviderSettings } from '@baton/core';
 import { loadSamlSettings, SamlConfigError, type SamlSettings } from './saml-config.js';
 import { loadSsoConfig, type OidcSettings, SsoConfigError, type SsoConfig } from './sso-config.js';
 
@@ -102,6 +104,10 @@ export interface Config {
   sso: SsoConfig;
   /** BATON_METRICS_TOKEN(_FILE) (metrics-config.ts): the bearer token GET /metrics wants; undefined: open */
   metricsToken?: string | undefined;
+  /** BATON_AI_* (ai-config.ts): the AI provider the environment configures; undefined: PUT /v1/settings/ai decides */
+  aiProvider?: AiProviderSettings | undefined;
+  /** BATON_AI_ASK_RATE: AI questions per user per minute */
+  aiAskRate: number;
 }
 
 export class ConfigError extends Error {}
@@ -143,6 +149,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (err instanceof MetricsConfigError) throw new ConfigError(`invalid configuration:\n  ${err.message}`);
     throw err;
   }
+  let aiProvider: AiProviderSettings | undefined;
+  let aiAskRate: number;
+  try {
+    aiProvider = loadAiProvider(present);
+    aiAskRate = loadAiAskRate(present);
+  } catch (err) {
+    if (err instanceof AiConfigError) throw new ConfigError(`invalid configuration:\n  ${err.message}`);
+    throw err;
+  }
   let saml: SamlSettings | undefined;
   try {
     saml = loadSamlSettings(present, publicUrl, sso.sso.roleClaim);
@@ -177,5 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oidc: sso.oidc,
     sso: sso.sso,
     metricsToken,
+    aiProvider,
+    aiAskRate,
   };
 }

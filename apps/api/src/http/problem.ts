@@ -1,4 +1,6 @@
 import {
+  AiNotConfiguredError,
+  AiProviderError,
   type BatonError,
   ConflictError,
   UnprocessableError,
@@ -39,7 +41,9 @@ const DOMAIN_STATUS: Array<[abstract new (...a: never[]) => BatonError, number, 
   // The source's own failure (recorded as its last_error): the request was fine, the source was not.
   [InventoryRefreshError, 422, 'inventory-refresh-failed'],
   [RateLimitedError, 429, 'rate-limited'],
+  [AiNotConfiguredError, 503, 'ai-not-configured'],
   [UnavailableError, 503, 'unavailable'],
+  [AiProviderError, 502, 'ai-provider-error'],
 ];
 
 const TITLES: Record<number, string> = {
@@ -54,6 +58,7 @@ const TITLES: Record<number, string> = {
   415: 'Unsupported Media Type',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
+  502: 'Bad Gateway',
   503: 'Service Unavailable',
 };
 
@@ -107,7 +112,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
         const extra =
           (err instanceof ValidationError || err instanceof UnprocessableError) && err.errors.length
             ? { errors: err.errors }
-            : {};
+            : err instanceof AiProviderError
+              ? { provider_status: err.providerStatus }
+              : {};
         sendProblem(res, status, slug, err.message, extra);
         return;
       }

@@ -147,7 +147,9 @@ describe.each(DIALECTS)('GET /metrics after real runs on %s', (dialect) => {
     for (const personal of [operator.username, 'root', 'localhost', repo.url, ...runs.map((r) => r.id)])
       expect(text).not.toContain(personal);
     // Baton's own labels (not the process metrics') take values from fixed sets only.
+    // `user` (AI usage per user, as issue 15 asks) holds user ids, never names: one series per user who used AI.
     const bounded = ['status', 'conclusion', 'origin', 'le', 'freshness', 'last_outcome', 'method', 'route'];
+    bounded.push('endpoint', 'outcome', 'direction', 'user');
     for (const s of samples(text).filter((x) => !/^baton_(process|nodejs)_/.test(x.name)))
       for (const label of Object.keys(s.labels))
         expect({ metric: s.name, label, bounded: bounded.includes(label) }).toEqual({

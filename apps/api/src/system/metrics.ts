@@ -89,7 +89,8 @@ function plainGauge(registry: client.Registry, spec: { name: string; help: strin
  * counters and histograms (`runs`, kept by the services), open event streams, and Baton gauges read when
  * Prometheus scrapes.
  */
-export function createMetrics(gauges: Gauges, runs?: RunMetrics) {
+/** `more`: metrics other domains count (the AI helpers' usage), registered as they are. */
+export function createMetrics(gauges: Gauges, runs?: RunMetrics, more: readonly client.Metric[] = []) {
   const registry = new client.Registry();
   // Node's and the process's own metrics: baton_process_cpu_seconds_total, baton_nodejs_eventloop_lag_seconds, …
   client.collectDefaultMetrics({ register: registry, prefix: 'baton_' });
@@ -97,7 +98,7 @@ export function createMetrics(gauges: Gauges, runs?: RunMetrics) {
   // by-type gauges (nodejs_active_handles{type}, …) stay, and sum() gives the totals.
   for (const name of ['active_handles', 'active_requests', 'active_resources'])
     registry.removeSingleMetric(`baton_nodejs_${name}_total`);
-  for (const metric of runs?.metrics ?? []) registry.registerMetric(metric);
+  for (const metric of [...(runs?.metrics ?? []), ...more]) registry.registerMetric(metric);
 
   const requests = new client.Counter({
     name: 'baton_http_requests_total',

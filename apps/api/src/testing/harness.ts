@@ -2,6 +2,7 @@
 import { expect } from '@jest/globals';
 import type { Role } from '@baton/contracts';
 import {
+  type AiProviderSettings,
   type Clock,
   DEFAULT_THROTTLE,
   Keyring,
@@ -73,6 +74,8 @@ export async function createHarness(
     oidc?: OidcSettings;
     /** BATON_METRICS_TOKEN (system/metrics.routes.test.ts) */
     metricsToken?: string;
+    /** the AI helpers: BATON_AI_* and BATON_AI_ASK_RATE (ai/ai.routes.test.ts) */
+    ai?: { environment?: AiProviderSettings; askRate?: number };
   } = {},
 ): Promise<Harness> {
   const tdb = await createTestDatabase(dialect);
@@ -88,6 +91,7 @@ export async function createHarness(
     saml: opts.saml,
     sso: opts.sso,
     oidc: opts.oidc,
+    ai: opts.ai,
   });
   const { app, operations } = createApp({
     services,

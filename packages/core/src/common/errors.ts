@@ -51,3 +51,23 @@ export class UnavailableError extends BatonError {}
  * dispatched; the message names it. The executor finishes such a run `error` / `missing_input` (422 over HTTP).
  */
 export class RunInputMissingError extends UnprocessableError {}
+
+/** No AI provider is configured: every AI endpoint answers 503 `ai-not-configured` (the UI hides its buttons). */
+export class AiNotConfiguredError extends UnavailableError {
+  constructor() {
+    super('no AI provider is configured: set BATON_AI_PROVIDER or PUT /v1/settings/ai');
+  }
+}
+
+/**
+ * The AI provider failed: down, too slow, an error status, or an answer that is not what was asked (502). The message
+ * never holds the prompt; `providerStatus` is the provider's HTTP status when it answered one.
+ */
+export class AiProviderError extends BatonError {
+  constructor(
+    message: string,
+    readonly providerStatus: number | null = null,
+  ) {
+    super(message);
+  }
+}

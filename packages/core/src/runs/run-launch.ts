@@ -23,6 +23,11 @@ export interface LaunchContext {
   secretVars?: Record<string, string> | undefined;
   /** Check everything a submission checks, store and enqueue nothing (creating a template, schedule or trigger). */
   validateOnly?: boolean | undefined;
+  /**
+   * Refuse (422 at body.limit) a run whose inventory and limit target no host. Ansible would only warn and succeed
+   * with nothing done; a proposal the AI made must name hosts that exist.
+   */
+  requireHosts?: boolean | undefined;
 }
 
 /** What a run's recorded extra_vars shows in place of a secret value (the same words as a template's password default). */

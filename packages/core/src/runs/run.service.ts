@@ -216,6 +216,10 @@ export function createRunService(deps: RunServiceDeps) {
     async submit(p: Principal, body: SubmitRunBody, ctx: LaunchContext = API_LAUNCH): Promise<Run> {
       deps.authz.requireCreator(p);
       const { base, rows, what, hosts } = await deps.preparer.prepare(p, body, ctx, { at: deps.clock() });
+      if (ctx.requireHosts && (await hosts()).length === 0)
+        throw new UnprocessableError('the run would target no host', [
+          { path: 'body.limit', message: `matches no host of the inventory${body.limit ? ` (${body.limit})` : ''}` },
+        ]);
       if (ctx.validateOnly) return toRunView(base);
       const stored = await store(
         p,

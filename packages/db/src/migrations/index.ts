@@ -6,6 +6,7 @@ import * as m0004 from './0004_launching.js';
 import * as m0005 from './0005_governance.js';
 import * as m0006 from './0006_observation.js';
 import * as m0007 from './0007_fleet_windows.js';
+import * as m0008 from './0008_ai.js';
 
 /** The one migration set, shared by SQLite and PostgreSQL. Append only; never edit a released migration. */
 const migrations: Record<string, Migration> = {
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '0005_governance': m0005,
   '0006_observation': m0006,
   '0007_fleet_windows': m0007,
+  '0008_ai': m0008,
 };
 
 export const migrationProvider: MigrationProvider = {
