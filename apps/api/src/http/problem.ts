@@ -114,7 +114,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
             ? { errors: err.errors }
             : err instanceof AiProviderError
               ? { provider_status: err.providerStatus }
-              : {};
+              : err instanceof RateLimitedError
+                ? // the same wait as Retry-After, for clients that cannot read headers (the UI's fetch wrapper)
+                  { retry_after: err.retryAfterSeconds }
+                : {};
         sendProblem(res, status, slug, err.message, extra);
         return;
       }
