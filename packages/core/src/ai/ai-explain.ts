@@ -111,7 +111,7 @@ export function createExplainer(deps: ExplainDeps) {
           limit: run.host_limit,
           exit_code: run.exit_code,
           // Names only: values may be secrets a survey or a caller passed.
-          extra_var_names: Object.keys((run.extra_vars as Record<string, unknown> | null) ?? {}),
+          extra_var_names: Object.keys(run.extra_vars ?? {}),
           started_at: run.started_at,
           finished_at: run.finished_at,
         },
