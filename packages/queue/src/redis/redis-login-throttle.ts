@@ -7,9 +7,8 @@ import {
   type LoginThrottleLimits,
   secondsUntilExpiry,
 } from '../login-throttle.js';
-import { withTimeout } from '../timers.js';
-import { closeRedis, openRedis, whenFirstReady } from './redis-connection.js';
-import { RedisUnavailableError } from './redis-run-queue-errors.js';
+import { openRedis } from './redis-connection.js';
+import { createFailFastCalls } from './redis-fail-fast.js';
 
 export interface RedisLoginThrottleOptions {
   redisUrl: string;
@@ -77,36 +76,12 @@ export function createRedisLoginThrottle(opts: RedisLoginThrottleOptions): Login
     onError: opts.onError,
     overrides: { enableOfflineQueue: false },
   });
-  let closed = false;
-  // One wait for the first connection, shared by the sign-ins that arrive meanwhile; forgotten if it fails.
-  let firstReady: Promise<void> | undefined;
-  const connected = (): Promise<void> =>
-    (firstReady ??= whenFirstReady(redis, timeoutMs).catch((err: unknown) => {
-      firstReady = undefined;
-      throw err;
-    }));
+  const { call, close } = createFailFastCalls(redis, { timeoutMs, closedMessage: 'the sign-in throttle is closed' });
 
   // Usernames are hashed: a mistyped username may be someone's password, and it should not sit in Redis in clear.
   const userKey = (u: string) =>
     `${opts.prefix}:login:u:${crypto.createHash('sha256').update(u.toLowerCase(), 'utf8').digest('hex')}`;
   const addrKey = (a: string) => `${opts.prefix}:login:a:${a}`;
-
-  async function call<T>(what: string, work: () => Promise<T>): Promise<T> {
-    if (closed) throw new RedisUnavailableError('the sign-in throttle is closed');
-    try {
-      // At start-up, wait for the first connection; after that a connection that is down fails at once.
-      await connected();
-      if (redis.status !== 'ready') throw new RedisUnavailableError(`connection is ${redis.status}`);
-      return await withTimeout(
-        work(),
-        timeoutMs,
-        () => new RedisUnavailableError(`no answer within ${timeoutMs} ms while ${what}`),
-      );
-    } catch (err) {
-      if (err instanceof RedisUnavailableError) throw err;
-      throw new RedisUnavailableError(`${what}: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
 
   async function waitFor(key: string, max: number, now: number): Promise<number> {
     const score = (await redis.eval(CHECK, 1, key, `(${now - windowMs}`, String(max))) as string | null;
@@ -159,11 +134,7 @@ export function createRedisLoginThrottle(opts: RedisLoginThrottleOptions): Login
         await redis.del(userKey(username));
         if (begun) await redis.zrem(addrKey(begun.address), begun.attempt);
       }),
-    async close() {
-      if (closed) return;
-      closed = true;
-      await closeRedis(redis);
-    },
+    close,
   };
 }
 

@@ -2,9 +2,8 @@
 // a minute means 10 across the deployment, not 10 per replica.
 import crypto from 'node:crypto';
 import { checkRateLimits, type RateLimiter, type RateLimits, secondsUntilTakeExpires } from '../rate-limit.js';
-import { withTimeout } from '../timers.js';
-import { closeRedis, openRedis, whenFirstReady } from './redis-connection.js';
-import { RedisUnavailableError } from './redis-run-queue-errors.js';
+import { openRedis } from './redis-connection.js';
+import { createFailFastCalls } from './redis-fail-fast.js';
 
 export interface RedisRateLimiterOptions {
   redisUrl: string;
@@ -51,36 +50,12 @@ export function createRedisRateLimiter(opts: RedisRateLimiterOptions): RateLimit
     onError: opts.onError,
     overrides: { enableOfflineQueue: false },
   });
-  let closed = false;
-  // One wait for the first connection, shared by the takes that arrive meanwhile; forgotten if it fails.
-  let firstReady: Promise<void> | undefined;
-  const connected = (): Promise<void> =>
-    (firstReady ??= whenFirstReady(redis, timeoutMs).catch((err: unknown) => {
-      firstReady = undefined;
-      throw err;
-    }));
-
-  async function call<T>(work: () => Promise<T>): Promise<T> {
-    const what = `checking the ${opts.name} rate limit`;
-    if (closed) throw new RedisUnavailableError(`the ${opts.name} rate limiter is closed`);
-    try {
-      // At start-up, wait for the first connection; after that a connection that is down fails at once.
-      await connected();
-      if (redis.status !== 'ready') throw new RedisUnavailableError(`connection is ${redis.status}`);
-      return await withTimeout(
-        work(),
-        timeoutMs,
-        () => new RedisUnavailableError(`no answer within ${timeoutMs} ms while ${what}`),
-      );
-    } catch (err) {
-      if (err instanceof RedisUnavailableError) throw err;
-      throw new RedisUnavailableError(`${what}: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
+  const calls = createFailFastCalls(redis, { timeoutMs, closedMessage: `the ${opts.name} rate limiter is closed` });
+  const what = `checking the ${opts.name} rate limit`;
 
   return {
     take: (key) =>
-      call(async () => {
+      calls.call(what, async () => {
         const now = opts.clock().getTime();
         const score = (await redis.eval(
           TAKE,
@@ -94,11 +69,7 @@ export function createRedisRateLimiter(opts: RedisRateLimiterOptions): RateLimit
         )) as string | null;
         return score === null ? 0 : secondsUntilTakeExpires(Number(score), windowSeconds, now);
       }),
-    async close() {
-      if (closed) return;
-      closed = true;
-      await closeRedis(redis);
-    },
+    close: () => calls.close(),
   };
 }
 
