@@ -1,5 +1,4 @@
 // BATON_AI_*: the AI provider configured by the environment (it then wins over PUT /v1/settings/ai), and the ask rate.
-import fs from 'node:fs';
 import {
   AiBaseUrl,
   AiModelName,
@@ -11,6 +10,7 @@ import {
   MAX_AI_TIMEOUT_S,
 } from '@baton/contracts';
 import type { AiProviderSettings } from '@baton/core';
+import { readSecretFile } from './secret-file.js';
 
 /** A bad BATON_AI_* setting; the message starts with the variable's name and never holds the key. */
 export class AiConfigError extends Error {}
@@ -44,11 +44,8 @@ function apiKey(env: Record<string, string | undefined>): string | undefined {
   if (inline && file) fail('BATON_AI_API_KEY_FILE', 'give either BATON_AI_API_KEY or this, not both');
   let key = inline;
   if (file) {
-    try {
-      key = fs.readFileSync(file, 'utf8').replace(/\r?\n$/, '');
-    } catch (err) {
-      fail('BATON_AI_API_KEY_FILE', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}`);
-    }
+    const read = readSecretFile(file);
+    key = 'text' in read ? read.text : fail('BATON_AI_API_KEY_FILE', read.error);
   }
   if (key !== undefined && !/^[\x21-\x7e]{1,4096}$/.test(key))
     fail(file ? 'BATON_AI_API_KEY_FILE' : 'BATON_AI_API_KEY', 'the key must be visible ASCII without spaces');

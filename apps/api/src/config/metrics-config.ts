@@ -1,5 +1,5 @@
 // BATON_METRICS_TOKEN or BATON_METRICS_TOKEN_FILE: the bearer token Prometheus sends to GET /metrics. Unset: open.
-import fs from 'node:fs';
+import { readSecretFile } from './secret-file.js';
 
 /** Thrown for a bad metrics token setting; the message starts with the variable's name and never holds the token. */
 export class MetricsConfigError extends Error {}
@@ -13,17 +13,8 @@ function fail(variable: string, message: string): never {
 }
 
 function readTokenFile(file: string): string {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    fail(
-      'BATON_METRICS_TOKEN_FILE',
-      `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
-  }
-  // A file written by `echo` ends in a newline that is not part of the token.
-  return text.replace(/\r?\n$/, '');
+  const read = readSecretFile(file);
+  return 'text' in read ? read.text : fail('BATON_METRICS_TOKEN_FILE', read.error);
 }
 
 /** The token, or undefined when neither variable is set (empty counts as unset). */
