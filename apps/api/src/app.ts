@@ -3,6 +3,8 @@ import type { Logger } from 'winston';
 import { auditRoutes } from './audit/audit.routes.js';
 import { observationRoutes } from './observation/observation.routes.js';
 import { aiRoutes } from './ai/ai.routes.js';
+import { importBodyParser } from './import/import-body.js';
+import { importRoutes } from './import/import.routes.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { credentialRoutes } from './credentials/credential.routes.js';
 import { grantRoutes } from './grants/grant.routes.js';
@@ -90,6 +92,7 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
     ...policyRoutes(s),
     ...observationRoutes(s),
     ...aiRoutes(s),
+    ...importRoutes(s),
     ...runOutputRoutes(s, {
       streams: metrics.streams,
       onStreamError: (err) => deps.logger.error('run stream failed', { error: (err as Error)?.message ?? String(err) }),
@@ -102,6 +105,10 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
   mountHooks(app, s, deps.logger);
   // The SAML assertion consumer service reads an HTML form post, likewise before the JSON parser.
   mountSamlAcs(app);
+  app.use(
+    ['/v1/import', '/import'],
+    importBodyParser((t) => s.auth.authenticate(t)),
+  );
   app.use(jsonBody(deps.bodyLimitBytes));
   mountOperations(app, operations, { authenticate: (t) => s.auth.authenticate(t) });
   mountDocs(app);

@@ -29,6 +29,7 @@ import { createLaunchingServices } from './launching/launching.wiring.js';
 import { createRunServices, type QueueModeSettings } from './runs/run.wiring.js';
 import { createObservationServices } from './observation/observation.wiring.js';
 import { createAiServices } from './ai/ai.wiring.js';
+import { createImportServices } from './import/import.wiring.js';
 import type { SamlSettings } from './config/saml-config.js';
 import { createSamlSignIn } from './sso/saml.js';
 import type { OidcSettings } from './config/sso-config.js';
@@ -101,7 +102,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
       ...(await repos.launchRefs.ownersOf(id)),
     ],
   });
-  const inventoryServices = createInventoryServices(db, {
+  const { parseInventory, ...inventoryServices } = createInventoryServices(db, {
     authz,
     clock,
     credentials,
@@ -216,6 +217,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
     ...observation,
     ai: aiServices.ai,
     aiSettings: aiServices.aiSettings,
+    imports: createImportServices(db, { authz, clock, keyring: opts.keyring, parseInventory }),
     aiMetrics: aiServices.aiMetrics,
     signingKeys,
   };

@@ -27,3 +27,7 @@ export * from './sso/sso.schemas.js';
 export * from './observation/observation.schemas.js';
 export * from './ai/ai.schemas.js';
 export * from './ai/ai-answers.schemas.js';
+export * from './import/import.schemas.js';
+export * from './import/import-document.js';
+export * from './import/semaphore-backup.schemas.js';
+export * from './import/awx-export.schemas.js';

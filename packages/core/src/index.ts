@@ -57,3 +57,7 @@ export * from './ai/ai-settings.service.js';
 export * from './ai/ai.service.js';
 export type { AiUsage } from './ai/ai-call.js';
 export { createRedactor, fenced, REDACTED } from './ai/ai-prompt.js';
+export * from './import/import.service.js';
+export type * from './import/import-plan.js';
+export { mapAwxExport } from './import/awx/awx-map.js';
+export { mapSemaphoreBackup } from './import/semaphore/semaphore-map.js';

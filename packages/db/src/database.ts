@@ -29,6 +29,7 @@ import { createSsoAssertionRepo } from './sso/sso-assertion.repo.js';
 import { createSsoTeamRepo } from './sso/sso-team.repo.js';
 import { createPolicyRepo } from './policies/policy.repo.js';
 import { createAiRepo } from './ai/ai.repo.js';
+import { createImportRepo } from './import/import.repo.js';
 
 /** All repositories, bound either to the database or to one transaction. */
 export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
@@ -60,6 +61,7 @@ export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
     ssoTeams: createSsoTeamRepo(db),
     policies: createPolicyRepo(db),
     ai: createAiRepo(db),
+    imports: createImportRepo(db),
   };
 }
 export type Repositories = ReturnType<typeof createRepositories>;

@@ -61,3 +61,4 @@ export type { ObservationRepo } from './observation/observation.repo.js';
 export type { HostRunRow, HostRunDraft, HostRunFilter, HostWindowSummary } from './observation/fleet.repo.js';
 export type { TaskStatRow, TaskRunRow, TaskRunDraft, TaskFilter, TaskDuration } from './observation/task-trend.repo.js';
 export type { DriftItemRow, DriftHostRow, DriftFilter } from './observation/drift.repo.js';
+export type { ImportRepo, NamedTable } from './import/import.repo.js';

@@ -12,6 +12,7 @@ import {
   UnavailableError,
   ValidationError,
 } from '@baton/core';
+import { jsonSyntaxWhere } from './json-syntax.js';
 import type { ProblemDetails } from '@baton/contracts';
 import { RedisUnavailableError } from '@baton/queue';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
@@ -135,6 +136,13 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     const parserType = (err as { type?: string } | null)?.type;
     const known = parserType ? BODY_PARSER[parserType] : undefined;
+    if (parserType === 'entity.parse.failed') {
+      // The first problem's place, so a long document (an import) can be fixed without guessing.
+      const where = jsonSyntaxWhere(err);
+      const detail = where ? `${known![2]}: the first error is at ${where}` : known![2];
+      sendProblem(res, 400, known![1], detail, { errors: [{ path: 'body', message: detail }] });
+      return;
+    }
     if (known && known[0] < 500) {
       sendProblem(res, known[0], known[1], known[2]);
       return;

@@ -28,6 +28,15 @@ export interface InventoryWiringOptions {
 
 export function createInventoryServices(db: Database, opts: InventoryWiringOptions) {
   const { repos, transaction } = db;
+  // ansible-inventory, shared by the inventories domain and imports (which parse before their transaction).
+  const parse = memoizeInventoryParser((content) =>
+    parseInventory({
+      content,
+      timeoutMs: INVENTORY_LIMITS.timeoutMs,
+      maxOutputBytes: INVENTORY_LIMITS.maxOutputBytes,
+      sandbox: opts.sandbox,
+    }),
+  );
   const runners: InventorySourceRunners = {
     runSource: (o) => runInventorySource({ ...o, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),
     loadUrl: (o) =>
@@ -40,6 +49,7 @@ export function createInventoryServices(db: Database, opts: InventoryWiringOptio
     checkout: opts.checkout,
   };
   return {
+    parseInventory: parse,
     inventories: createInventoryService({
       inventories: repos.inventories,
       inventorySources: repos.inventorySources,
@@ -47,14 +57,7 @@ export function createInventoryServices(db: Database, opts: InventoryWiringOptio
       authz: opts.authz,
       clock: opts.clock,
       usedBy: (id) => repos.launchRefs.ownersOf(id),
-      parse: memoizeInventoryParser((content) =>
-        parseInventory({
-          content,
-          timeoutMs: INVENTORY_LIMITS.timeoutMs,
-          maxOutputBytes: INVENTORY_LIMITS.maxOutputBytes,
-          sandbox: opts.sandbox,
-        }),
-      ),
+      parse,
     }),
     inventorySources: createInventorySourceService({
       inventorySources: repos.inventorySources,

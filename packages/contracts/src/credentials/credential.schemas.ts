@@ -22,6 +22,19 @@ export const CREDENTIAL_SECRET_INPUTS: Readonly<Record<CredentialType, readonly 
   registry: ['password'],
 };
 
+/**
+ * The secret input each type cannot work without. A credential imported from another tool arrives without it (exports
+ * never carry secrets): it is stored, shown with `needs_secret: true`, and refused for use until the input is set.
+ */
+export const CREDENTIAL_REQUIRED_SECRET: Readonly<Record<CredentialType, string>> = {
+  ssh_key: 'private_key',
+  vault_password: 'password',
+  env: 'variables',
+  token: 'token',
+  become_password: 'password',
+  registry: 'password',
+};
+
 /** Environment variable names: shell-style, and none that reserved-env-names.ts keeps for the executor. */
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export { isReservedEnvName, reservedEnvNameReason } from './reserved-env-names.js';
@@ -197,6 +210,10 @@ export const Credential = z
     secret_fields: z
       .array(z.string())
       .meta({ description: 'which secret inputs are set (for env: variables.NAME); never their values' }),
+    needs_secret: z.boolean().meta({
+      description:
+        'true when the secret the type needs is not set (an imported credential): runs and projects refuse it until an update sets it',
+    }),
     created_by: z.string(),
     created_at: Timestamp,
     updated_at: Timestamp,

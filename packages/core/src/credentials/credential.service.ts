@@ -1,6 +1,7 @@
 import {
   type Credential,
   CREDENTIAL_INPUTS,
+  CREDENTIAL_REQUIRED_SECRET,
   CREDENTIAL_SECRET_INPUTS,
   type CredentialCreateBody,
   type CredentialInputs,
@@ -20,7 +21,7 @@ import { recordAudit } from '../audit/audit.chain.js';
 import { grantCreatorManage, notFound } from '../authz/authorize.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
-import { ConflictError, type FieldError, ValidationError } from '../common/errors.js';
+import { ConflictError, type FieldError, UnprocessableError, ValidationError } from '../common/errors.js';
 import { inUseConflict } from '../authz/in-use.js';
 import { newId } from '../common/ids.js';
 import { type Page, toPage, visiblePageQuery } from '../common/paging.js';
@@ -73,6 +74,12 @@ function secretFieldNames(secretInputs: Inputs): string[] {
             .map((n) => `${k}.${n}`)
         : [k];
     });
+}
+
+/** Whether the secret input the type cannot work without is unset (a credential imported without its secrets). */
+export function lacksRequiredSecret(type: CredentialType, secretInputs: Inputs): boolean {
+  const value = secretInputs[CREDENTIAL_REQUIRED_SECRET[type]];
+  return value === undefined || value === '' || (isPlainObject(value) && Object.keys(value).length === 0);
 }
 
 /** Zod issues of the inputs schema as field errors under `body.inputs` (messages name rules, never values). */
@@ -142,18 +149,25 @@ export function createCredentialService(deps: {
       description: row.description,
       inputs: row.public_inputs,
       secret_fields: secretFieldNames(secretInputs),
+      needs_secret: lacksRequiredSecret(row.type as CredentialType, secretInputs),
       created_by: row.created_by,
       created_at: row.created_at,
       updated_at: row.updated_at,
     };
   }
 
-  function revealRow(row: CredentialRow): RevealedCredential {
+  /** Its inputs in clear; 422 (at `field`) while the secret its type needs is missing (imported without it). */
+  function revealRow(row: CredentialRow, field = 'credential_id'): RevealedCredential {
+    const secrets = open(row);
+    if (lacksRequiredSecret(row.type as CredentialType, secrets)) {
+      const message = `credential ${row.name} (${row.id}) has no ${CREDENTIAL_REQUIRED_SECRET[row.type as CredentialType]} yet (imported without its secret): set it with PUT /v1/credentials/${row.id}`;
+      throw new UnprocessableError(message, [{ path: field, message }]);
+    }
     return {
       id: row.id,
       name: row.name,
       type: row.type,
-      inputs: { ...row.public_inputs, ...open(row) },
+      inputs: { ...row.public_inputs, ...secrets },
     } as RevealedCredential;
   }
 
@@ -317,7 +331,7 @@ export function createCredentialService(deps: {
         const message = `must be a credential of type ${allowed.join(' or ')}`;
         throw new ValidationError(`${field} ${message}`, [{ path: field, message }]);
       }
-      return revealRow(row);
+      return revealRow(row, field);
     },
   };
 }

@@ -259,8 +259,25 @@ export function createProjectService(deps: {
      */
     async checkoutSpec(p: Principal, projectId: string): Promise<CheckoutSpec> {
       const project = await visible(p, projectId, 'use');
-      if (project.last_commit === null) throw new ConflictError(`project ${projectId} has not been synced yet`);
-      return { url: project.git_url, commit: project.last_commit, auth: await storedAuth(project) };
+      const auth = await storedAuth(project);
+      if (project.last_commit !== null) return { url: project.git_url, commit: project.last_commit, auth };
+      // Never synced (an imported project): the first use syncs it, as POST /v1/projects/{id}/sync would.
+      const head = await resolveHead({ url: project.git_url, branch: project.branch, auth });
+      const at = iso(deps.clock());
+      await deps.transaction(async (r) => {
+        await r.projects.update(projectId, { last_commit: head, synced_at: at, updated_at: at });
+        await recordAudit(
+          r.audit,
+          {
+            actor: p.id,
+            action: 'project.sync',
+            object: projectId,
+            summary: `synced project ${project.name} to ${head} on first use`,
+          },
+          deps.clock,
+        );
+      });
+      return { url: project.git_url, commit: head, auth };
     },
 
     /**

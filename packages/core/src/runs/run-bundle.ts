@@ -3,7 +3,7 @@
 // never log, store or return it.
 import type { BundleCredential, RunBundle } from '@baton/contracts';
 import type { InventoryRepo, ProjectRepo, RunRepo, RunRow } from '@baton/db';
-import { ConflictError, NotFoundError, RunInputMissingError } from '../common/errors.js';
+import { ConflictError, NotFoundError, RunInputMissingError, UnprocessableError } from '../common/errors.js';
 import type { CredentialService, RevealedCredential } from '../credentials/credential.service.js';
 import { toGitAuth } from '../projects/project.service.js';
 import { isDispatchable } from './run-rows.js';
@@ -30,6 +30,8 @@ export function createRunBundleBuilder(deps: RunBundleBuilderDeps) {
       return await deps.credentials.reveal(id);
     } catch (err) {
       if (err instanceof NotFoundError) throw new RunInputMissingError(`credential ${id} ${of} no longer exists`);
+      // Its secret was never set (an imported credential): as missing as a deleted one.
+      if (err instanceof UnprocessableError) throw new RunInputMissingError(err.message);
       throw err;
     }
   }
