@@ -13,6 +13,7 @@ import {
   reservedEnvNameReason,
   SEMAPHORE_BACKUP_KEYS,
   SemaphoreBackup,
+  type SemaphoreTemplate,
 } from '@baton/contracts';
 import type { ImportMapper, ImportPlan, PlannedCredential, PlannedInventory, PlannedProject } from '../import-plan.js';
 import { batonName, cut, listed, newContext, planKey, skip, text, type MapContext } from './semaphore-context.js';
@@ -31,6 +32,7 @@ import {
 import { batonCron, mapIntegration, mapSchedule, type TemplateLookup } from './semaphore-triggers.js';
 import { mapWorkflow } from './semaphore-workflows.js';
 
+const SHARED_KIND_NAMES: ReadonlySet<string> = new Set(['schedules', 'roles']);
 const EMPTY_INVENTORY = 'all:\n  hosts: {}\n';
 const WORKSPACE_TYPES = new Set(['terraform-workspace', 'tofu-workspace', 'terragrunt-workspace']);
 
@@ -42,7 +44,8 @@ export const mapSemaphoreBackup: ImportMapper = (doc) => {
   // Another tool's export (an AWX one sent to the wrong format) would otherwise import as an empty plan.
   // The schema took it as an object: only an object passes z.object.
   const raw = typeof doc === 'object' && doc !== null ? doc : {};
-  if (!Object.keys(raw).some((k) => SEMAPHORE_BACKUP_KEYS.has(k)))
+  // `schedules` and `roles` are words an AWX export uses too: only Semaphore's own kinds tell its backups apart.
+  if (!Object.keys(raw).some((k) => SEMAPHORE_BACKUP_KEYS.has(k) && !SHARED_KIND_NAMES.has(k)))
     return {
       ok: false,
       problem: { path: 'body', message: 'is not a Semaphore project backup (it has no meta, keys, templates…)' },
@@ -108,11 +111,9 @@ function mapRepositories(
 
 /** The repository a `file` inventory's path lives in: the backup does not say, so the first template using it tells. */
 function fileInventoryProject(
-  backup: SemaphoreBackup,
-  inventory: string,
+  users: readonly SemaphoreTemplate[],
   repos: Map<string, Resolved<RepositoryRef>>,
 ): Resolved<RepositoryRef> {
-  const users = (backup.templates ?? []).filter((t) => t.inventory === inventory && isAnsible(t));
   if (!users.length)
     return {
       ok: false,
@@ -130,6 +131,13 @@ function mapInventories(
   repos: Map<string, Resolved<RepositoryRef>>,
 ): Map<string, Resolved<InventoryRef>> {
   const inventories = backup.inventories ?? [];
+  const usersOf = new Map<string, SemaphoreTemplate[]>();
+  for (const t of backup.templates ?? []) {
+    if (!t.inventory || !isAnsible(t)) continue;
+    const users = usersOf.get(t.inventory) ?? [];
+    users.push(t);
+    usersOf.set(t.inventory, users);
+  }
   return byName(ctx, 'inventory', inventories, (i): Resolved<InventoryRef> => {
     const inv = inventories[i]!;
     const key = planKey(ctx, 'inventory', inv.name);
@@ -141,14 +149,13 @@ function mapInventories(
     let source: { project: string; path: string } | undefined;
     if (WORKSPACE_TYPES.has(type)) return refuse(`a ${type} (terraform state): Baton has no such inventories`);
     if (type === 'file') {
-      const project = fileInventoryProject(backup, inv.name, repos);
+      const users = usersOf.get(inv.name) ?? [];
+      const project = fileInventoryProject(users, repos);
       if (!project.ok) return refuse(project.reason);
       const path = (inv.inventory ?? '').trim();
       if (!ProjectRelativePath.safeParse(path).success)
         return refuse(`its file ${cut(path, 200) || '(none)'} is not a path inside a repository (relative, no ..)`);
-      const others = (backup.templates ?? [])
-        .filter((t) => t.inventory === inv.name && isAnsible(t) && repos.get(t.repository ?? '') !== project)
-        .map((t) => t.name);
+      const others = users.filter((t) => repos.get(t.repository ?? '') !== project).map((t) => t.name);
       if (others.length)
         ctx.warnings.push(
           `inventory "${inv.name}" is read from the first template's repository; ${listed(others)} use another`,
@@ -200,7 +207,14 @@ function envVariables(ctx: MapContext, name: string, env: Record<string, unknown
       drop(variable, `its value is longer than ${CREDENTIAL_LIMITS.envValue} characters`);
     else if (Object.keys(out).length >= CREDENTIAL_LIMITS.envVariables)
       drop(variable, `a credential holds at most ${CREDENTIAL_LIMITS.envVariables} variables`);
-    else out[variable] = String(value);
+    // defineProperty: a variable named __proto__ stays a variable instead of replacing the prototype.
+    else
+      Object.defineProperty(out, variable, {
+        value: String(value),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
   }
   return out;
 }
@@ -325,7 +339,7 @@ function buildPlan(doc: object, backup: SemaphoreBackup, decoded: Decoded): Impo
       continue;
     }
     const cron = s.cron_format ?? '';
-    const read = batonCron(cron);
+    const read = batonCron(ctx, cron);
     if (read.ok) scheduled.add(`${s.template ?? ''}\u0000${read.cron}`);
     if (mapSchedule(ctx, { name, cron, enabled: s.active ?? true, template: s.template, source: s }, templateFor))
       schedules++;
@@ -333,7 +347,7 @@ function buildPlan(doc: object, backup: SemaphoreBackup, decoded: Decoded): Impo
   for (const t of sourceTemplates) {
     const cron = text(t.cron);
     if (!cron) continue;
-    const read = batonCron(cron);
+    const read = batonCron(ctx, cron);
     if (read.ok && scheduled.has(`${t.name}\u0000${read.cron}`)) continue;
     if (mapSchedule(ctx, { name: t.name, cron, enabled: true, template: t.name }, templateFor)) schedules++;
   }
