@@ -2,6 +2,7 @@
 // names already given per kind, and which source objects became which plan keys (or why they did not).
 import type { ImportSkipped } from '@baton/contracts';
 import type { PlannedObject } from '../import-plan.js';
+import type { CronRead } from './semaphore-triggers.js';
 
 /** Baton's ObjectName limit (common.schemas.ts). */
 const MAX_NAME = 100;
@@ -23,12 +24,25 @@ export interface MapContext {
   names: Map<string, Set<string>>;
   /** plan keys taken */
   keys: Set<string>;
+  /** per kind and wanted name (or key), the next number to try: repeats cost no search */
+  next: Map<string, number>;
+  /** cron text → how Baton reads it (semaphore-triggers.ts batonCron) */
+  crons: Map<string, CronRead>;
   /** plan key → why the source object behind it was not imported */
   notImported: Map<string, string>;
 }
 
 export function newContext(): MapContext {
-  return { objects: [], skipped: [], warnings: [], names: new Map(), keys: new Set(), notImported: new Map() };
+  return {
+    objects: [],
+    skipped: [],
+    warnings: [],
+    names: new Map(),
+    keys: new Set(),
+    next: new Map(),
+    crons: new Map(),
+    notImported: new Map(),
+  };
 }
 
 /**
@@ -41,9 +55,11 @@ export function batonName(ctx: MapContext, kind: string, raw: string, fallback: 
   const taken = ctx.names.get(kind) ?? new Set<string>();
   ctx.names.set(kind, taken);
   let name = base;
-  for (let n = 2; taken.has(name); n++) {
+  const counter = `${kind}\u0000${base}`;
+  for (let n = ctx.next.get(counter) ?? 2; taken.has(name); n++) {
     const suffix = ` (${n})`;
     name = `${cut(base, MAX_NAME - suffix.length).trim()}${suffix}`;
+    ctx.next.set(counter, n + 1);
   }
   taken.add(name);
   if (name !== raw) ctx.warnings.push(`${kind} "${cut(raw, 200)}" is named "${name}" in Baton`);
@@ -54,7 +70,10 @@ export function batonName(ctx: MapContext, kind: string, raw: string, fallback: 
 export function planKey(ctx: MapContext, kind: string, name: string): string {
   const base = `${kind}:${name}`;
   let key = base;
-  for (let n = 2; ctx.keys.has(key); n++) key = `${base}#${n}`;
+  for (let n = ctx.next.get(base) ?? 2; ctx.keys.has(key); n++) {
+    key = `${base}#${n}`;
+    ctx.next.set(base, n + 1);
+  }
   ctx.keys.add(key);
   return key;
 }

@@ -54,7 +54,13 @@ export function readArguments(args: readonly string[]): { fields: ArgumentFields
   return { fields, dropped };
 }
 
-const TYPES: Record<string, SurveyQuestionType> = { '': 'text', int: 'integer', enum: 'choice', secret: 'password' };
+// Maps, not object literals: a source value such as `constructor` must not find Object.prototype's.
+const TYPES = new Map<string, SurveyQuestionType>([
+  ['', 'text'],
+  ['int', 'integer'],
+  ['enum', 'choice'],
+  ['secret', 'password'],
+]);
 
 /** A default as the question's type wants it, or undefined when it cannot be one. */
 function convertDefault(type: SurveyQuestionType, raw: string): unknown {
@@ -82,7 +88,7 @@ export function mapSurvey(
       drop('it is asked twice');
       continue;
     }
-    const type = TYPES[v.type ?? ''];
+    const type = TYPES.get(v.type ?? '');
     if (type === undefined) {
       drop(`its type ${v.type} is unknown`);
       continue;

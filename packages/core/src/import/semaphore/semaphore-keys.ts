@@ -78,9 +78,14 @@ export function mapKeys(ctx: MapContext, backup: SemaphoreBackup): KeyBook {
   const entries = new Map<string, KeyEntry>();
   const variants = new Map<string, Variant[]>();
   const sourceKeys = backup.keys ?? [];
-  for (const k of sourceKeys) if (!variants.has(k.name)) variants.set(k.name, []);
+  const firstByName = new Map<string, (typeof sourceKeys)[number]>();
+  for (const k of sourceKeys)
+    if (!firstByName.has(k.name)) {
+      firstByName.set(k.name, k);
+      variants.set(k.name, []);
+    }
   for (const { name, use } of usesOf(backup)) {
-    const key = sourceKeys.find((k) => k.name === name);
+    const key = firstByName.get(name ?? '');
     if (!key) continue;
     const v = variantOf(key.type ?? '', use);
     const list = variants.get(key.name)!;

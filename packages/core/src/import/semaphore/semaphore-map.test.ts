@@ -37,6 +37,11 @@ const find = (plan: ImportPlan, key: string): PlannedObject => {
   if (!o) throw new Error(`no ${key} in ${plan.objects.map((x) => x.key).join(', ')}`);
   return o;
 };
+function findAs<K extends PlannedObject['kind']>(plan: ImportPlan, key: string, kind: K) {
+  const o = find(plan, key);
+  expect(o.kind).toBe(kind);
+  return o as Extract<PlannedObject, { kind: K }>;
+}
 const keysOf = (plan: ImportPlan, kind: PlannedObject['kind']) =>
   plan.objects.filter((o) => o.kind === kind).map((o) => o.key);
 const skippedAs = (plan: ImportPlan, kind: string, name: string) =>
@@ -788,5 +793,97 @@ describe('mapSemaphoreBackup: mapping rules', () => {
       ],
     });
     expect(skippedAs(plan, 'workflow', 'fork')).toBe('it is not a chain of steps: node 1 branches into 2 paths');
+  });
+});
+
+describe('mapSemaphoreBackup: total on odd input', () => {
+  it('keeps names such as __proto__ and constructor as data', () => {
+    const plan = planOf({
+      repositories: [{ name: 'r', git_url: 'https://git.example.com/r.git', git_branch: 'main' }],
+      environments: [{ name: 'e', json: '{"__proto__": {"x": 1}, "constructor": 2}', env: '{"__proto__": "v"}' }],
+      templates: [
+        {
+          name: 'constructor',
+          playbook: 'p.yml',
+          repository: 'r',
+          environment: 'e',
+          cron: 'constructor',
+          survey_vars: [{ name: 'v', type: 'constructor' }],
+        },
+        { name: 'abs', playbook: '/etc/p.yml', repository: 'r' },
+      ],
+      integrations: [
+        {
+          name: 'i',
+          auth_method: 'github',
+          template: 'constructor',
+          matchers: [{ match_type: 'header', method: 'equals', key: 'X-Gitlab-Event', value: 'constructor' }],
+        },
+      ],
+      workflows: [
+        {
+          name: 'w',
+          nodes: [{ template: 'constructor' }],
+          edges: [{ source_node_id: 1, destination_node_id: 1, condition: 'constructor' }],
+        },
+      ],
+    });
+    const extraVars = findAs(plan, 'template:constructor', 'template').spec.extra_vars as Record<string, unknown>;
+    expect(Object.keys(extraVars)).toEqual(['__proto__', 'constructor']);
+    expect(Object.getPrototypeOf(extraVars)).toBe(Object.prototype);
+    const env = findAs(plan, 'environment:e', 'credential').secret_inputs as { variables: Record<string, string> };
+    expect(Object.keys(env.variables)).toEqual(['__proto__']);
+    expect(skippedAs(plan, 'schedule', 'constructor')).toMatch(/^cron constructor: must have 5 fields/);
+    expect(skippedAs(plan, 'integration', 'i')).toMatch(/constructor events/);
+    expect(skippedAs(plan, 'workflow', 'w')).toMatch(/condition constructor/);
+    expect(skippedAs(plan, 'template', 'abs')).toMatch(/not a path inside its repository/);
+    expect(plan.warnings).toContainEqual(expect.stringMatching(/"v" is not imported: its type constructor is unknown/));
+  });
+
+  it('never throws on fixtures with parts replaced by junk', () => {
+    const JUNK: unknown[] = [
+      null,
+      42,
+      -1,
+      1e308,
+      '',
+      'constructor',
+      '__proto__',
+      '@every 5m',
+      [],
+      {},
+      [null],
+      { name: 7 },
+      true,
+    ];
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const docs = [MAIN, fixture('semaphore-v2.10.json'), fixture('semaphore-later.json')];
+    let plans = 0;
+    for (let round = 0; round < 300; round++) {
+      const doc = structuredClone(docs[round % docs.length]) as Record<string, unknown>;
+      for (let edits = 1 + random(3); edits > 0; edits--) {
+        // walk down from the top to a random container, then replace one of its members
+        let at: Record<string, unknown> | unknown[] = doc;
+        for (let depth = random(5); depth > 0; depth--) {
+          const members = Object.values(at).filter((v) => v !== null && typeof v === 'object');
+          if (!members.length) break;
+          at = members[random(members.length)] as Record<string, unknown>;
+        }
+        const keys = Object.keys(at);
+        if (keys.length) (at as Record<string, unknown>)[keys[random(keys.length)]!] = JUNK[random(JUNK.length)];
+      }
+      const result = mapSemaphoreBackup(doc);
+      if (result.ok) {
+        plans++;
+        expectCreatable(result.plan);
+      } else expect(result.problem.path).toMatch(/^body(\.|$)/);
+    }
+    // the junk sometimes lands where it is allowed: both outcomes were exercised
+    expect(plans).toBeGreaterThan(0);
+    expect(plans).toBeLessThan(300);
   });
 });

@@ -1,7 +1,13 @@
 // Semaphore task templates → Baton run templates. Only ansible templates map (v2.10.2–26 wrote no `app`: all
 // ansible then). The spec gathers what Semaphore spread over the template, its inventory (ssh and become keys),
 // vaults and environments; Semaphore-only features (build/deploy types, views, autorun…) are warned, once per kind.
-import { branchNameProblem, type OverridableField, OVERRIDABLE_FIELDS, type SemaphoreTemplate } from '@baton/contracts';
+import {
+  branchNameProblem,
+  OVERRIDABLE_FIELDS,
+  ProjectRelativePath,
+  type OverridableField,
+  type SemaphoreTemplate,
+} from '@baton/contracts';
 import { ref, type PlannedTemplate } from '../import-plan.js';
 import { batonName, cut, listed, planKey, skip, text, type MapContext } from './semaphore-context.js';
 import type { DecodedTemplate } from './semaphore-decode.js';
@@ -101,6 +107,8 @@ export function mapTemplate(
   if (!isAnsible(t)) return refuse(`app ${t.app} is not ansible`);
   const playbook = text(t.playbook);
   if (!playbook) return refuse('it names no playbook');
+  if (!ProjectRelativePath.safeParse(playbook).success)
+    return refuse(`its playbook ${cut(playbook, 200)} is not a path inside its repository (relative, no ..)`);
   const repo = from.repository(t.repository);
   if (!repo.ok) return refuse(repo.reason);
   const inventory = from.inventory(t.inventory);
@@ -122,11 +130,12 @@ export function mapTemplate(
     ctx.warnings.push(
       `${where} has ${envNames.length} environments (${listed(envNames)}): their variables are merged in that order`,
     );
-  const extraVars: Record<string, unknown> = {};
+  let extraVars: Record<string, unknown> = {};
   for (const n of envNames) {
     const env = from.environment(n, where);
     if (!env) continue;
-    Object.assign(extraVars, env.json);
+    // Spread defines own properties: a variable named __proto__ stays a variable.
+    extraVars = { ...extraVars, ...env.json };
     if (env.credential) credentials.push(env.credential);
   }
   const credentialIds = [...new Set(credentials)];

@@ -1,6 +1,12 @@
 // What starts Semaphore templates by itself: schedules (a template's `cron` in v2.10, top-level `schedules` later)
 // → Baton schedules, and integrations (incoming webhooks) → Baton triggers, which always verify a signature.
-import type { SemaphoreIntegration, SemaphoreSchedule, TriggerEvent, TriggerFilters } from '@baton/contracts';
+import {
+  RefGlob,
+  type SemaphoreIntegration,
+  type SemaphoreSchedule,
+  type TriggerEvent,
+  type TriggerFilters,
+} from '@baton/contracts';
 import type { PlannedSchedule, PlannedTrigger } from '../import-plan.js';
 import { timingProblem } from '../../schedules/schedule.cron.js';
 import { batonName, cut, listed, planKey, skip, text, type MapContext } from './semaphore-context.js';
@@ -11,20 +17,35 @@ export type TemplateLookup = (
   name: string | null | undefined,
 ) => { ok: true; value: TemplateRef } | { ok: false; reason: string };
 
-const MACROS: Record<string, string> = {
-  '@yearly': '0 0 1 1 *',
-  '@annually': '0 0 1 1 *',
-  '@monthly': '0 0 1 * *',
-  '@weekly': '0 0 * * 0',
-  '@daily': '0 0 * * *',
-  '@midnight': '0 0 * * *',
-  '@hourly': '0 * * * *',
-};
+// Maps, not object literals: a source value such as `constructor` must not find Object.prototype's.
+const MACROS = new Map([
+  ['@yearly', '0 0 1 1 *'],
+  ['@annually', '0 0 1 1 *'],
+  ['@monthly', '0 0 1 * *'],
+  ['@weekly', '0 0 * * 0'],
+  ['@daily', '0 0 * * *'],
+  ['@midnight', '0 0 * * *'],
+  ['@hourly', '0 * * * *'],
+]);
 
-/** The cron Baton reads the same way, or why there is none. */
-export function batonCron(raw: string): { ok: true; cron: string } | { ok: false; reason: string } {
+export type CronRead = { ok: true; cron: string } | { ok: false; reason: string };
+
+/**
+ * The cron Baton reads the same way, or why there is none. Remembered per map in `ctx.crons`: the cron parser is
+ * the slowest part of a plan, and backups repeat the same few expressions.
+ */
+export function batonCron(ctx: MapContext, raw: string): CronRead {
+  let read = ctx.crons.get(raw);
+  if (!read) {
+    read = readCron(raw);
+    ctx.crons.set(raw, read);
+  }
+  return read;
+}
+
+function readCron(raw: string): CronRead {
   const trimmed = raw.trim();
-  const cron = MACROS[trimmed.toLowerCase()] ?? trimmed.replace(/\s+/g, ' ');
+  const cron = MACROS.get(trimmed.toLowerCase()) ?? trimmed.replace(/\s+/g, ' ');
   if (trimmed.toLowerCase().startsWith('@every'))
     return { ok: false, reason: `${cut(trimmed, 100)}: intervals (@every) are not cron schedules` };
   const problem = timingProblem(cron, 'UTC');
@@ -54,7 +75,7 @@ const isEmpty = (v: unknown) =>
 /** Plans one schedule, or skips it with the reason. Answers whether it was planned. */
 export function mapSchedule(ctx: MapContext, s: ScheduleSource, template: TemplateLookup): boolean {
   const key = planKey(ctx, 'schedule', s.name);
-  const cron = batonCron(s.cron);
+  const cron = batonCron(ctx, s.cron);
   if (!cron.ok) {
     skip(ctx, 'schedule', s.name, cron.reason, key);
     return false;
@@ -85,9 +106,13 @@ export function mapSchedule(ctx: MapContext, s: ScheduleSource, template: Templa
     for (const [name, v] of Object.entries(value as Record<string, unknown>)) {
       if (isEmpty(v)) continue;
       const limit =
-        name === 'limit' && Array.isArray(v) && v.every((x) => typeof x === 'string') ? v.join(',') : undefined;
-      if (limit !== undefined && limit.length <= 4096 && target.value.allowOverrides.includes('limit'))
-        planned.overrides = { limit };
+        name === 'limit' && Array.isArray(v) && v.every((x) => typeof x === 'string')
+          ? v
+              .map((x: string) => x.trim())
+              .filter(Boolean)
+              .join(',')
+          : undefined;
+      if (limit && limit.length <= 4096 && target.value.allowOverrides.includes('limit')) planned.overrides = { limit };
       else ignored.push(`params.${name}`);
     }
   }
@@ -101,7 +126,10 @@ export function mapSchedule(ctx: MapContext, s: ScheduleSource, template: Templa
   return true;
 }
 
-const GITLAB_EVENTS: Record<string, TriggerEvent> = { 'push hook': 'push', 'tag push hook': 'tag_push' };
+const GITLAB_EVENTS = new Map<string, TriggerEvent>([
+  ['push hook', 'push'],
+  ['tag push hook', 'tag_push'],
+]);
 
 /** Plans one integration as a trigger, or skips it with the reason. */
 export function mapIntegration(ctx: MapContext, i: SemaphoreIntegration, template: TemplateLookup): void {
@@ -132,7 +160,7 @@ export function mapIntegration(ctx: MapContext, i: SemaphoreIntegration, templat
     const value = m.value ?? '';
     const equals = (m.method ?? '') === 'equals';
     if (equals && m.match_type === 'header' && /^(x-github-event|x-gitea-event|x-gitlab-event)$/i.test(k)) {
-      const event = value === 'push' ? 'push' : GITLAB_EVENTS[value.toLowerCase()];
+      const event = value === 'push' ? 'push' : GITLAB_EVENTS.get(value.toLowerCase());
       if (!event) {
         // Firing on every push instead would run the template when Semaphore never did.
         skip(ctx, 'integration', i.name, `it fires on ${cut(value, 100)} events; Baton triggers fire on pushes`, key);
@@ -142,12 +170,9 @@ export function mapIntegration(ctx: MapContext, i: SemaphoreIntegration, templat
       continue;
     }
     if (equals && m.match_type === 'body' && k === 'ref') {
-      if (value.startsWith('refs/heads/') && value.length > 11 && value.length <= 266) {
-        branches.push(value.slice(11));
-        continue;
-      }
-      if (value.startsWith('refs/tags/') && value.length > 10 && value.length <= 265) {
-        tags.push(value.slice(10));
+      const [, kind, name] = /^refs\/(heads|tags)\/(.+)$/s.exec(value) ?? [];
+      if (name !== undefined && RefGlob.safeParse(name).success) {
+        (kind === 'heads' ? branches : tags).push(name);
         continue;
       }
     }

@@ -8,7 +8,11 @@ import { batonName, cut, planKey, skip, text, type MapContext } from './semaphor
 import type { TemplateRef } from './semaphore-templates.js';
 import type { TemplateLookup } from './semaphore-triggers.js';
 
-const CONDITIONS: Record<string, EdgeCondition> = { on_success: 'success', on_failure: 'failure', always: 'always' };
+const CONDITIONS = new Map<string, EdgeCondition>([
+  ['on_success', 'success'],
+  ['on_failure', 'failure'],
+  ['always', 'always'],
+]);
 
 interface NodeValue {
   id: string;
@@ -43,7 +47,7 @@ export function mapWorkflow(ctx: MapContext, w: SemaphoreWorkflow, template: Tem
   }
   const edges: ChainEdge[] = [];
   for (const e of w.edges ?? []) {
-    const condition = CONDITIONS[e.condition ?? ''];
+    const condition = CONDITIONS.get(e.condition ?? '');
     if (!condition) return refuse(`an edge has the condition ${cut(e.condition ?? '(none)', 50)}`);
     edges.push({ from: String(e.source_node_id), to: String(e.destination_node_id), condition });
   }
@@ -63,7 +67,8 @@ export function mapWorkflow(ctx: MapContext, w: SemaphoreWorkflow, template: Tem
   ctx.objects.push(planned);
 
   if (!chain.approvals.length) return;
-  const root = nodes.find((n) => !edges.some((e) => e.to === n.id));
+  const targets = new Set(edges.map((e) => e.to));
+  const root = nodes.find((n) => !targets.has(n.id));
   if (chain.approvals.length > 1 || root?.approval !== true)
     ctx.warnings.push(`${where}: its approval holds the whole pipeline before it starts, not only the steps after it`);
   const timeouts = chain.approvals.flatMap((a) => (a.timeout === undefined ? [] : [a.timeout]));
