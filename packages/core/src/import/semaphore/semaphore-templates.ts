@@ -46,19 +46,19 @@ export interface TemplateRef {
 
 const MAX_CREDENTIALS = 16;
 
-/** Semaphore-only features, by what the warning says about them. */
-const FEATURES: Array<{ what: string; uses: (t: SemaphoreTemplate) => string | undefined }> = [
+/** Semaphore-only features, by what the warning says about them; `uses` answers a detail to show, or true. */
+const FEATURES: Array<{ what: string; uses: (t: SemaphoreTemplate) => string | true | undefined }> = [
   {
     what: 'build and deploy template types (versions, build templates) have no Baton counterpart: imported as plain templates',
     uses: (t) => (t.type === 'build' || t.type === 'deploy' ? t.type : undefined),
   },
   { what: 'start versions are not imported', uses: (t) => text(t.start_version) },
   { what: 'build templates of deploy templates are not imported', uses: (t) => text(t.build_template) },
-  { what: 'autorun (deploy after each build) is not imported', uses: (t) => (t.autorun ? 'autorun' : undefined) },
+  { what: 'autorun (deploy after each build) is not imported', uses: (t) => t.autorun || undefined },
   { what: 'views are not imported', uses: (t) => text(t.view) },
   {
     what: 'suppressed success alerts are not imported (Baton notifications are set up separately)',
-    uses: (t) => (t.suppress_success_alerts ? 'suppressed' : undefined),
+    uses: (t) => t.suppress_success_alerts || undefined,
   },
   { what: 'runner tags are not imported: use worker labels', uses: (t) => text(t.runner_tag) },
   {
@@ -78,9 +78,7 @@ export function warnFeatures(ctx: MapContext, templates: readonly SemaphoreTempl
   for (const f of FEATURES) {
     const users = templates.flatMap((t) => {
       const use = f.uses(t);
-      return use === undefined
-        ? []
-        : [use === t.name || use === 'autorun' || use === 'suppressed' ? t.name : `${t.name} (${use})`];
+      return use === undefined ? [] : [use === true ? t.name : `${t.name} (${use})`];
     });
     if (users.length) ctx.warnings.push(`${f.what}: ${listed(users)}`);
   }
