@@ -44,6 +44,7 @@ export const NAV: Array<{ section: string; items: NavItem[] }> = [
       { path: '/inventories', label: 'Inventories' },
       { path: '/inventory-sources', label: 'Inventory sources' },
       { path: '/credentials', label: 'Credentials' },
+      { path: '/import', label: 'Import', role: 'admin' },
     ],
   },
   {
