@@ -125,6 +125,7 @@ describe.each(DIALECTS)('credentials on %s', (dialect) => {
         description: 'for tests',
         inputs,
         secret_fields: secretFields,
+        needs_secret: false,
         created_by: op.id,
         created_at: expect.any(String),
         updated_at: res.body.created_at,

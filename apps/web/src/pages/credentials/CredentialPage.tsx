@@ -54,6 +54,12 @@ export default function CredentialPage() {
       <section aria-labelledby="secrets-heading">
         <h2 id="secrets-heading">Secrets</h2>
         <p className="muted">Encrypted at rest and never shown. Edit the credential to replace one.</p>
+        {cred.needs_secret && (
+          <div className="banner banner-warn" role="status" data-testid="needs-secret">
+            This credential was imported without its secret. Runs and projects refuse it until you edit it and set the
+            secret.
+          </div>
+        )}
         {cred.secret_fields.length === 0 ? (
           <p>None set.</p>
         ) : (

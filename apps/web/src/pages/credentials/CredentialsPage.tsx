@@ -52,7 +52,13 @@ export default function CredentialsPage() {
             </td>
             <td>{CREDENTIAL_TYPE_SPECS[c.type]?.label ?? c.type}</td>
             <td>{c.description ?? <span className="muted">—</span>}</td>
-            <td className="mono">{c.secret_fields.join(', ') || <span className="muted">—</span>}</td>
+            <td className="mono">
+              {c.needs_secret ? (
+                <strong>needs its secret</strong>
+              ) : (
+                c.secret_fields.join(', ') || <span className="muted">—</span>
+              )}
+            </td>
             <td>
               <Time at={c.updated_at} />
             </td>

@@ -264,7 +264,7 @@ export function planSchedules(ctx: AwxContext): void {
         s.name,
         template === undefined && target?.match(/^(job_template|workflow_job_template):/)
           ? 'its template was not imported'
-          : `it starts a ${what}, which Baton schedules cannot`,
+          : `it starts ${/^[aeiou]/.test(what) ? 'an' : 'a'} ${what}, which Baton schedules cannot`,
       );
       continue;
     }
