@@ -146,6 +146,10 @@ describe('the import page', () => {
       await link.click();
       await page.getByRole('heading', { name: cred.body.name, level: 1 }).waitFor();
       expect(new URL(page.url()).pathname).toBe(`/ui/credentials/${id}`);
+      // The credential's page says what is missing and that runs refuse it until it is set.
+      const banner = page.getByTestId('needs-secret');
+      await banner.waitFor();
+      expect(await banner.textContent()).toContain('imported without its secret');
       await visited(page, 'import-credential-needing-secret');
     });
   });
