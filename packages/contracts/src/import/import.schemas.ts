@@ -7,8 +7,11 @@ export type ImportFormat = z.infer<typeof ImportFormat>;
 
 /** Largest document accepted (the body limit of POST /v1/import/{format}). */
 export const MAX_IMPORT_BYTES = 20 * 1024 * 1024;
-/** Deepest nesting of arrays and objects read from a document; deeper is a 400 at the path where it passes this. */
-export const MAX_IMPORT_DEPTH = 64;
+/**
+ * Deepest nesting of arrays and objects read from a document; deeper is a 400 at the path where it passes this.
+ * The same as every request body's limit (the HTTP layer checks that first), so an import meets no other rule.
+ */
+export const MAX_IMPORT_DEPTH = 32;
 
 export const ON_CONFLICT = ['skip', 'rename', 'update'] as const;
 export const OnConflict = z.enum(ON_CONFLICT);
@@ -74,9 +77,10 @@ export const ImportReport = z
     users_needing_password: z
       .array(z.object({ id: z.string(), username: z.string() }))
       .meta({ description: 'imported users who cannot sign in until a password is set' }),
-    id_map: z
-      .record(z.string(), z.string())
-      .meta({ description: 'source reference (kind:name) → Baton id; in a dry run the ids are the ones it would use' }),
+    id_map: z.record(z.string(), z.string()).meta({
+      description:
+        'source reference (kind:name) → Baton id. In a dry run, ids of objects it would create are provisional (the import makes new ones); ids of existing objects are real',
+    }),
   })
   .meta({ id: 'ImportReport' });
 export type ImportReport = z.infer<typeof ImportReport>;

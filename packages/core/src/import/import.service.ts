@@ -11,11 +11,12 @@ import {
   MAX_IMPORT_DEPTH,
   type ParsedInventory,
 } from '@baton/contracts';
+import { DuplicateKeyError } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import type { Clock } from '../common/clock.js';
 import { iso } from '../common/clock.js';
-import { ValidationError } from '../common/errors.js';
+import { ConflictError, ValidationError } from '../common/errors.js';
 import { hashPassword } from '../crypto/password.js';
 import type { Keyring } from '../crypto/secret-box.js';
 import type { InventoryParser } from '../inventories/inventory.service.js';
@@ -115,6 +116,11 @@ export function createImportService(deps: ImportServiceDeps) {
           return applied;
         });
       } catch (err) {
+        // Names are checked inside the transaction; only a concurrent change can take one after the check.
+        if (err instanceof DuplicateKeyError)
+          throw new ConflictError(
+            'another change took a name this import uses while it ran; nothing was written, try again',
+          );
         if (!(err instanceof DryRun)) throw err;
         result = err.result;
       }

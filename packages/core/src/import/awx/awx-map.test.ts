@@ -154,4 +154,30 @@ describe('hostile AWX documents', () => {
       if (!r.ok) expect(r.problem.path.startsWith('body')).toBe(true);
     }
   });
+
+  it('never throws on the shared export with values swapped for other types (seeded)', () => {
+    const base = JSON.stringify(fixture('awx-workflow-and-roles.json'));
+    let seed = 20261126;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const junkValues: unknown[] = [null, 0, -1, 1.5, '', 'x', '$encrypted$', true, [], {}, [null], { type: 'user' }];
+    const countNodes = (v: unknown): number =>
+      1 + (v && typeof v === 'object' ? Object.values(v).reduce((n: number, x) => n + countNodes(x), 0) : 0);
+    // About two values swapped per document, so some documents stay readable and some do not.
+    const rate = 2 / countNodes(JSON.parse(base));
+    const mutate = (v: unknown): unknown => {
+      if (random() < rate) return junkValues[Math.floor(random() * junkValues.length)];
+      if (Array.isArray(v)) return v.map(mutate);
+      if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, mutate(x)]));
+      return v;
+    };
+    let plans = 0;
+    for (let i = 0; i < 300; i++) {
+      const r = map(mutate(JSON.parse(base)));
+      if (r.ok) plans++;
+      else expect(r.problem.path.startsWith('body')).toBe(true);
+    }
+    // Most mutations break the structure somewhere; some land on fields the mapper tolerates.
+    expect(plans).toBeGreaterThan(0);
+    expect(plans).toBeLessThan(300);
+  });
 });

@@ -569,7 +569,7 @@ describe('mapSemaphoreBackup: hostile and malformed documents', () => {
     });
     const deep = problemOf(JSON.parse(read(hostile('semaphore-deep-nesting.json.txt'))));
     expect(deep.path).toMatch(/^body\.templates\.0\.survey_vars\.0\.values\.0\.value(\.value)+$/);
-    expect(deep.message).toMatch(/nests deeper than 64/);
+    expect(deep.message).toMatch(/nests deeper than 32/);
     expect(problemOf({ meta: { name: 'bom and nul \u0000 in a string' }, keys: [] })).toEqual({
       path: 'body.meta.name',
       message: 'must not contain NUL characters',
