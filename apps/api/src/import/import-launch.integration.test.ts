@@ -189,6 +189,8 @@ describe.each(DIALECTS)('launching imported templates with real ansible on %s', 
     expect(run).toMatchObject({ conclusion: 'succeeded', template_id: tpl, commit: repo.head() });
     const log = (await h.http.get(`/v1/runs/${run.id}/logs`).set(auth)).text;
     expect(log).toContain('hello, imported world');
+    // The first run synced the project, as POST /v1/projects/{id}/sync would have.
+    expect((await h.http.get(`/v1/projects/${projectId}`).set(auth)).body.last_commit).toBe(repo.head());
   }, 120_000);
 
   it('the AWX workflow runs as a pipeline of its two nodes', async () => {

@@ -124,6 +124,26 @@ export function createProjectService(deps: {
     }
   }
 
+  /** Records the branch head of a project that was never synced (an imported one), as POST .../sync would. */
+  async function syncOnFirstUse(p: Principal, project: ProjectRow, auth: GitAuth | undefined): Promise<string> {
+    const head = await resolveHead({ url: project.git_url, branch: project.branch, auth });
+    const at = iso(deps.clock());
+    await deps.transaction(async (r) => {
+      await r.projects.update(project.id, { last_commit: head, synced_at: at, updated_at: at });
+      await recordAudit(
+        r.audit,
+        {
+          actor: p.id,
+          action: 'project.sync',
+          object: project.id,
+          summary: `synced project ${project.name} to ${head} on first use`,
+        },
+        deps.clock,
+      );
+    });
+    return head;
+  }
+
   async function unique<T>(name: string, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
@@ -260,24 +280,8 @@ export function createProjectService(deps: {
     async checkoutSpec(p: Principal, projectId: string): Promise<CheckoutSpec> {
       const project = await visible(p, projectId, 'use');
       const auth = await storedAuth(project);
-      if (project.last_commit !== null) return { url: project.git_url, commit: project.last_commit, auth };
-      // Never synced (an imported project): the first use syncs it, as POST /v1/projects/{id}/sync would.
-      const head = await resolveHead({ url: project.git_url, branch: project.branch, auth });
-      const at = iso(deps.clock());
-      await deps.transaction(async (r) => {
-        await r.projects.update(projectId, { last_commit: head, synced_at: at, updated_at: at });
-        await recordAudit(
-          r.audit,
-          {
-            actor: p.id,
-            action: 'project.sync',
-            object: projectId,
-            summary: `synced project ${project.name} to ${head} on first use`,
-          },
-          deps.clock,
-        );
-      });
-      return { url: project.git_url, commit: head, auth };
+      const commit = project.last_commit ?? (await syncOnFirstUse(p, project, auth));
+      return { url: project.git_url, commit, auth };
     },
 
     /**
@@ -286,7 +290,13 @@ export function createProjectService(deps: {
      */
     async playbookSource(p: Principal, projectId: string): Promise<GitTarget> {
       const project = await visible(p, projectId, 'use');
-      return { url: project.git_url, branch: project.branch, auth: await storedAuth(project) };
+      const auth = await storedAuth(project);
+      // A never-synced (imported) project syncs on its first run; if git refuses, the run's own resolution says why.
+      if (project.last_commit === null)
+        await syncOnFirstUse(p, project, auth).catch((err: unknown) => {
+          if (!(err instanceof UnprocessableError) && !(err instanceof ValidationError)) throw err;
+        });
+      return { url: project.git_url, branch: project.branch, auth };
     },
   };
 }
