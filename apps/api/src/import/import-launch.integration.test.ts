@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ImportReport, Run } from '@baton/contracts';
 import { DIALECTS } from '@baton/db/testing';
 import { createRepo, tempDir } from '@baton/executor/testing';
-import { bearer, createHarness, type Harness } from '../testing/harness.js';
+import { bearer, createHarness, type Harness, runFinished } from '../testing/harness.js';
 import { postImport } from '../testing/import-fixtures.js';
 
 const HELLO = `- hosts: all
@@ -163,15 +163,7 @@ describe.each(DIALECTS)('launching imported templates with real ansible on %s', 
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  const finished = async (id: string, timeoutMs = 90_000): Promise<Run> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const run = (await h.http.get(`/v1/runs/${id}`).set(auth)).body as Run;
-      if (run.status === 'finished') return run;
-      if (Date.now() > deadline) throw new Error(`run ${id} still ${run.status} after ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 150));
-    }
-  };
+  const finished = (id: string) => runFinished(h, id, h.admin.token);
 
   it('an AWX job template runs, with its survey and inventory variables, at the branch head', async () => {
     const r = await postImport(h, 'awx', JSON.stringify(awxExport(repo.url)));

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Run, RunEvent } from '@baton/contracts';
 import { DIALECTS } from '@baton/db/testing';
-import { bearer, createHarness, type Harness } from '../testing/harness.js';
+import { bearer, createHarness, type Harness, runFinished } from '../testing/harness.js';
 
 const LOCAL = 'localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n';
 const PLAYBOOK = `- hosts: all
@@ -35,15 +35,7 @@ describe.each(DIALECTS)('template password answers masked in a real run on %s', 
     await h.close();
   });
 
-  const finished = async (id: string, timeoutMs = 90_000): Promise<Run> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const run = (await h.http.get(`/v1/runs/${id}`).set(auth)).body as Run;
-      if (run.status === 'finished') return run;
-      if (Date.now() > deadline) throw new Error(`run ${id} still ${run.status} after ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 150));
-    }
-  };
+  const finished = (id: string) => runFinished(h, id, h.admin.token);
 
   it('prints only ******** for password answers and defaults in the log and the events; the run shows $encrypted$', async () => {
     const op = await h.user('operator');

@@ -1,6 +1,6 @@
 // Test harness: the real app on a real database of the given dialect, with helpers to sign in as each role.
 import { expect } from '@jest/globals';
-import type { Role } from '@baton/contracts';
+import type { Role, Run } from '@baton/contracts';
 import {
   type AiProviderSettings,
   type Clock,
@@ -153,4 +153,20 @@ export function expectProblem(
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
   expect(res.body).toMatchObject({ status, type: expect.stringMatching(/^urn:baton:problem:/) });
   if (path !== undefined) expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
+}
+
+/** Polls GET /v1/runs/{id} until the run is finished; the deadline is a safety net, not a speed threshold. */
+export async function runFinished(
+  h: Pick<Harness, 'http'>,
+  id: string,
+  token: string,
+  timeoutMs = 180_000,
+): Promise<Run> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const run = (await h.http.get(`/v1/runs/${id}`).set(bearer(token))).body as Run;
+    if (run.status === 'finished') return run;
+    if (Date.now() > deadline) throw new Error(`run ${id} still ${run.status} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
 }
