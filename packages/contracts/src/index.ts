@@ -31,3 +31,4 @@ export * from './import/import.schemas.js';
 export * from './import/import-document.js';
 export * from './import/semaphore-backup.schemas.js';
 export * from './import/awx-export.schemas.js';
+export * from './notifiers/notifier.schemas.js';

@@ -61,3 +61,4 @@ export * from './import/import.service.js';
 export type * from './import/import-plan.js';
 export { mapAwxExport } from './import/awx/awx-map.js';
 export { mapSemaphoreBackup } from './import/semaphore/semaphore-map.js';
+export * from './notifiers/notify-transport.js';
