@@ -62,3 +62,5 @@ export type * from './import/import-plan.js';
 export { mapAwxExport } from './import/awx/awx-map.js';
 export { mapSemaphoreBackup } from './import/semaphore/semaphore-map.js';
 export * from './notifiers/notify-transport.js';
+export * from './notifiers/notifier.service.js';
+export * from './notifiers/notify-sender.js';

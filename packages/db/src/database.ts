@@ -30,6 +30,7 @@ import { createSsoTeamRepo } from './sso/sso-team.repo.js';
 import { createPolicyRepo } from './policies/policy.repo.js';
 import { createAiRepo } from './ai/ai.repo.js';
 import { createImportRepo } from './import/import.repo.js';
+import { createNotifierRepo } from './notifiers/notifier.repo.js';
 
 /** All repositories, bound either to the database or to one transaction. */
 export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
@@ -62,6 +63,7 @@ export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
     policies: createPolicyRepo(db),
     ai: createAiRepo(db),
     imports: createImportRepo(db),
+    notifiers: createNotifierRepo(db),
   };
 }
 export type Repositories = ReturnType<typeof createRepositories>;

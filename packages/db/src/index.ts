@@ -62,3 +62,11 @@ export type { HostRunRow, HostRunDraft, HostRunFilter, HostWindowSummary } from 
 export type { TaskStatRow, TaskRunRow, TaskRunDraft, TaskFilter, TaskDuration } from './observation/task-trend.repo.js';
 export type { DriftItemRow, DriftHostRow, DriftFilter } from './observation/drift.repo.js';
 export type { ImportRepo, NamedTable } from './import/import.repo.js';
+export type {
+  NotifierRepo,
+  NotifierRow,
+  NotifierPatch,
+  OutboxRow,
+  DeliveryRow,
+  DeliveryPatch,
+} from './notifiers/notifier.repo.js';

@@ -504,6 +504,47 @@ export interface AiProposalTable {
   created_at: string;
 }
 
+export interface NotifierTable {
+  id: string;
+  name: string;
+  kind: string;
+  config: string;
+  secrets_enc: string;
+  events: string;
+  match: string | null;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface NotificationOutboxTable {
+  id: string;
+  source: string;
+  subject_id: string;
+  status: string;
+  at: string;
+  fanned_out: number;
+}
+
+export interface NotificationDeliveryTable {
+  id: string;
+  notifier_id: string;
+  outbox_id: string | null;
+  event: string;
+  run_id: string | null;
+  message: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  response_code: number | null;
+  error: string | null;
+  response_excerpt: string | null;
+  claimed_by: string | null;
+  lease_until: string | null;
+  created_at: string;
+}
+
 export interface Schema {
   users: UserTable;
   api_tokens: ApiTokenTable;
@@ -543,6 +584,9 @@ export interface Schema {
   drift_items: DriftItemTable;
   drift_hosts: DriftHostTable;
   ai_settings: AiSettingsTable;
+  notifiers: NotifierTable;
+  notification_outbox: NotificationOutboxTable;
+  notification_deliveries: NotificationDeliveryTable;
   ai_explanations: AiExplanationTable;
   ai_proposals: AiProposalTable;
 }

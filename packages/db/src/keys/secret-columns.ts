@@ -14,6 +14,7 @@ export const ENCRYPTED_COLUMNS: ReadonlyArray<{ table: string; key: string; colu
   { table: 'triggers', key: 'id', column: 'secret_enc' },
   { table: 'triggers', key: 'id', column: 'target_secrets_enc' },
   { table: 'ai_settings', key: 'id', column: 'api_key_enc' },
+  { table: 'notifiers', key: 'id', column: 'secrets_enc' },
 ];
 
 export function createSecretColumnRepo(db: Kysely<Schema>) {

@@ -3,6 +3,7 @@ import { type DialectName, toNumber } from '../dialect.js';
 import { type Decoded, jsonColumns } from '../json-columns.js';
 import { keysetPage, type PageQuery } from '../page.js';
 import type { RunHostTable, RunTable, RunTaskResultTable, Schema } from '../schema.js';
+import { recordRunStatus } from '../notifiers/notification-outbox.js';
 
 /** A host's final counters (contracts' HostCounts, which db does not import). */
 export interface RunHostCounts {
@@ -85,6 +86,7 @@ export function createRunRepo(db: Kysely<Schema>, dialect: DialectName) {
   return {
     async insert(row: RunRow): Promise<void> {
       await db.insertInto('runs').values(json.encode(row)).execute();
+      await recordRunStatus(db, row.id, row.status, row.created_at);
     },
     async findById(id: string): Promise<RunRow | undefined> {
       const row = await db.selectFrom('runs').selectAll().where('id', '=', id).executeTakeFirst();
@@ -187,11 +189,17 @@ export function createRunRepo(db: Kysely<Schema>, dialect: DialectName) {
         .where('id', '=', id)
         .where('status', 'in', [...from])
         .executeTakeFirst();
-      return toNumber(r.numUpdatedRows) > 0;
+      const moved = toNumber(r.numUpdatedRows) > 0;
+      if (moved && patch.status !== undefined)
+        await recordRunStatus(db, id, patch.status, patch.finished_at ?? patch.started_at);
+      return moved;
     },
     async update(id: string, patch: RunPatch): Promise<boolean> {
       const r = await db.updateTable('runs').set(json.encode(patch)).where('id', '=', id).executeTakeFirst();
-      return toNumber(r.numUpdatedRows) > 0;
+      const moved = toNumber(r.numUpdatedRows) > 0;
+      if (moved && patch.status !== undefined)
+        await recordRunStatus(db, id, patch.status, patch.finished_at ?? patch.started_at);
+      return moved;
     },
     /** Moves the ingest high-water marks forward, never back (a replayed batch leaves them as they are). */
     async advanceProgress(

@@ -4,6 +4,7 @@ import { isUniqueViolation, refusingDuplicates } from '../errors.js';
 import { type Decoded, jsonColumns } from '../json-columns.js';
 import { keysetPage, type PageQuery } from '../page.js';
 import type { ScheduleFireTable, ScheduleTable, Schema } from '../schema.js';
+import { recordScheduleError } from '../notifiers/notification-outbox.js';
 
 /** A schedule's stored target: a LaunchTarget (typed by contracts; the repository keeps it as given). */
 export type ScheduleTargetJson = Record<string, unknown>;
@@ -139,6 +140,7 @@ export function createScheduleRepo(db: Kysely<Schema>, dialect: DialectName) {
         .set({ last_run_id: outcome.run_id, last_fired_at: outcome.fired_at, last_error: outcome.error })
         .where('id', '=', scheduleId)
         .execute();
+      if (outcome.error !== null) await recordScheduleError(db, scheduleId, dueAt);
     },
 
     /**
