@@ -5,6 +5,7 @@ import { observationRoutes } from './observation/observation.routes.js';
 import { aiRoutes } from './ai/ai.routes.js';
 import { importBodyParser } from './import/import-body.js';
 import { importRoutes } from './import/import.routes.js';
+import { notifierRoutes } from './notifiers/notifier.routes.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { credentialRoutes } from './credentials/credential.routes.js';
 import { grantRoutes } from './grants/grant.routes.js';
@@ -93,6 +94,7 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
     ...observationRoutes(s),
     ...aiRoutes(s),
     ...importRoutes(s),
+    ...notifierRoutes(s),
     ...runOutputRoutes(s, {
       streams: metrics.streams,
       onStreamError: (err) => deps.logger.error('run stream failed', { error: (err as Error)?.message ?? String(err) }),

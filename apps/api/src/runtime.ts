@@ -70,6 +70,7 @@ export async function openRuntime(
     oidc: config.oidc,
     saml: config.saml,
     ai: { environment: config.aiProvider, askRate: config.aiAskRate },
+    notify: { allowPrivate: config.notifyAllowPrivate },
     // Only `baton serve` talks to Redis; the other commands never enqueue.
     queueMode:
       opts.queueMode && config.redisUrl && config.workerKey

@@ -15,6 +15,7 @@ import { type EmbeddedMode, startEmbeddedMode } from './runs/embedded-mode.js';
 import { startQueueMode } from './runs/queue-mode.js';
 import { sandboxHiddenPaths } from './runs/sandbox-paths.js';
 import { startScheduler } from './schedules/scheduler.js';
+import { startTickLoop } from './system/tick-loop.js';
 import { acquireServeLock, serveLockFile } from './runs/serve-lock.js';
 import { openRuntime } from './runtime.js';
 
@@ -134,6 +135,13 @@ async function start(
   started = true;
   // Every replica runs the scheduler: a due time is fired by whichever claims it first in the database.
   const scheduler = startScheduler(rt.services, { logger });
+  // Every replica also sends notifications: each outbox entry and delivery is claimed by one of them in the database.
+  const notifications = startTickLoop(
+    async () => {
+      await rt.services.notifySender.tick();
+    },
+    { logger, intervalMs: 1000, what: 'notification sender' },
+  );
   logger.info('executors', {
     count: config.executors,
     sandbox: sandbox.mode,
@@ -158,7 +166,7 @@ async function start(
       const closed = new Promise<void>((resolve) => listening.close(() => resolve()));
       listening.closeIdleConnections();
       const grace = setTimeout(() => listening.closeAllConnections(), config.shutdownGraceSeconds * 1000);
-      await scheduler.stop();
+      await Promise.all([scheduler.stop(), notifications.stop()]);
       // Running runs get their own grace period, then are canceled; their final events still reach SSE clients.
       await Promise.all([closed, embedded.stop(config.runGraceSeconds * 1000)]);
       clearTimeout(grace);

@@ -17,6 +17,7 @@ import {
   DEFAULT_SSO_SETTINGS,
   DEFAULT_THROTTLE,
   type Keyring,
+  type NotifyTransport,
   type SsoSettings,
   type ThrottleLimits,
 } from '@baton/core';
@@ -30,6 +31,7 @@ import { createRunServices, type QueueModeSettings } from './runs/run.wiring.js'
 import { createObservationServices } from './observation/observation.wiring.js';
 import { createAiServices } from './ai/ai.wiring.js';
 import { createImportServices } from './import/import.wiring.js';
+import { createNotifierServices } from './notifiers/notifier.wiring.js';
 import type { SamlSettings } from './config/saml-config.js';
 import { createSamlSignIn } from './sso/saml.js';
 import type { OidcSettings } from './config/sso-config.js';
@@ -61,6 +63,8 @@ export interface ServiceOptions {
   oidc?: OidcSettings | undefined;
   /** SAML sign-in (BATON_SAML_*); its routes answer 404 without it */
   saml?: SamlSettings | undefined;
+  /** notifications: BATON_NOTIFY_ALLOW_PRIVATE, and a transport of a test's own (the real ones by default) */
+  notify?: { allowPrivate?: boolean | undefined; transport?: NotifyTransport | undefined } | undefined;
 }
 
 /** The composition root of the domain layer: every service gets exactly the repositories it uses. */
@@ -218,6 +222,15 @@ export function createServices(db: Database, opts: ServiceOptions) {
     ai: aiServices.ai,
     aiSettings: aiServices.aiSettings,
     imports: createImportServices(db, { authz, clock, keyring: opts.keyring, parseInventory }),
+    ...createNotifierServices(db, {
+      authz,
+      clock,
+      keyring: opts.keyring,
+      runAccess: runServices.runAccess,
+      publicUrl: opts.publicUrl ?? 'http://127.0.0.1:8080',
+      allowPrivate: opts.notify?.allowPrivate,
+      transport: opts.notify?.transport,
+    }),
     aiMetrics: aiServices.aiMetrics,
     signingKeys,
   };

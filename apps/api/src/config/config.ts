@@ -50,6 +50,7 @@ const Env = z.object({
   BATON_BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   BATON_LOG_LEVEL: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
   BATON_TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  BATON_NOTIFY_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),
   BATON_AUDIT_SIGNING_KEY_FILE: z.string().min(1).optional(),
   BATON_UI_DIR: z.string().min(1).optional(),
   BATON_SHUTDOWN_GRACE_SECONDS: graceSeconds.default(10),
@@ -86,6 +87,8 @@ export interface Config {
   bodyLimitBytes: number;
   logLevel: 'error' | 'warn' | 'info' | 'debug';
   trustProxy: boolean;
+  /** BATON_NOTIFY_ALLOW_PRIVATE: notifications may reach private and loopback addresses (default: refused) */
+  notifyAllowPrivate: boolean;
   auditSigningKeyFile?: string | undefined;
   uiDir?: string | undefined;
   shutdownGraceSeconds: number;
@@ -179,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: e.BATON_BODY_LIMIT_BYTES,
     logLevel: e.BATON_LOG_LEVEL,
     trustProxy: e.BATON_TRUST_PROXY === 'true',
+    notifyAllowPrivate: e.BATON_NOTIFY_ALLOW_PRIVATE === 'true',
     auditSigningKeyFile: e.BATON_AUDIT_SIGNING_KEY_FILE,
     uiDir: e.BATON_UI_DIR,
     shutdownGraceSeconds: e.BATON_SHUTDOWN_GRACE_SECONDS,

@@ -22,7 +22,7 @@ import { type EmbeddedMode, startEmbeddedMode } from '../runs/embedded-mode.js';
 import type { QueueModeSettings } from '../runs/run.wiring.js';
 import type { Operation } from '../http/registry.js';
 import { createLogger } from '../logger.js';
-import { createServices, type Services } from '../wiring.js';
+import { createServices, type ServiceOptions, type Services } from '../wiring.js';
 import type { SamlSettings } from '../config/saml-config.js';
 import type { OidcSettings } from '../config/sso-config.js';
 
@@ -76,6 +76,8 @@ export async function createHarness(
     metricsToken?: string;
     /** the AI helpers: BATON_AI_* and BATON_AI_ASK_RATE (ai/ai.routes.test.ts) */
     ai?: { environment?: AiProviderSettings; askRate?: number };
+    /** notifications: allow private addresses (local receivers), or a transport of the test's own */
+    notify?: ServiceOptions['notify'];
   } = {},
 ): Promise<Harness> {
   const tdb = await createTestDatabase(dialect);
@@ -92,6 +94,7 @@ export async function createHarness(
     sso: opts.sso,
     oidc: opts.oidc,
     ai: opts.ai,
+    notify: opts.notify ?? { allowPrivate: true },
   });
   const { app, operations } = createApp({
     services,
