@@ -234,4 +234,55 @@ describe.each(DIALECTS)('notifications on %s', (dialect) => {
       .execute();
     expect(rows.map((r) => r.status).sort()).toEqual(['finished', 'running']);
   }, 120_000);
+
+  it('posts a Slack-compatible message with the summary and a link, never showing the URL', async () => {
+    const r = await h.http
+      .post('/v1/notifiers')
+      .set(admin)
+      .send({
+        name: `slack ${crypto.randomUUID().slice(0, 6)}`,
+        kind: 'slack',
+        config: { url: rx.url },
+        events: ['run.failed'],
+      });
+    expect(r.status).toBe(201);
+    expect(r.body.config).toEqual({ host: new URL(rx.url).host });
+    expect(r.text).not.toContain('/hook');
+    const before = rx.got.length;
+    await h.http.post(`/v1/notifiers/${r.body.id}/test`).set(admin).send();
+    await drain();
+    const [sent] = rx.got.slice(before);
+    expect(JSON.parse(sent!.body)).toEqual({ text: expect.stringContaining('Baton test message') });
+  });
+
+  it('refuses loopback and private destinations unless allowed, without contacting them', async () => {
+    const refusing = createNotifyTransport({ allowPrivate: false });
+    const before = rx.got.length;
+    for (const url of [rx.url, 'http://10.1.2.3/x', 'http://[::1]:9/x', 'http://169.254.169.254/latest']) {
+      const result = await refusing(
+        { kind: 'webhook', config: { url }, secrets: { secret: 's' } },
+        { event: 'test', at: new Date().toISOString(), run: null, summary: 't' },
+        { deliveryId: 'dlv_test' },
+      );
+      expect(result).toMatchObject({ ok: false, retry: false, error: expect.stringContaining('refused') });
+    }
+    expect(rx.got.length).toBe(before);
+  });
+
+  it('a receiver that never answers is a timeout, retried later', async () => {
+    const silent = http.createServer(() => {
+      /* never answers */
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    const transport = createNotifyTransport({ allowPrivate: true, timeoutMs: 300 });
+    const result = await transport(
+      { kind: 'webhook', config: { url: `http://127.0.0.1:${port}/x` }, secrets: { secret: 's' } },
+      { event: 'test', at: new Date().toISOString(), run: null, summary: 't' },
+      { deliveryId: 'dlv_test' },
+    );
+    silent.closeAllConnections();
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
+    expect(result).toMatchObject({ ok: false, retry: true, error: expect.stringContaining('no answer') });
+  });
 });
