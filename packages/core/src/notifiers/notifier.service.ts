@@ -75,6 +75,35 @@ function secretFields(kind: NotifierKind, secrets: Secrets): string[] {
   return Object.keys(secrets).sort();
 }
 
+/** A delivery due at once, not attempted yet: the one shape both the fan-out and a test message write. */
+export function pendingDelivery(d: {
+  notifierId: string;
+  outboxId: string | null;
+  event: string;
+  runId: string | null;
+  message: NotificationMessage & { recipients?: string[] };
+  at: string;
+}): DeliveryRow {
+  return {
+    id: newId('dlv', Date.parse(d.at)),
+    notifier_id: d.notifierId,
+    outbox_id: d.outboxId,
+    event: d.event,
+    run_id: d.runId,
+    message: JSON.stringify(d.message),
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: d.at,
+    last_attempt_at: null,
+    response_code: null,
+    error: null,
+    response_excerpt: null,
+    claimed_by: null,
+    lease_until: null,
+    created_at: d.at,
+  };
+}
+
 export function toDeliveryView(row: DeliveryRow): Delivery {
   return {
     id: row.id,
@@ -257,24 +286,7 @@ export function createNotifierService(deps: NotifierServiceDeps) {
         run: null,
         summary: `Baton test message for notifier ${row.name}`,
       };
-      const delivery: DeliveryRow = {
-        id: newId('dlv', Date.parse(at)),
-        notifier_id: id,
-        outbox_id: null,
-        event: 'test',
-        run_id: null,
-        message: JSON.stringify(message),
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: at,
-        last_attempt_at: null,
-        response_code: null,
-        error: null,
-        response_excerpt: null,
-        claimed_by: null,
-        lease_until: null,
-        created_at: at,
-      };
+      const delivery = pendingDelivery({ notifierId: id, outboxId: null, event: 'test', runId: null, message, at });
       await deps.transaction(async (r) => {
         await r.notifiers.insertDelivery(delivery);
         const summary = `queued a test message to notifier ${row.name}`;

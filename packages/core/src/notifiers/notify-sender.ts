@@ -21,7 +21,7 @@ import type {
 } from '@baton/db';
 import { principalOf, type Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
-import { newId } from '../common/ids.js';
+import { pendingDelivery } from './notifier.service.js';
 import type { NotificationMessage, NotifiedRun, NotifyTransport } from './notify-transport.js';
 
 type SenderRepos = {
@@ -220,25 +220,16 @@ export function createNotifySender(deps: NotifySenderDeps) {
             m.event === 'run.held' && n.kind === 'email' && deps.approverEmails && m.runId
               ? await deps.approverEmails(m.runId)
               : undefined;
-          const at = iso(deps.clock());
-          deliveries.push({
-            id: newId('dlv'),
-            notifier_id: n.id,
-            outbox_id: m.event === 'worker.lost' ? `${entry.id}:worker` : entry.id,
-            event: m.event,
-            run_id: m.runId,
-            message: JSON.stringify({ ...m.message, ...(recipients?.length ? { recipients } : {}) }),
-            status: 'pending',
-            attempts: 0,
-            next_attempt_at: at,
-            last_attempt_at: null,
-            response_code: null,
-            error: null,
-            response_excerpt: null,
-            claimed_by: null,
-            lease_until: null,
-            created_at: at,
-          });
+          deliveries.push(
+            pendingDelivery({
+              notifierId: n.id,
+              outboxId: m.event === 'worker.lost' ? `${entry.id}:worker` : entry.id,
+              event: m.event,
+              runId: m.runId,
+              message: { ...m.message, ...(recipients?.length ? { recipients } : {}) },
+              at: iso(deps.clock()),
+            }),
+          );
         }
       }
       // The claim and the deliveries commit together: a replica that dies in between leaves the entry unclaimed.

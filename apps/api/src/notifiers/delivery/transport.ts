@@ -1,9 +1,9 @@
-// The transports behind NotifyTransport: a signed webhook POST and a Slack-compatible incoming webhook. (E-mail is
-// not built yet: an email notifier's attempts fail with that reason and are not retried.)
+// The transports behind NotifyTransport: a signed webhook POST, a Slack-compatible incoming webhook, and SMTP mail.
 import crypto from 'node:crypto';
 import { DELIVERY_TIMEOUT_MS } from '@baton/contracts';
 import type { NotifyTransport } from '@baton/core';
 import type { Resolve } from './destination.js';
+import { sendEmail } from './email.js';
 import { postNotification } from './http-post.js';
 import { slackText, webhookPayload } from './message-text.js';
 
@@ -48,6 +48,6 @@ export function createNotifyTransport(opts: TransportOptions): NotifyTransport {
         headers: { 'Content-Type': 'application/json', 'User-Agent': 'Baton', 'Idempotency-Key': ctx.deliveryId },
       });
     }
-    return { ok: false, error: 'e-mail delivery is not built yet in this version', retry: false };
+    return sendEmail(target, message, ctx.deliveryId, common);
   };
 }
