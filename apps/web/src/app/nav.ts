@@ -35,6 +35,7 @@ export const NAV: Array<{ section: string; items: NavItem[] }> = [
       { path: '/pipelines', label: 'Pipelines' },
       { path: '/schedules', label: 'Schedules' },
       { path: '/triggers', label: 'Triggers' },
+      { path: '/notifiers', label: 'Notifications' },
     ],
   },
   {

@@ -1,5 +1,5 @@
 // One template: what it launches, its survey, who may use it, and its runs.
-import type { SubmitPipelineBody, SubmitRunBody, Template, User } from '@baton/contracts';
+import type { Notifier, SubmitPipelineBody, SubmitRunBody, Template, User } from '@baton/contracts';
 import { Link, useParams } from 'wouter';
 import { useApi } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
@@ -62,6 +62,7 @@ export default function TemplatePage() {
       )}
       <h2>Survey</h2>
       <SurveyTable template={t} />
+      <TemplateNotifiers templateId={t.id} />
       <AccessPanel objectId={t.id} />
       <h2>Runs</h2>
       <ObjectRuns
@@ -120,5 +121,28 @@ function SurveyTable({ template }: { template: Template }) {
         </tbody>
       </table>
     </div>
+  );
+}
+
+/** The notifiers that hear of this template's runs (those naming it, and those that hear of every run). */
+function TemplateNotifiers({ templateId }: { templateId: string }) {
+  const q = useApi<Notifier[]>(`/v1/notifiers?template=${templateId}`);
+  return (
+    <section aria-labelledby="notifiers-h">
+      <h2 id="notifiers-h">Notifications</h2>
+      {q.data && q.data.length === 0 ? (
+        <p className="muted">
+          No notifier you can see hears of this template's runs. <Link href="/notifiers/new">Add one</Link>
+        </p>
+      ) : (
+        <ul data-testid="template-notifiers">
+          {(q.data ?? []).map((n) => (
+            <li key={n.id}>
+              <Link href={`/notifiers/${n.id}`}>{n.name}</Link> <span className="mono">{n.events.join(', ')}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
   );
 }
