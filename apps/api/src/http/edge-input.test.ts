@@ -245,6 +245,7 @@ describe.each(DIALECTS)('the HTTP edge on %s', (dialect) => {
           '/v1/inventories',
           `/v1/inventories/${ids.inv}/hosts`,
           '/v1/inventory-sources',
+          '/v1/notifiers',
           '/v1/policies',
           '/v1/projects',
           '/v1/runs',

@@ -285,4 +285,36 @@ describe.each(DIALECTS)('notifications on %s', (dialect) => {
     await new Promise<void>((resolve) => silent.close(() => resolve()));
     expect(result).toMatchObject({ ok: false, retry: true, error: expect.stringContaining('no answer') });
   });
+
+  it('a replica that dies holding a delivery: nobody sends it while the lease holds, one replica after, its late record is ignored', async () => {
+    const n = await createWebhook(h.admin.token, { events: ['run.succeeded'] });
+    const test = await h.http.post(`/v1/notifiers/${n.id}/test`).set(admin).send();
+    const id = test.body.delivery.id as string;
+    const repos = h.tdb.db.repos;
+    const now = new Date();
+    // Replica "a" claims it for a minute, then dies before sending.
+    expect(
+      await repos.notifiers.claimDelivery(
+        id,
+        'replica-a',
+        now.toISOString(),
+        new Date(now.getTime() + 60_000).toISOString(),
+      ),
+    ).toBe(true);
+    const before = rx.got.length;
+    await h.services.notifySender.deliverDue();
+    expect(rx.got.length).toBe(before);
+    // The lease runs out: the next replica takes it and sends it once.
+    await h.tdb.db.kysely
+      .updateTable('notification_deliveries')
+      .set({ lease_until: new Date(now.getTime() - 1000).toISOString() })
+      .where('id', '=', id)
+      .execute();
+    await h.services.notifySender.deliverDue();
+    await h.services.notifySender.deliverDue();
+    expect(rx.got.slice(before).map((g) => g.headers['idempotency-key'])).toEqual([id]);
+    // Replica "a" comes back and records what it thinks happened: its lease is gone, so nothing changes.
+    expect(await repos.notifiers.recordAttempt(id, 'replica-a', { status: 'dead', attempts: 9 })).toBe(false);
+    expect((await deliveries(n.id))[0]).toMatchObject({ id, status: 'delivered', attempts: 1 });
+  });
 });
