@@ -38,6 +38,10 @@ export interface SshHosts {
   resourcePrefix: string;
   /** An INI inventory of all hosts (or of `names`, in that order) as root with /usr/bin/python3. */
   inventory(opts?: { names?: string[] }): string;
+  /** The host's current public host key as a known_hosts line (`<address> ssh-ed25519 <key>`). */
+  knownHostsLine(name: string): string;
+  /** Gives the host a new host key: its sshd is restarted with a freshly generated one (a reinstalled machine). */
+  replaceHostKey(name: string): Promise<void>;
   /** Kills every process in the namespaces, drops host-side sockets to the subnet, deletes links and namespaces. */
   stop(): Promise<void>;
 }
@@ -295,54 +299,58 @@ export async function startSshHosts(options: StartSshHostsOptions): Promise<SshH
     const authorized = path.join(dir, 'authorized_keys');
     fs.writeFileSync(authorized, `${clientKey.publicKey}\n`, { mode: 0o600 });
 
-    await Promise.all(
-      hosts.map((h, i) => {
-        const args = [
-          'netns',
-          'exec',
-          h.namespace, // `ip netns exec` execs sshd itself, so the child's pid is sshd's
-          '/usr/sbin/sshd',
-          '-D',
-          '-e',
-          '-f',
-          '/dev/null',
-          '-h',
-          hostKeyFile(i),
-          '-o',
-          `ListenAddress=${h.address}:22`,
-          '-o',
-          'UsePAM=no',
-          '-o',
-          'StrictModes=no',
-          '-o',
-          `AuthorizedKeysFile=${authorized}`,
-          '-o',
-          `PidFile=${path.join(dir, `${h.name}.pid`)}`,
-          '-o',
-          'PermitRootLogin=prohibit-password',
-          '-o',
-          'PasswordAuthentication=no',
-          '-o',
-          'KbdInteractiveAuthentication=no',
-          // ansible copies files over SFTP; an empty config has no sftp subsystem.
-          '-o',
-          'Subsystem=sftp internal-sftp',
-          // Many forks of one run connect at once: don't let sshd's default MaxStartups drop them.
-          '-o',
-          'MaxStartups=200',
-          '-o',
-          'MaxSessions=50',
-          ...(options.breakSshdOf === h.name ? ['-o', 'NoSuchOptionInjectedByTest=yes'] : []),
-        ];
-        const sshd = spawn('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-        sshds.push(sshd);
-        let stderr = '';
-        sshd.stderr?.on('data', (c: Buffer) => {
-          if (stderr.length < 8192) stderr += c.toString('utf8');
-        });
-        return waitForSsh(h.address, sshd, () => stderr, probes.signal);
-      }),
-    );
+    const startSshd = (h: SshHost, i: number): Promise<void> => {
+      const args = [
+        'netns',
+        'exec',
+        h.namespace, // `ip netns exec` execs sshd itself, so the child's pid is sshd's
+        '/usr/sbin/sshd',
+        '-D',
+        '-e',
+        '-f',
+        '/dev/null',
+        '-h',
+        hostKeyFile(i),
+        '-o',
+        `ListenAddress=${h.address}:22`,
+        '-o',
+        'UsePAM=no',
+        '-o',
+        'StrictModes=no',
+        '-o',
+        `AuthorizedKeysFile=${authorized}`,
+        '-o',
+        `PidFile=${path.join(dir, `${h.name}.pid`)}`,
+        '-o',
+        'PermitRootLogin=prohibit-password',
+        '-o',
+        'PasswordAuthentication=no',
+        '-o',
+        'KbdInteractiveAuthentication=no',
+        // ansible copies files over SFTP; an empty config has no sftp subsystem.
+        '-o',
+        'Subsystem=sftp internal-sftp',
+        // Many forks of one run connect at once: don't let sshd's default MaxStartups drop them.
+        '-o',
+        'MaxStartups=200',
+        '-o',
+        'MaxSessions=50',
+        ...(options.breakSshdOf === h.name ? ['-o', 'NoSuchOptionInjectedByTest=yes'] : []),
+      ];
+      const sshd = spawn('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+      sshds[i] = sshd;
+      let stderr = '';
+      sshd.stderr?.on('data', (c: Buffer) => {
+        if (stderr.length < 8192) stderr += c.toString('utf8');
+      });
+      return waitForSsh(h.address, sshd, () => stderr, probes.signal);
+    };
+    await Promise.all(hosts.map((h, i) => startSshd(h, i)));
+    const indexOf = (name: string): number => {
+      const i = hosts.findIndex((h) => h.name === name);
+      if (i < 0) throw new Error(`unknown host ${name}`);
+      return i;
+    };
 
     return {
       hosts,
@@ -362,6 +370,34 @@ export async function startSshHosts(options: StartSshHostsOptions): Promise<SshH
               `${h.name} ansible_host=${h.address} ansible_user=root ansible_python_interpreter=/usr/bin/python3\n`,
           )
           .join('');
+      },
+      knownHostsLine(name) {
+        const i = indexOf(name);
+        const [type, key] = fs
+          .readFileSync(`${hostKeyFile(i)}.pub`, 'utf8')
+          .trim()
+          .split(/\s+/);
+        return `${hosts[i]!.address} ${type} ${key}`;
+      },
+      async replaceHostKey(name) {
+        const i = indexOf(name);
+        const old = sshds[i]!;
+        const exited = new Promise((r) => old.once('close', r));
+        old.kill('SIGKILL');
+        await exited;
+        for (const f of [hostKeyFile(i), `${hostKeyFile(i)}.pub`]) fs.rmSync(f, { force: true });
+        await runAsync('ssh-keygen', [
+          '-q',
+          '-t',
+          'ed25519',
+          '-N',
+          '',
+          '-C',
+          `${prefix}-host${i}-new`,
+          '-f',
+          hostKeyFile(i),
+        ]);
+        await startSshd(hosts[i]!, i);
       },
       stop,
     };

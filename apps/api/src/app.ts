@@ -6,6 +6,7 @@ import { aiRoutes } from './ai/ai.routes.js';
 import { importBodyParser } from './import/import-body.js';
 import { importRoutes } from './import/import.routes.js';
 import { notifierRoutes } from './notifiers/notifier.routes.js';
+import { knownHostRoutes } from './known-hosts/known-host.routes.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { credentialRoutes } from './credentials/credential.routes.js';
 import { grantRoutes } from './grants/grant.routes.js';
@@ -95,6 +96,7 @@ export function createApp(deps: AppDeps): { app: Express; operations: Operation[
     ...aiRoutes(s),
     ...importRoutes(s),
     ...notifierRoutes(s),
+    ...knownHostRoutes(s),
     ...runOutputRoutes(s, {
       streams: metrics.streams,
       onStreamError: (err) => deps.logger.error('run stream failed', { error: (err as Error)?.message ?? String(err) }),

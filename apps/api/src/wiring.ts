@@ -6,6 +6,7 @@ import {
   createAuthorizer,
   createCredentialService,
   createGrantService,
+  createKnownHostService,
   createSigningKeyStore,
   createSsoService,
   createPolicyService,
@@ -96,6 +97,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
   });
   const projects = createProjectService({
     projects: repos.projects,
+    knownHosts: repos.knownHosts,
     transaction,
     authz,
     clock,
@@ -209,6 +211,14 @@ export function createServices(db: Database, opts: ServiceOptions) {
     }),
     credentials,
     projects,
+    knownHosts: createKnownHostService({
+      knownHosts: repos.knownHosts,
+      inventories: repos.inventories,
+      projects: repos.projects,
+      transaction,
+      authz,
+      clock,
+    }),
     ...inventoryServices,
     ...runServices,
     /** Ends the runs seams, the sign-in throttle and the ask limit: in queue mode each holds Redis connections. */

@@ -32,3 +32,5 @@ export * from './import/import-document.js';
 export * from './import/semaphore-backup.schemas.js';
 export * from './import/awx-export.schemas.js';
 export * from './notifiers/notifier.schemas.js';
+export * from './known-hosts/known-hosts-text.js';
+export * from './known-hosts/known-host.schemas.js';

@@ -64,3 +64,4 @@ export { mapSemaphoreBackup } from './import/semaphore/semaphore-map.js';
 export * from './notifiers/notify-transport.js';
 export * from './notifiers/notifier.service.js';
 export * from './notifiers/notify-sender.js';
+export * from './known-hosts/known-host.service.js';

@@ -31,6 +31,7 @@ import { createPolicyRepo } from './policies/policy.repo.js';
 import { createAiRepo } from './ai/ai.repo.js';
 import { createImportRepo } from './import/import.repo.js';
 import { createNotifierRepo } from './notifiers/notifier.repo.js';
+import { createKnownHostRepo } from './known-hosts/known-host.repo.js';
 
 /** All repositories, bound either to the database or to one transaction. */
 export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
@@ -64,6 +65,7 @@ export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
     ai: createAiRepo(db),
     imports: createImportRepo(db),
     notifiers: createNotifierRepo(db),
+    knownHosts: createKnownHostRepo(db),
   };
 }
 export type Repositories = ReturnType<typeof createRepositories>;

@@ -70,3 +70,4 @@ export type {
   DeliveryRow,
   DeliveryPatch,
 } from './notifiers/notifier.repo.js';
+export type { KnownHostRepo, KnownHostRow, KnownHostScope, KnownHostKey } from './known-hosts/known-host.repo.js';

@@ -1,3 +1,4 @@
+import type { ColumnType } from 'kysely';
 // Table shapes shared by both dialects. Timestamps are RFC 3339 UTC strings (they sort and compare the same
 // on SQLite and PostgreSQL); JSON is stored as text; counters are plain integers.
 export interface UserTable {
@@ -91,6 +92,9 @@ export interface ProjectTable {
   git_url: string;
   branch: string;
   credential_id: string | null;
+  /** defaults to accept_new (migration 0010) */
+  host_key_checking: ColumnType<string, string | undefined, string>;
+  galaxy_credential_id: ColumnType<string | null, string | null | undefined, string | null>;
   last_commit: string | null;
   synced_at: string | null;
   created_by: string;
@@ -105,6 +109,8 @@ export interface InventoryTable {
   content: string;
   groups: string;
   host_count: number;
+  /** defaults to accept_new (migration 0010) */
+  host_key_checking: ColumnType<string, string | undefined, string>;
   created_by: string;
   created_at: string;
   updated_at: string;
@@ -587,6 +593,19 @@ export interface Schema {
   notifiers: NotifierTable;
   notification_outbox: NotificationOutboxTable;
   notification_deliveries: NotificationDeliveryTable;
+  known_hosts: KnownHostTable;
   ai_explanations: AiExplanationTable;
   ai_proposals: AiProposalTable;
+}
+
+export interface KnownHostTable {
+  scope: string;
+  scope_id: string;
+  host: string;
+  key_type: string;
+  key: string;
+  source: string;
+  run_id: string | null;
+  created_by: string | null;
+  created_at: string;
 }

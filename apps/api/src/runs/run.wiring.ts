@@ -136,6 +136,7 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
     runs: repos.runs,
     projects: repos.projects,
     inventories: repos.inventories,
+    knownHosts: repos.knownHosts,
     credentials: opts.credentials,
     openSecret: (sealed) => opts.keyring.decrypt(sealed).toString('utf8'),
   });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { idOf, Timestamp, ObjectName } from '../common/common.schemas.js';
+import { HostKeyChecking } from '../known-hosts/known-host.schemas.js';
 
 export const InventoryFormat = z.enum(['ini', 'yaml', 'json']);
 export type InventoryFormat = z.infer<typeof InventoryFormat>;
@@ -35,6 +36,10 @@ export const InventoryBody = z
       .string()
       .max(MAX_INVENTORY_CONTENT_CHARS)
       .meta({ description: 'INI, YAML or JSON (the YAML inventory shape); checked with ansible-inventory --list' }),
+    host_key_checking: HostKeyChecking.optional().meta({
+      description:
+        'how runs check its hosts’ SSH keys (GET …/known-hosts lists them); accept_new when created without it, unchanged when a PUT leaves it out',
+    }),
   })
   .meta({ id: 'InventoryBody' });
 
@@ -44,6 +49,7 @@ const inventoryFields = {
   format: InventoryFormat,
   host_count: z.number().int(),
   groups: z.array(InventoryGroup),
+  host_key_checking: HostKeyChecking,
   created_by: z.string(),
   created_at: Timestamp,
   updated_at: Timestamp,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { tryParseUrl } from '../network/safe-url.js';
 import { checkedBy, idOf, Timestamp, ObjectName } from '../common/common.schemas.js';
+import { HostKeyChecking } from '../known-hosts/known-host.schemas.js';
 
 /**
  * Why a git URL is refused, or undefined when git may be pointed at it. Shared by request validation and the
@@ -66,6 +67,9 @@ export const ProjectCreateBody = z.strictObject({
   credential_id: idOf('cred')
     .optional()
     .meta({ description: 'a token or ssh_key credential the server uses to reach the repository' }),
+  host_key_checking: HostKeyChecking.default('accept_new').meta({
+    description: 'how git over SSH checks the git server’s host key (GET …/known-hosts lists it)',
+  }),
 });
 export type ProjectCreateBody = z.infer<typeof ProjectCreateBody>;
 
@@ -75,9 +79,10 @@ export const ProjectUpdateBody = z
     git_url: GitUrl.optional(),
     branch: GitBranch.optional(),
     credential_id: idOf('cred').nullable().optional().meta({ description: 'null detaches the credential' }),
+    host_key_checking: HostKeyChecking.optional(),
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), {
-    message: 'give at least one of name, git_url, branch, credential_id',
+    message: 'give at least one of name, git_url, branch, credential_id, host_key_checking',
   });
 export type ProjectUpdateBody = z.infer<typeof ProjectUpdateBody>;
 
@@ -88,6 +93,7 @@ export const Project = z
     git_url: z.string(),
     branch: z.string(),
     credential_id: z.string().nullable(),
+    host_key_checking: HostKeyChecking,
     last_commit: z
       .string()
       .nullable()

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CREDENTIAL_INPUTS } from '../credentials/credential.schemas.js';
+import { BundleHostKeys } from '../known-hosts/known-host.schemas.js';
 
 /**
  * The sealed run bundle (ARCHITECTURE.md, "A run's path" step 2): everything an executor needs to run one
@@ -27,11 +28,22 @@ export const RunBundle = z.object({
     z.object({
       source: z.literal('project'),
       path: z.string(),
-      git: z.object({ url: z.string(), commit: z.string(), auth: GitAuthSchema.optional() }),
+      git: z.object({
+        url: z.string(),
+        commit: z.string(),
+        auth: GitAuthSchema.optional(),
+        /** the project's policy and stored keys for git over SSH */
+        host_keys: BundleHostKeys.optional(),
+      }),
     }),
   ]),
   /** the inventory to run against, already narrowed to the shard's hosts where the run is a shard */
-  inventory: z.object({ content: z.string(), format: z.enum(['ini', 'yaml', 'json']) }),
+  inventory: z.object({
+    content: z.string(),
+    format: z.enum(['ini', 'yaml', 'json']),
+    /** the inventory's policy and stored keys; absent for inline inventories (keys accepted on first contact, not kept) */
+    host_keys: BundleHostKeys.optional(),
+  }),
   limit: z.string().optional(),
   /** sealed secret vars (survey password answers) are in here in clear: the executor masks them (secret_values) */
   extra_vars: z.record(z.string(), z.unknown()).optional(),

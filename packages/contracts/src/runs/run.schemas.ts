@@ -92,6 +92,10 @@ export const HostCounts = z
     skipped: z.number().int(),
     rescued: z.number().int(),
     ignored: z.number().int(),
+    reason: z
+      .string()
+      .optional()
+      .meta({ description: 'why the host was unreachable when Baton knows: `host key changed`, `host key unknown`' }),
   })
   .meta({ id: 'HostCounts' });
 export type HostCounts = z.infer<typeof HostCounts>;

@@ -1,6 +1,7 @@
 // Writers for credentials, projects, inventories and inventory sources. Nothing here reaches the network: projects
 // are stored never synced, sources never refreshed.
 import {
+  DEFAULT_HOST_KEY_CHECKING,
   CREDENTIAL_REQUIRED_SECRET,
   CREDENTIAL_SECRET_INPUTS,
   CredentialCreateBody,
@@ -123,6 +124,8 @@ export const projectWriter: Writer<PlannedProject, ProjectBody> = {
     await w.tx.projects.insert({
       id,
       ...b,
+      host_key_checking: DEFAULT_HOST_KEY_CHECKING,
+      galaxy_credential_id: null,
       last_commit: null,
       synced_at: null,
       created_by: w.importer.id,
@@ -168,6 +171,7 @@ export const inventoryWriter: Writer<PlannedInventory, { name: string; content: 
       name: b.name,
       format: parsed.format,
       content: b.content,
+      host_key_checking: DEFAULT_HOST_KEY_CHECKING,
       groups: parsed.groups,
       host_count: parsed.hosts.length,
       created_by: w.importer.id,

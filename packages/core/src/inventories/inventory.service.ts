@@ -1,4 +1,11 @@
-import { type InventoryGroup, type InventoryHost, InventoryParseError, type ParsedInventory } from '@baton/contracts';
+import {
+  DEFAULT_HOST_KEY_CHECKING,
+  type HostKeyChecking,
+  type InventoryGroup,
+  type InventoryHost,
+  InventoryParseError,
+  type ParsedInventory,
+} from '@baton/contracts';
 import {
   type AuditRepo,
   DuplicateKeyError,
@@ -7,6 +14,7 @@ import {
   type InventoryRow,
   type InventorySourceRepo,
   type InventorySummaryRow,
+  type KnownHostRepo,
   type PageQuery,
 } from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
@@ -30,6 +38,7 @@ export interface InventoryView {
   format: ParsedInventory['format'];
   host_count: number;
   groups: InventoryGroup[];
+  host_key_checking: HostKeyChecking;
   created_by: string;
   created_at: string;
   updated_at: string;
@@ -43,6 +52,7 @@ export function toInventoryView(row: InventorySummaryRow | InventoryRow): Invent
     format: row.format as InventoryView['format'],
     host_count: row.host_count,
     groups: row.groups,
+    host_key_checking: row.host_key_checking as HostKeyChecking,
     created_by: row.created_by,
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -83,7 +93,10 @@ type TxRepos = {
   inventorySources: Pick<InventorySourceRepo, 'usingInventory'>;
   grants: Pick<GrantRepo, 'insert' | 'deleteMentioning'>;
   audit: Pick<AuditRepo, 'append'>;
+  knownHosts: Pick<KnownHostRepo, 'remove'>;
 };
+
+type InventoryBody = { name: string; content: string; host_key_checking?: HostKeyChecking | undefined };
 
 export function createInventoryService(deps: {
   inventories: Pick<InventoryRepo, 'findById' | 'findSummary' | 'list' | 'listHosts'>;
@@ -113,7 +126,7 @@ export function createInventoryService(deps: {
   const duplicateName = (name: string) => new ConflictError(`an inventory named ${name} already exists`);
 
   return {
-    async create(p: Principal, body: { name: string; content: string }): Promise<InventoryView> {
+    async create(p: Principal, body: InventoryBody): Promise<InventoryView> {
       deps.authz.requireCreator(p);
       const parsed = await parseContent(body.content);
       const now = deps.clock();
@@ -125,6 +138,7 @@ export function createInventoryService(deps: {
         content: body.content,
         groups: parsed.groups,
         host_count: parsed.hosts.length,
+        host_key_checking: body.host_key_checking ?? DEFAULT_HOST_KEY_CHECKING,
         created_by: p.id,
         created_at: at,
         updated_at: at,
@@ -188,7 +202,8 @@ export function createInventoryService(deps: {
       return { items, next: rows.length > page.limit && last ? encodeCursor(last.name) : undefined };
     },
 
-    async update(p: Principal, id: string, body: { name: string; content: string }): Promise<InventoryView> {
+    /** A body without host_key_checking leaves it as it is. */
+    async update(p: Principal, id: string, body: InventoryBody): Promise<InventoryView> {
       const before = await visible(p, id, 'manage');
       const parsed = await parseContent(body.content);
       const at = iso(deps.clock());
@@ -196,14 +211,21 @@ export function createInventoryService(deps: {
         await deps.transaction(async (r) => {
           if (!(await storeInventoryContent(r.inventories, id, { text: body.content, parsed }, at, body.name)))
             throw notFound('inventory', id);
+          const checking = body.host_key_checking;
+          if (checking !== undefined && checking !== before.host_key_checking)
+            await r.inventories.update(id, { host_key_checking: checking });
           const renamed = before.name === body.name ? '' : ` (was ${before.name})`;
+          const policy =
+            checking !== undefined && checking !== before.host_key_checking
+              ? `, host key checking ${before.host_key_checking} → ${checking}`
+              : '';
           await recordAudit(
             r.audit,
             {
               actor: p.id,
               action: 'inventory.update',
               object: id,
-              summary: `updated inventory ${body.name}${renamed}: ${parsed.format}, ${parsed.hosts.length} hosts`,
+              summary: `updated inventory ${body.name}${renamed}: ${parsed.format}, ${parsed.hosts.length} hosts${policy}`,
             },
             deps.clock,
           );
@@ -227,6 +249,7 @@ export function createInventoryService(deps: {
             `inventory ${inv.name} is the target of inventory sources: ${users.map((s) => `${s.name} (${s.id})`).join(', ')}`,
           );
         await r.grants.deleteMentioning(id);
+        await r.knownHosts.remove('inventory', id);
         if (!(await r.inventories.delete(id))) throw notFound('inventory', id);
         await recordAudit(
           r.audit,

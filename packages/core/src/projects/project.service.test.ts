@@ -40,6 +40,7 @@ describe.each(DIALECTS)('project service on %s', (dialect) => {
       .execute();
     service = createProjectService({
       projects: repos.projects,
+      knownHosts: repos.knownHosts,
       transaction,
       clock: systemClock,
       authz: createAuthorizer({ grants: repos.grants, teams: repos.teams }),

@@ -1,8 +1,18 @@
-import { type GitAuth, GitError, type ProjectCreateBody, type ProjectUpdateBody } from '@baton/contracts';
+import {
+  type BundleHostKeys,
+  formatKnownHosts,
+  type GitAuth,
+  GitError,
+  type HostKeyChecking,
+  type KnownHostEntry,
+  type ProjectCreateBody,
+  type ProjectUpdateBody,
+} from '@baton/contracts';
 import {
   type AuditRepo,
   DuplicateKeyError,
   type GrantRepo,
+  type KnownHostRepo,
   type PageQuery,
   type ProjectPatch,
   type ProjectRepo,
@@ -35,19 +45,29 @@ export interface ProjectUse {
   name: string;
 }
 
+/**
+ * How git over SSH checks the project's git server: its policy and stored keys, and where keys ssh recorded on first
+ * contact go (stored for the project when its policy is accept_new).
+ */
+export interface GitHostTrust {
+  hostKeys?: BundleHostKeys | undefined;
+  onHostKeys?: ((learned: KnownHostEntry[]) => Promise<void>) | undefined;
+}
+
 /** Where and what a run checks out: the commit resolved at the last sync, never "whatever the branch is now". */
-export interface CheckoutSpec {
+export interface CheckoutSpec extends GitHostTrust {
   url: string;
   commit: string;
   auth?: GitAuth | undefined;
 }
 
-type GitTarget = { url: string; branch: string; auth?: GitAuth | undefined };
+type GitTarget = { url: string; branch: string; auth?: GitAuth | undefined } & GitHostTrust;
 
 type TxRepos = {
   projects: Pick<ProjectRepo, 'insert' | 'update' | 'delete'>;
   grants: Pick<GrantRepo, 'insert' | 'deleteMentioning'>;
   audit: Pick<AuditRepo, 'append'>;
+  knownHosts: Pick<KnownHostRepo, 'recordFirstSeen' | 'remove'>;
 };
 
 /** The request field a git failure is about, so the problem's `errors` point at what to fix. */
@@ -74,6 +94,7 @@ export function toGitAuth(cred: ProjectCredential): GitAuth {
 
 export function createProjectService(deps: {
   projects: Pick<ProjectRepo, 'list' | 'findById'>;
+  knownHosts: Pick<KnownHostRepo, 'list'>;
   transaction: <T>(fn: (r: TxRepos) => Promise<T>) => Promise<T>;
   authz: Pick<Authorizer, 'requireCreator' | 'requireVisible' | 'visibleIds' | 'levelOn'>;
   clock: Clock;
@@ -108,6 +129,37 @@ export function createProjectService(deps: {
     return project.credential_id === null ? undefined : toGitAuth(await deps.credentials.reveal(project.credential_id));
   }
 
+  /** Keys ssh recorded on first contact with the project's git server, kept when its policy is accept_new. */
+  async function recordHostKeys(r: TxRepos, projectId: string, learned: KnownHostEntry[], by: string | null) {
+    const at = iso(deps.clock());
+    await r.knownHosts.recordFirstSeen(
+      'project',
+      projectId,
+      learned.map((k) => ({
+        scope: 'project',
+        scope_id: projectId,
+        ...k,
+        source: 'recorded',
+        run_id: null,
+        created_by: by,
+        created_at: at,
+      })),
+    );
+  }
+
+  /** The trust of a stored project: its keys, and what ssh records stored at once in a transaction of its own. */
+  async function trustOf(project: ProjectRow, by: string | null): Promise<GitHostTrust> {
+    const checking = project.host_key_checking as HostKeyChecking;
+    const known = checking === 'off' ? [] : await deps.knownHosts.list('project', project.id);
+    return {
+      hostKeys: { checking, known_hosts: formatKnownHosts(known) },
+      onHostKeys:
+        checking === 'accept_new'
+          ? (learned) => deps.transaction((r) => recordHostKeys(r, project.id, learned, by))
+          : undefined,
+    };
+  }
+
   /** Resolves the branch head; git's refusal is a 422 that carries git's reason. */
   async function resolveHead(target: GitTarget): Promise<string> {
     try {
@@ -126,7 +178,12 @@ export function createProjectService(deps: {
 
   /** Records the branch head of a project that was never synced (an imported one), as POST .../sync would. */
   async function syncOnFirstUse(p: Principal, project: ProjectRow, auth: GitAuth | undefined): Promise<string> {
-    const head = await resolveHead({ url: project.git_url, branch: project.branch, auth });
+    const head = await resolveHead({
+      url: project.git_url,
+      branch: project.branch,
+      auth,
+      ...(await trustOf(project, p.id)),
+    });
     const at = iso(deps.clock());
     await deps.transaction(async (r) => {
       await r.projects.update(project.id, { last_commit: head, synced_at: at, updated_at: at });
@@ -154,10 +211,22 @@ export function createProjectService(deps: {
   }
 
   return {
-    async create(p: Principal, body: ProjectCreateBody): Promise<ProjectRow> {
+    async create(
+      p: Principal,
+      body: Omit<ProjectCreateBody, 'host_key_checking'> & { host_key_checking?: HostKeyChecking | undefined },
+    ): Promise<ProjectRow> {
       deps.authz.requireCreator(p);
       const auth = await authFor(p, body.credential_id ?? null);
-      const head = await resolveHead({ url: body.git_url, branch: body.branch, auth });
+      const checking = body.host_key_checking ?? 'accept_new';
+      // A new project has no stored keys: what ssh records now is kept with it (accept_new), in the same transaction.
+      const learned: KnownHostEntry[] = [];
+      const head = await resolveHead({
+        url: body.git_url,
+        branch: body.branch,
+        auth,
+        hostKeys: { checking, known_hosts: '' },
+        onHostKeys: async (keys) => void learned.push(...keys),
+      });
       const now = deps.clock();
       const at = iso(now);
       const project: ProjectRow = {
@@ -166,6 +235,8 @@ export function createProjectService(deps: {
         git_url: body.git_url,
         branch: body.branch,
         credential_id: body.credential_id ?? null,
+        host_key_checking: checking,
+        galaxy_credential_id: null,
         last_commit: head,
         synced_at: at,
         created_by: p.id,
@@ -175,6 +246,7 @@ export function createProjectService(deps: {
       await unique(body.name, () =>
         deps.transaction(async (r) => {
           await r.projects.insert(project);
+          if (checking === 'accept_new' && learned.length > 0) await recordHostKeys(r, project.id, learned, p.id);
           await grantCreatorManage(r.grants, p, project.id, now);
           await recordAudit(
             r.audit,
@@ -205,7 +277,12 @@ export function createProjectService(deps: {
     async sync(p: Principal, id: string): Promise<ProjectRow> {
       const project = await visible(p, id, 'use');
       deps.authz.requireCreator(p);
-      const head = await resolveHead({ url: project.git_url, branch: project.branch, auth: await storedAuth(project) });
+      const head = await resolveHead({
+        url: project.git_url,
+        branch: project.branch,
+        auth: await storedAuth(project),
+        ...(await trustOf(project, p.id)),
+      });
       const at = iso(deps.clock());
       const patch: ProjectPatch = { last_commit: head, synced_at: at, updated_at: at };
       await deps.transaction(async (r) => {
@@ -226,6 +303,7 @@ export function createProjectService(deps: {
         git_url: body.git_url ?? project.git_url,
         branch: body.branch ?? project.branch,
         credential_id: body.credential_id === undefined ? project.credential_id : body.credential_id,
+        host_key_checking: body.host_key_checking ?? project.host_key_checking,
       };
       const at = iso(deps.clock());
       const patch: ProjectPatch = { ...next, updated_at: at };
@@ -235,7 +313,8 @@ export function createProjectService(deps: {
         next.credential_id !== project.credential_id;
       if (retarget) {
         const auth = await authFor(p, next.credential_id);
-        patch.last_commit = await resolveHead({ url: next.git_url, branch: next.branch, auth });
+        const trust = await trustOf({ ...project, host_key_checking: next.host_key_checking }, p.id);
+        patch.last_commit = await resolveHead({ url: next.git_url, branch: next.branch, auth, ...trust });
         patch.synced_at = at;
       }
       const changed = (Object.keys(next) as Array<keyof typeof next>).filter((k) => next[k] !== project[k]);
@@ -261,6 +340,7 @@ export function createProjectService(deps: {
       if (conflict) throw conflict;
       await deps.transaction(async (r) => {
         await r.grants.deleteMentioning(id);
+        await r.knownHosts.remove('project', id);
         const result = await r.projects.delete(id);
         if (result === 'missing') throw notFound('project', id);
         // A reference added since usedBy answered: the foreign key still refuses the delete.
@@ -281,7 +361,7 @@ export function createProjectService(deps: {
       const project = await visible(p, projectId, 'use');
       const auth = await storedAuth(project);
       const commit = project.last_commit ?? (await syncOnFirstUse(p, project, auth));
-      return { url: project.git_url, commit, auth };
+      return { url: project.git_url, commit, auth, ...(await trustOf(project, p.id)) };
     },
 
     /**
@@ -296,7 +376,12 @@ export function createProjectService(deps: {
         await syncOnFirstUse(p, project, auth).catch((err: unknown) => {
           if (!(err instanceof UnprocessableError) && !(err instanceof ValidationError)) throw err;
         });
-      return { url: project.git_url, branch: project.branch, auth };
+      return { url: project.git_url, branch: project.branch, auth, ...(await trustOf(project, p.id)) };
+    },
+
+    /** INTERNAL, for run bundles: the project's policy and stored keys for git over SSH. */
+    async hostKeysOf(project: ProjectRow): Promise<BundleHostKeys> {
+      return (await trustOf(project, null)).hostKeys!;
     },
   };
 }

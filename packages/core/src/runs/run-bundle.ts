@@ -1,8 +1,14 @@
 // The run bundle (ARCHITECTURE.md, "A run's path" step 2): everything an executor needs for one run, looked up
 // at dispatch, so a run uses the inventory and credentials as they are when it starts. Holds secrets in clear:
 // never log, store or return it.
-import type { BundleCredential, RunBundle } from '@baton/contracts';
-import type { InventoryRepo, ProjectRepo, RunRepo, RunRow } from '@baton/db';
+import {
+  type BundleCredential,
+  type BundleHostKeys,
+  formatKnownHosts,
+  type HostKeyChecking,
+  type RunBundle,
+} from '@baton/contracts';
+import type { InventoryRepo, KnownHostRepo, KnownHostScope, ProjectRepo, RunRepo, RunRow } from '@baton/db';
 import { ConflictError, NotFoundError, RunInputMissingError, UnprocessableError } from '../common/errors.js';
 import type { CredentialService, RevealedCredential } from '../credentials/credential.service.js';
 import { toGitAuth } from '../projects/project.service.js';
@@ -12,6 +18,7 @@ export interface RunBundleBuilderDeps {
   runs: Pick<RunRepo, 'findById'>;
   projects: Pick<ProjectRepo, 'findById'>;
   inventories: Pick<InventoryRepo, 'findById'>;
+  knownHosts: Pick<KnownHostRepo, 'list'>;
   credentials: Pick<CredentialService, 'reveal'>;
   /**
    * Opens a run's sealed secret vars (runs.secret_vars_enc: survey password answers) with the master key. Needed
@@ -24,6 +31,13 @@ const BUNDLE_CREDENTIAL_TYPES: ReadonlySet<string> = new Set(['ssh_key', 'become
 const INVENTORY_FORMATS: ReadonlySet<string> = new Set(['ini', 'yaml', 'json']);
 
 export function createRunBundleBuilder(deps: RunBundleBuilderDeps) {
+  /** The owner's policy and its stored keys, as they are now (a key pinned after submit applies). */
+  async function hostKeys(scope: KnownHostScope, id: string, checking: string): Promise<BundleHostKeys> {
+    const policy = checking as HostKeyChecking;
+    const known = policy === 'off' ? [] : await deps.knownHosts.list(scope, id);
+    return { checking: policy, known_hosts: formatKnownHosts(known) };
+  }
+
   /** The credential as it is now; one deleted since the run was submitted is a missing input. */
   async function reveal(id: string, of: string): Promise<RevealedCredential> {
     try {
@@ -50,18 +64,29 @@ export function createRunBundleBuilder(deps: RunBundleBuilderDeps) {
     return {
       source: 'project',
       path: run.playbook,
-      git: { url: project.git_url, commit: run.git_commit, ...(auth ? { auth } : {}) },
+      git: {
+        url: project.git_url,
+        commit: run.git_commit,
+        ...(auth ? { auth } : {}),
+        host_keys: await hostKeys('project', project.id, project.host_key_checking),
+      },
     };
   }
 
   async function inventoryOf(run: RunRow): Promise<RunBundle['inventory']> {
-    // Shards and inline inventories carry their content; an inventory by id is read as it is now.
+    // Shards and inline inventories carry their content; an inventory by id is read as it is now. A shard checks
+    // host keys against its inventory's (it keeps the id); an inline inventory has none stored.
+    const inventory = run.inventory_id === null ? undefined : await deps.inventories.findById(run.inventory_id);
+    const keys = inventory && (await hostKeys('inventory', inventory.id, inventory.host_key_checking));
     if (run.inventory_content !== null)
-      return { content: run.inventory_content, format: formatOf(run.inventory_format, run.id) };
+      return {
+        content: run.inventory_content,
+        format: formatOf(run.inventory_format, run.id),
+        ...(keys ? { host_keys: keys } : {}),
+      };
     if (!run.inventory_id) throw new ConflictError(`run ${run.id} has no inventory`);
-    const inventory = await deps.inventories.findById(run.inventory_id);
     if (!inventory) throw new RunInputMissingError(`inventory ${run.inventory_id} of run ${run.id} no longer exists`);
-    return { content: inventory.content, format: formatOf(inventory.format, run.id) };
+    return { content: inventory.content, format: formatOf(inventory.format, run.id), host_keys: keys };
   }
 
   async function credentialsOf(run: RunRow): Promise<BundleCredential[]> {

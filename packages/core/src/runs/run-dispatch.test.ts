@@ -63,6 +63,7 @@ describe.each(DIALECTS)('a bundle built while the database is away, on %s', (dia
       runs: db.repos.runs,
       projects: db.repos.projects,
       inventories: db.repos.inventories,
+      knownHosts: db.repos.knownHosts,
       credentials: { reveal: async () => Promise.reject(new Error('not reached')) },
     });
     const err = await bundles.build('run_01ARZ3NDEKTSV4RRFFQ69G5FAV').catch((e: unknown) => e);

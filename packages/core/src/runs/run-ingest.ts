@@ -10,6 +10,7 @@ import { finishUnderParent } from './run-parent.js';
 import { normalizeStats, type SplitTx, startParent } from './run-split.js';
 import { toRunHostRows } from './run.view.js';
 import { recordRollups, type RollupTx } from '../observation/observation-rollup.js';
+import { type HostKeyTx, recordLearnedHostKeys } from '../known-hosts/known-host-record.js';
 
 export interface RunIngester {
   /** Buffers one executor event (synchronous; executors call it from runPlaybook's onEvent). Persisted in batches. */
@@ -50,7 +51,8 @@ export interface RunIngester {
 }
 
 export type IngestTx = SplitTx &
-  RollupTx & { runs: SplitTx['runs'] & Pick<RunRepo, 'findManyLocked' | 'insertTaskResults' | 'taskResultsOf'> };
+  RollupTx &
+  HostKeyTx & { runs: SplitTx['runs'] & Pick<RunRepo, 'findManyLocked' | 'insertTaskResults' | 'taskResultsOf'> };
 
 export interface RunIngesterDeps {
   transaction: <T>(fn: (r: IngestTx) => Promise<T>) => Promise<T>;
@@ -183,6 +185,7 @@ async function applyFinished(r: IngestTx, e: RunEvent, parentId: string | null, 
       stats,
       finished_at: e.ts,
     });
+    if (moved) await recordLearnedHostKeys(r, e);
     if (moved && stats) {
       await r.runs.replaceHosts(e.run_id, toRunHostRows(e.run_id, stats));
       // The observation rollups, in this same transaction: they are never behind what a run shows.

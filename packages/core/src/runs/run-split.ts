@@ -8,6 +8,7 @@ import { toRunHostRows } from './run.view.js';
 export type SplitRunRepo = Pick<RunRepo, 'findById' | 'children' | 'transition' | 'advanceProgress' | 'replaceHosts'>;
 export type SplitTx = EventTx & { runs: SplitRunRepo };
 
+const MAX_HOST_REASON_CHARS = 200;
 const COUNTERS = ['ok', 'changed', 'failed', 'unreachable', 'skipped', 'rescued', 'ignored'] as const;
 
 /** A counter as stored: a whole number that fits the 32-bit columns, else 0. */
@@ -23,7 +24,11 @@ export function normalizeStats(stats: Record<string, unknown>): Record<string, H
   for (const [host, raw] of Object.entries(stats)) {
     if (typeof raw !== 'object' || raw === null) continue;
     const counts = raw as Record<string, unknown>;
-    out[stripNul(host)] = Object.fromEntries(COUNTERS.map((k) => [k, counter(counts[k])])) as HostCounts;
+    const normalized = Object.fromEntries(COUNTERS.map((k) => [k, counter(counts[k])])) as unknown as HostCounts;
+    // Baton's own word on an unreachable host (`host key changed`): short text, kept only beside a failure to reach it.
+    if (typeof counts.reason === 'string' && normalized.unreachable > 0)
+      normalized.reason = stripNul(counts.reason).slice(0, MAX_HOST_REASON_CHARS);
+    out[stripNul(host)] = normalized;
   }
   return out;
 }
@@ -44,6 +49,7 @@ export function mergeShardStats(shards: RunRow[]): Record<string, HostCounts> {
         ignored: 0,
       });
       for (const k of COUNTERS) into[k] += counts[k];
+      if (counts.reason !== undefined) into.reason = counts.reason;
     }
   }
   return merged;

@@ -66,6 +66,7 @@ describe.each(DIALECTS)('run service on %s', (dialect) => {
     });
     const projects = createProjectService({
       projects: repos.projects,
+      knownHosts: repos.knownHosts,
       transaction,
       authz,
       clock: systemClock,
@@ -119,6 +120,7 @@ describe.each(DIALECTS)('run service on %s', (dialect) => {
       runs: repos.runs,
       projects: repos.projects,
       inventories: repos.inventories,
+      knownHosts: repos.knownHosts,
       credentials,
     });
     return { runs: createRunService(deps), bundles, credentials, inventories, projects };

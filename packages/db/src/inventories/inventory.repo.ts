@@ -19,6 +19,9 @@ const json = jsonColumns<InventoryJson>({ groups: true });
 const hostJson = jsonColumns<{ groups: string[] }>({ groups: true });
 
 export type InventoryRow = Decoded<Selectable<InventoryTable>, InventoryJson>;
+/** A new inventory: the host key policy has a default. */
+export type InventoryInsert = Omit<InventoryRow, 'host_key_checking'> &
+  Partial<Pick<InventoryRow, 'host_key_checking'>>;
 /** An inventory without its content: what lists show. */
 export type InventorySummaryRow = Omit<InventoryRow, 'content'>;
 export interface InventoryHostRow {
@@ -33,6 +36,7 @@ const SUMMARY_COLUMNS = [
   'format',
   'groups',
   'host_count',
+  'host_key_checking',
   'created_by',
   'created_at',
   'updated_at',
@@ -42,7 +46,7 @@ const HOST_INSERT_CHUNK = 500;
 
 export function createInventoryRepo(db: Kysely<Schema>) {
   return {
-    async insert(row: InventoryRow): Promise<void> {
+    async insert(row: InventoryInsert): Promise<void> {
       await refusingDuplicates(db.insertInto('inventories').values(json.encode(row)).execute());
     },
     async findById(id: string): Promise<InventoryRow | undefined> {

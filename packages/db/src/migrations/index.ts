@@ -8,6 +8,7 @@ import * as m0006 from './0006_observation.js';
 import * as m0007 from './0007_fleet_windows.js';
 import * as m0008 from './0008_ai.js';
 import * as m0009 from './0009_notifications.js';
+import * as m0010 from './0010_host_trust.js';
 
 /** The one migration set, shared by SQLite and PostgreSQL. Append only; never edit a released migration. */
 const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '0007_fleet_windows': m0007,
   '0008_ai': m0008,
   '0009_notifications': m0009,
+  '0010_host_trust': m0010,
 };
 
 export const migrationProvider: MigrationProvider = {

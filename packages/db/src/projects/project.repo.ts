@@ -5,13 +5,27 @@ import { keysetPage, type PageQuery } from '../page.js';
 import type { ProjectTable, Schema } from '../schema.js';
 
 export type ProjectRow = Selectable<ProjectTable>;
+/** A new project: the host key policy and Galaxy credential have defaults. */
+export type ProjectInsert = Omit<ProjectRow, 'host_key_checking' | 'galaxy_credential_id'> &
+  Partial<Pick<ProjectRow, 'host_key_checking' | 'galaxy_credential_id'>>;
 export type ProjectPatch = Partial<
-  Pick<ProjectRow, 'name' | 'git_url' | 'branch' | 'credential_id' | 'last_commit' | 'synced_at' | 'updated_at'>
+  Pick<
+    ProjectRow,
+    | 'name'
+    | 'git_url'
+    | 'branch'
+    | 'credential_id'
+    | 'host_key_checking'
+    | 'galaxy_credential_id'
+    | 'last_commit'
+    | 'synced_at'
+    | 'updated_at'
+  >
 >;
 
 export function createProjectRepo(db: Kysely<Schema>) {
   return {
-    async insert(row: ProjectRow): Promise<void> {
+    async insert(row: ProjectInsert): Promise<void> {
       await refusingDuplicates(db.insertInto('projects').values(row).execute());
     },
     async findById(id: string): Promise<ProjectRow | undefined> {

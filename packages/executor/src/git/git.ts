@@ -8,8 +8,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type GitAuth, GitError, type GitErrorCode, gitUrlProblem } from '@baton/contracts';
+import { type HostTrust, learnedHostKeys, sshHostKeyOptions, withHostKeyReason } from '../known-hosts/host-trust.js';
 
-export type { GitAuth };
+export type { GitAuth, HostTrust };
 /** Declared in contracts, so core can match it with instanceof. */
 export { GitError, type GitErrorCode };
 
@@ -43,6 +44,8 @@ function scrub(text: string, secrets: string[]): string {
 
 /** git's explanation, without ssh's chatter about known hosts, as short as one problem detail should be. */
 function reasonFrom(stderr: string, secrets: string[]): string {
+  const hostKey = withHostKeyReason(stderr);
+  if (hostKey) return hostKey;
   const lines = scrub(stderr, secrets)
     .split('\n')
     .map((l) => l.trim())
@@ -168,17 +171,23 @@ async function loadSshKey(ws: Workspace, privateKey: string, passphrase: string 
     );
 }
 
-/** Runs `fn` in a fresh private workspace set up for `auth`; always stops the agent and removes the directory. */
+/**
+ * Runs `fn` in a fresh private workspace set up for `auth`; always stops the agent and removes the directory. ssh
+ * checks the git server's key against `trust.hostKeys` (accept-new with nothing stored when not given); keys it
+ * recorded on first contact go to `trust.onHostKeys`, whether `fn` succeeded or not.
+ */
 export async function withWorkspace<T>(
   auth: GitAuth | undefined,
   timeoutMs: number,
   fn: (ws: Workspace) => Promise<T>,
+  trust: HostTrust = {},
 ): Promise<T> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'baton-git-'));
   await fs.chmod(dir, 0o700);
   const home = path.join(dir, 'home');
   await fs.mkdir(home, { mode: 0o700 });
   const knownHosts = path.join(dir, 'known_hosts');
+  await fs.writeFile(knownHosts, trust.hostKeys?.known_hosts ?? '', { mode: 0o600 });
   const ws: Workspace = {
     dir,
     deadline: Date.now() + timeoutMs,
@@ -194,7 +203,7 @@ export async function withWorkspace<T>(
       GIT_CONFIG_GLOBAL: '/dev/null',
       // ssh reads the real user's ~/.ssh (not $HOME): -F /dev/null and IdentityFile=none keep the server's own
       // config and keys out; only the operation's agent, if any, offers a key.
-      GIT_SSH_COMMAND: `ssh -F /dev/null -o BatchMode=yes -o IdentitiesOnly=no -o IdentityFile=none -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=${shellQuote(knownHosts)}`,
+      GIT_SSH_COMMAND: `ssh -F /dev/null -o BatchMode=yes -o IdentitiesOnly=no -o IdentityFile=none ${sshHostKeyOptions(trust.hostKeys?.checking ?? 'accept_new', knownHosts, shellQuote)}`,
       GIT_SSH_VARIANT: 'ssh',
     },
   };
@@ -215,6 +224,10 @@ export async function withWorkspace<T>(
     return await fn(ws);
   } finally {
     await stopAgent(ws);
+    if (trust.onHostKeys && (trust.hostKeys?.checking ?? 'accept_new') === 'accept_new') {
+      const learned = await learnedHostKeys(knownHosts, trust.hostKeys?.known_hosts ?? '');
+      if (learned.length > 0) await trust.onHostKeys(learned);
+    }
     await fs.rm(dir, { recursive: true, force: true });
   }
 }
@@ -272,24 +285,31 @@ export function checkBranchName(branch: string): void {
 }
 
 /** The commit at the head of `branch` in the remote repository at `url`. */
-export async function resolveBranchHead(opts: {
-  url: string;
-  branch: string;
-  auth?: GitAuth | undefined;
-  timeoutMs?: number | undefined;
-}): Promise<string> {
+export async function resolveBranchHead(
+  opts: {
+    url: string;
+    branch: string;
+    auth?: GitAuth | undefined;
+    timeoutMs?: number | undefined;
+  } & HostTrust,
+): Promise<string> {
   checkUrl(opts.url);
   checkBranchName(opts.branch);
   const ref = `refs/heads/${opts.branch}`;
-  return withWorkspace(opts.auth, opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS, async (ws) => {
-    const out = await git(ws, ['ls-remote', '--heads', '--', opts.url, ref]);
-    // ls-remote matches patterns against the tail of ref names: keep only the exact ref.
-    const line = out.split('\n').find((l) => l.split('\t')[1] === ref);
-    const commit = line?.split('\t')[0];
-    if (!commit || !COMMIT.test(commit))
-      throw new GitError('branch_not_found', `branch ${opts.branch} not found in ${opts.url}`);
-    return commit;
-  });
+  return withWorkspace(
+    opts.auth,
+    opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS,
+    async (ws) => {
+      const out = await git(ws, ['ls-remote', '--heads', '--', opts.url, ref]);
+      // ls-remote matches patterns against the tail of ref names: keep only the exact ref.
+      const line = out.split('\n').find((l) => l.split('\t')[1] === ref);
+      const commit = line?.split('\t')[0];
+      if (!commit || !COMMIT.test(commit))
+        throw new GitError('branch_not_found', `branch ${opts.branch} not found in ${opts.url}`);
+      return commit;
+    },
+    opts,
+  );
 }
 
 const NOT_OUR_REF = /not our ref/i;
@@ -325,23 +345,30 @@ export async function fetchCommitById(
 }
 
 /** Fetches exactly `commit` from `url` into `dir` (created if missing) and checks it out detached. */
-export async function checkoutCommit(opts: {
-  url: string;
-  commit: string;
-  dir: string;
-  auth?: GitAuth | undefined;
-  timeoutMs?: number | undefined;
-}): Promise<void> {
+export async function checkoutCommit(
+  opts: {
+    url: string;
+    commit: string;
+    dir: string;
+    auth?: GitAuth | undefined;
+    timeoutMs?: number | undefined;
+  } & HostTrust,
+): Promise<void> {
   checkUrl(opts.url);
   if (!COMMIT.test(opts.commit)) throw new GitError('bad_input', `not a full commit id: ${opts.commit}`);
   await fs.mkdir(opts.dir, { recursive: true, mode: 0o700 });
-  await withWorkspace(opts.auth, opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS, async (ws) => {
-    // No templates: no sample hooks or config from the system's template directory.
-    await git(ws, ['init', '-q', '--template=', '.'], opts.dir);
-    if (!(await fetchCommitById(ws, opts.url, opts.commit, opts.dir)))
-      throw new GitError('git_failed', `commit ${opts.commit} is not on any branch or tag of ${opts.url}`);
-    await git(ws, ['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', opts.commit], opts.dir);
-    const head = (await git(ws, ['rev-parse', 'HEAD'], opts.dir)).trim();
-    if (head !== opts.commit) throw new GitError('git_failed', `checked out ${head}, expected ${opts.commit}`);
-  });
+  await withWorkspace(
+    opts.auth,
+    opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS,
+    async (ws) => {
+      // No templates: no sample hooks or config from the system's template directory.
+      await git(ws, ['init', '-q', '--template=', '.'], opts.dir);
+      if (!(await fetchCommitById(ws, opts.url, opts.commit, opts.dir)))
+        throw new GitError('git_failed', `commit ${opts.commit} is not on any branch or tag of ${opts.url}`);
+      await git(ws, ['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', opts.commit], opts.dir);
+      const head = (await git(ws, ['rev-parse', 'HEAD'], opts.dir)).trim();
+      if (head !== opts.commit) throw new GitError('git_failed', `checked out ${head}, expected ${opts.commit}`);
+    },
+    opts,
+  );
 }

@@ -13,6 +13,7 @@ import {
   GitError,
   type GitAuth,
   withWorkspace,
+  type HostTrust,
   type Workspace,
 } from './git.js';
 
@@ -113,35 +114,42 @@ async function fetchTarget(ws: Workspace, target: Target, filter: boolean): Prom
  * a private directory that is always removed; the same hardened environment, credential handling, URL checks and
  * timeout as every other git operation of Baton.
  */
-export async function resolvePlaybookAtBranch(opts: {
-  url: string;
-  branch: string;
-  path: string;
-  ref?: string | undefined;
-  auth?: GitAuth | undefined;
-  timeoutMs?: number | undefined;
-}): Promise<PlaybookAtBranch> {
+export async function resolvePlaybookAtBranch(
+  opts: {
+    url: string;
+    branch: string;
+    path: string;
+    ref?: string | undefined;
+    auth?: GitAuth | undefined;
+    timeoutMs?: number | undefined;
+  } & HostTrust,
+): Promise<PlaybookAtBranch> {
   checkUrl(opts.url);
   checkBranchName(opts.branch);
   if (opts.ref !== undefined) checkRefName(opts.ref);
   const playbook = normalizePlaybookPath(opts.path);
   const target: Target = { url: opts.url, branch: opts.branch, ref: opts.ref };
-  return withWorkspace(opts.auth, opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS, async (ws) => {
-    ws.env.GIT_LITERAL_PATHSPECS = '1';
-    let found: { repo: string; commit: string };
-    try {
-      found = await fetchTarget(ws, target, true);
-    } catch (err) {
-      // Servers that do not know filters usually ignore them with a warning; one that refuses gets a plain fetch.
-      if (!(err instanceof GitError) || err.code !== 'git_failed' || !FILTER_REFUSED.test(err.reason)) throw err;
-      found = await fetchTarget(ws, target, false);
-    }
-    const { repo, commit } = found;
-    if (!COMMIT.test(commit))
-      throw new GitError('git_failed', `the fetch of ${opts.ref ?? opts.branch} gave no commit`);
-    // -z: names unquoted and NUL-terminated; each record is "<mode> <type> <object>\t<path>".
-    const out = await git(ws, ['ls-tree', '-z', commit, '--', playbook], repo);
-    const record = out.split('\0').find((r) => r.slice(r.indexOf('\t') + 1) === playbook);
-    return { commit, entry: record === undefined ? 'missing' : entryOfMode(record.split(' ')[0]!) };
-  });
+  return withWorkspace(
+    opts.auth,
+    opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS,
+    async (ws) => {
+      ws.env.GIT_LITERAL_PATHSPECS = '1';
+      let found: { repo: string; commit: string };
+      try {
+        found = await fetchTarget(ws, target, true);
+      } catch (err) {
+        // Servers that do not know filters usually ignore them with a warning; one that refuses gets a plain fetch.
+        if (!(err instanceof GitError) || err.code !== 'git_failed' || !FILTER_REFUSED.test(err.reason)) throw err;
+        found = await fetchTarget(ws, target, false);
+      }
+      const { repo, commit } = found;
+      if (!COMMIT.test(commit))
+        throw new GitError('git_failed', `the fetch of ${opts.ref ?? opts.branch} gave no commit`);
+      // -z: names unquoted and NUL-terminated; each record is "<mode> <type> <object>\t<path>".
+      const out = await git(ws, ['ls-tree', '-z', commit, '--', playbook], repo);
+      const record = out.split('\0').find((r) => r.slice(r.indexOf('\t') + 1) === playbook);
+      return { commit, entry: record === undefined ? 'missing' : entryOfMode(record.split(' ')[0]!) };
+    },
+    opts,
+  );
 }

@@ -5,6 +5,7 @@
 // every string, and the log and each event's `res` are capped so a runaway playbook cannot fill the database.
 import { StringDecoder } from 'node:string_decoder';
 import type { HostCounts, LogEventData, RunEvent } from '@baton/contracts';
+import { hostKeyRefusal } from '../known-hosts/host-trust.js';
 
 /** One host's counts from ansible's final playbook_on_stats: the API's HostCounts, the same shape end to end. */
 export type HostStats = HostCounts;
@@ -92,6 +93,8 @@ export class RunEventStream {
   logLines = 0;
   /** per-host stats from playbook_on_stats, once it came */
   stats: Record<string, HostStats> | undefined;
+  /** why a host was unreachable, when it was its host key (from runner_on_unreachable's message) */
+  private readonly hostReasons = new Map<string, string>();
   /** lines ansible printed, kept or dropped: the numbering its events' start_line/end_line use */
   private ansibleLines = 0;
   /** Baton's own lines before ansible's first (a credential variable left out): ansible's line n is log line n + this. */
@@ -246,6 +249,11 @@ export class RunEventStream {
     }
     const data = this.redactValue(event.data) as Record<string, unknown>;
     if (event.kind === 'playbook_on_stats' && data.stats) this.stats = data.stats as Record<string, HostStats>;
+    if (event.kind === 'runner_on_unreachable' && typeof data.host === 'string') {
+      const res = data.res as { msg?: unknown } | undefined;
+      const refusal = typeof res?.msg === 'string' ? hostKeyRefusal(res.msg) : undefined;
+      if (refusal) this.hostReasons.set(data.host, refusal);
+    }
     const endLine = typeof data.end_line === 'number' ? data.end_line : 0;
     for (const k of ['start_line', 'end_line'] as const)
       if (typeof data[k] === 'number') data[k] += this.leadingOwnLines;
@@ -259,6 +267,17 @@ export class RunEventStream {
       const next = this.pending.shift()!;
       this.emit(next.kind, next.data);
     }
+  }
+
+  /** The stats with each host's known unreachable reason (`host key changed`…) beside its counts. */
+  statsWithReasons(): Record<string, HostStats> | undefined {
+    if (!this.stats) return undefined;
+    const out: Record<string, HostStats> = {};
+    for (const [host, counts] of Object.entries(this.stats)) {
+      const reason = counts.unreachable > 0 ? this.hostReasons.get(host) : undefined;
+      out[host] = reason ? { ...counts, reason } : counts;
+    }
+    return out;
   }
 
   /** Ansible is gone: the last unterminated line and every waiting event go out. */

@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import fsSync from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { RunBundle, RunEvent } from '@baton/contracts';
+import type { KnownHostEntry, RunBundle, RunEvent } from '@baton/contracts';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import {
   canceledFor,
@@ -23,7 +23,8 @@ import {
 import type { RunResources } from './run-credentials.js';
 import { type HostStats, RunEventStream } from './run-event-stream.js';
 import { closeControlSockets, processStartTime, recordRunPids, RUN_DIR_PREFIX, type RunPids } from './run-leftovers.js';
-import { prepareRun, PROJECT_DIR } from './run-preparation.js';
+import { KNOWN_HOSTS_FILE, prepareRun, PROJECT_DIR } from './run-preparation.js';
+import { learnedHostKeys } from '../known-hosts/host-trust.js';
 import { type AnsibleResult, runAnsible } from './run-process.js';
 import { secretsOf } from './run-secrets.js';
 
@@ -131,6 +132,8 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
     }
   };
   const resources: RunResources = { fifos: [], recordPids };
+  // Keys ssh recorded on first contact (accept_new), for the server to keep: the inventory's hosts, the git server.
+  const learned: { inventory: KnownHostEntry[]; project: KnownHostEntry[] } = { inventory: [], project: [] };
   let result: AnsibleResult = { exitCode: null };
   let outcome: RunVerdict;
   stream.status({ status: 'running' });
@@ -146,6 +149,7 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
       maxEventResBytes: opts.maxEventResBytes ?? DEFAULT_MAX_EVENT_RES_BYTES,
       sandbox: opts.sandbox,
       notice: (line) => stream.ownLogLine(line),
+      onProjectHostKeys: (keys) => void learned.project.push(...keys),
     });
     if (opts.signal?.aborted) {
       outcome = canceledFor(opts.signal.reason);
@@ -161,6 +165,11 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
         },
       });
       stream.flush();
+      if ((bundle.inventory.host_keys?.checking ?? 'accept_new') === 'accept_new')
+        learned.inventory = await learnedHostKeys(
+          path.join(dir, KNOWN_HOSTS_FILE),
+          bundle.inventory.host_keys?.known_hosts ?? '',
+        );
       outcome = concludeFrom(result, stream.stats, opts.signal?.reason);
     }
   } catch (err) {
@@ -180,13 +189,15 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
   } catch {
     // As above: only the final status still matters.
   }
-  const stats = stream.stats ?? {};
+  const stats = stream.statsWithReasons() ?? {};
+  const recorded = learned.inventory.length + learned.project.length > 0;
   stream.status({
     status: 'finished',
     conclusion: outcome.conclusion,
     ...(outcome.reason ? { reason: outcome.reason } : {}),
     exit_code: result.exitCode,
     stats,
+    ...(recorded ? { host_keys: learned } : {}),
   });
   return { exitCode: result.exitCode, ...outcome, stats, logLines: stream.logLines };
 }

@@ -6,9 +6,10 @@ import fsSync from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RunBundle } from '@baton/contracts';
+import type { KnownHostEntry, RunBundle } from '@baton/contracts';
 import { GitError, checkoutCommit } from '../git/git.js';
 import { type Sandbox, sandboxed } from '../sandbox/sandbox.js';
+import { sshHostKeyOptions } from '../known-hosts/host-trust.js';
 import { RunRefused } from './run-conclusion.js';
 import {
   acceptedVariables,
@@ -58,7 +59,13 @@ export interface RunSettings {
   sandbox?: Sandbox | undefined;
   /** a line of Baton's own for the run's log (a credential variable left out) */
   notice: (line: string) => void;
+  /** the git server's keys ssh recorded on first contact while checking out the project */
+  onProjectHostKeys: (learned: KnownHostEntry[]) => void;
 }
+
+/** The run's known_hosts file: ssh checks the inventory's hosts against it, and records first-seen keys in it. */
+export const KNOWN_HOSTS_FILE = 'known_hosts';
+const shellWord = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /**
  * ansible's remote temp directory for `ansible_connection=local`: `~user/.ansible/tmp` of the server's own user
@@ -107,7 +114,14 @@ export async function prepareRun(
     const project = path.join(dir, PROJECT_DIR);
     const { git } = bundle.playbook;
     try {
-      await checkoutCommit({ url: git.url, commit: git.commit, dir: project, auth: git.auth });
+      await checkoutCommit({
+        url: git.url,
+        commit: git.commit,
+        dir: project,
+        auth: git.auth,
+        hostKeys: git.host_keys,
+        onHostKeys: settings.onProjectHostKeys,
+      });
     } catch (err) {
       if (err instanceof GitError)
         throw new RunRefused('error', 'checkout_failed', `baton: cannot check out the project: ${err.reason}`);
@@ -127,6 +141,9 @@ export async function prepareRun(
     LANG: 'C.UTF-8',
     LC_ALL: 'C.UTF-8',
   };
+  // Inline inventories have no stored keys: first contact accepts, and what ssh records dies with the run.
+  const hostKeys = bundle.inventory.host_keys ?? { checking: 'accept_new' as const, known_hosts: '' };
+  fsSync.writeFileSync(path.join(dir, KNOWN_HOSTS_FILE), hostKeys.known_hosts, { mode: 0o600 });
   const fifo = fifoServer(dir, res);
   const creds = await prepareCredentials(dir, bundle.credentials, baseEnv, res, fifo);
   // The environment of every process of the run's chain; env credentials add theirs inside (withVariables).
@@ -147,10 +164,10 @@ export async function prepareRun(
     ANSIBLE_SSH_CONTROL_PATH_DIR: controlDir,
     ANSIBLE_LOCAL_TEMP: localTemp,
     ANSIBLE_RETRY_FILES_ENABLED: 'False',
-    // Hosts are not known in advance and a run cannot answer a prompt; host identity is the inventory's
-    // responsibility (pin keys with ansible_ssh_common_args). Keys seen go to /dev/null, not root's known_hosts.
-    ANSIBLE_HOST_KEY_CHECKING: 'False',
-    ANSIBLE_SSH_COMMON_ARGS: '-o UserKnownHostsFile=/dev/null',
+    // Host keys by the inventory's policy, against its stored keys only (never root's known_hosts). ssh decides by
+    // the options below; `False` would make ansible put StrictHostKeyChecking=no first, and ssh's first value wins.
+    ANSIBLE_HOST_KEY_CHECKING: hostKeys.checking === 'off' ? 'False' : 'True',
+    ANSIBLE_SSH_COMMON_ARGS: sshHostKeyOptions(hostKeys.checking, path.join(dir, KNOWN_HOSTS_FILE), shellWord),
     // A broken inventory must fail the run, not run against an implicit localhost; and only parsers, no scripts.
     ANSIBLE_INVENTORY_UNPARSED_FAILED: 'True',
     // yaml first: it takes only .yaml, .yml and .json files, so a shard's JSON inventory (inventory.yaml) is never read as INI.
