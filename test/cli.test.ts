@@ -362,6 +362,26 @@ describe.each(DIALECTS)('bin/baton on %s', (dialect) => {
     });
   }, 240_000);
 
+  it('key rotate refuses while a baton serve holds the SQLite database, and works once it stopped', async () => {
+    const env: Record<string, string> = { ...(await freshEnv(dialect)), BATON_ADMIN_PASSWORD: ADMIN_PASSWORD };
+    const keyFile = path.join(env.BATON_DATA_DIR!, 'master.key');
+    await withServer(env, async () => {
+      const before = fs.readFileSync(keyFile, 'utf8');
+      const refused = await run(['key', 'rotate'], env);
+      if (dialect === 'sqlite') {
+        expect(refused.code).toBe(2);
+        expect(refused.stderr).toMatch(/stop the running baton serve first: .*pid \d+/);
+        expect(fs.readFileSync(keyFile, 'utf8')).toBe(before);
+        expect(fs.existsSync(path.join(env.BATON_DATA_DIR!, 'master.key.next'))).toBe(false);
+      } else {
+        // PostgreSQL has no serve lock (replicas share the database): the README says to stop them first.
+        expect(refused.code).toBe(0);
+      }
+    });
+    const after = await run(['key', 'rotate'], env);
+    expect({ code: after.code, stderr: after.stderr }).toEqual({ code: 0, stderr: '' });
+  }, 180_000);
+
   it('key rotate refuses to start without an existing master key', async () => {
     const env = await freshEnv(dialect);
     const r = await run(['key', 'rotate'], env);

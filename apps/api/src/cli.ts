@@ -101,7 +101,32 @@ async function withRuntime<T>(config: Config, fn: (rt: Runtime) => Promise<T>): 
   }
 }
 
+/**
+ * Never beside a running server on the same SQLite database: it keeps sealing new secrets under the old key while
+ * this re-seals the stored ones. Holding the serve lock for the whole rotation also keeps a server from starting
+ * half-way through. (PostgreSQL has no serve lock: stop every replica first, as the README says.)
+ */
 async function keyRotate(config: Config, newKeyFromStdin: boolean): Promise<void> {
+  const { acquireServeLock, serveLockFile } = await import('./runs/serve-lock.js');
+  const { ConfigError } = await import('./config/config.js');
+  const lockFile = serveLockFile(config.databaseUrl);
+  let lock: { release(): void } | undefined;
+  try {
+    lock = lockFile ? acquireServeLock(lockFile) : undefined;
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    throw new ConfigError(
+      `stop the running baton serve first: key rotate re-seals every stored secret, and a running server would go on sealing under the old key (${err.message})`,
+    );
+  }
+  try {
+    await rotateMasterKey(config, newKeyFromStdin);
+  } finally {
+    lock?.release();
+  }
+}
+
+async function rotateMasterKey(config: Config, newKeyFromStdin: boolean): Promise<void> {
   const [
     { generateMasterKey, Keyring, parseMasterKey, resealAllSecrets, systemClock },
     masterKeyFiles,

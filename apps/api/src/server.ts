@@ -1,5 +1,6 @@
 import type http from 'node:http';
 import os from 'node:os';
+import path from 'node:path';
 import { embeddedWorkerName, ensureInitialAdmin } from '@baton/core';
 import { resolveSandboxMode, type Sandbox } from '@baton/executor';
 import { DEFAULT_LEASE_MS } from '@baton/queue';
@@ -107,6 +108,7 @@ async function start(
     const executorOptions = {
       executors: config.executors,
       workDir: config.workDir,
+      requirementsCache: path.join(config.dataDir, 'requirements'),
       logger,
       leaseMs: DEFAULT_LEASE_MS,
       sandbox,

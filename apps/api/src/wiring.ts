@@ -24,7 +24,7 @@ import {
 } from '@baton/core';
 import { DEFAULT_AI_ASK_RATE } from '@baton/contracts';
 import type { Database } from '@baton/db';
-import { checkoutCommit, resolveBranchHead, type Sandbox } from '@baton/executor';
+import { checkoutCommit, readRequirementsAtCommit, resolveBranchHead, type Sandbox } from '@baton/executor';
 import { createInProcessLoginThrottle, createRedisLoginThrottle } from '@baton/queue';
 import { createInventoryServices } from './inventories/inventory.wiring.js';
 import { createLaunchingServices } from './launching/launching.wiring.js';
@@ -102,7 +102,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
     authz,
     clock,
     credentials,
-    git: { resolveBranchHead },
+    git: { resolveBranchHead, readRequirements: readRequirementsAtCommit },
     usedBy: async (id) => [
       ...tagged('inventory source', await repos.inventorySources.usingProject(id)),
       ...(await repos.launchRefs.ownersOf(id)),

@@ -2,6 +2,7 @@
 // Loaded by main.ts only once the configuration is known to be good.
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import {
   cleanupLeftoverRuns,
   resolveSandboxMode,
@@ -129,7 +130,12 @@ export async function startWorker(config: WorkerConfig, logger: Logger): Promise
     name,
     labels: config.labels,
     capacity: config.concurrency,
-    playbookOptions: { workRoot: config.workDir, sandbox },
+    // Each worker host keeps its own Galaxy requirements cache beside its run directories.
+    playbookOptions: {
+      workRoot: config.workDir,
+      sandbox,
+      requirementsCache: path.join(config.workDir, 'baton-requirements'),
+    },
     logger,
     graceMs: config.runGraceSeconds * 1000,
   });

@@ -52,3 +52,5 @@ export {
   inventoryHosts,
 } from './inventory/inventory-shards.js';
 export { openBundle, parseWorkerKey, SealedBundleError, sealBundle } from './bundle/sealed-bundle.js';
+export { readRequirementsAtCommit, type RequirementsAtCommit } from './git/requirements-lookup.js';
+export type { HostTrust } from './known-hosts/host-trust.js';

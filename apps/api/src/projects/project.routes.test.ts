@@ -59,6 +59,8 @@ describe.each(DIALECTS)('projects on %s', (dialect) => {
       git_url: repo.url,
       branch: 'main',
       credential_id: null,
+      galaxy_credential_id: null,
+      host_key_checking: 'accept_new',
       last_commit: repo.head('main'),
       synced_at: expect.any(String),
       created_by: op.id,

@@ -1,4 +1,11 @@
-import { ListQuery, Project, ProjectCreateBody, ProjectIdParams, ProjectUpdateBody } from '@baton/contracts';
+import {
+  ListQuery,
+  Project,
+  ProjectCreateBody,
+  ProjectIdParams,
+  ProjectSyncResult,
+  ProjectUpdateBody,
+} from '@baton/contracts';
 import { z } from 'zod';
 import { pageReply } from '../http/paging.js';
 import { defineOperation, type Operation } from '../http/registry.js';
@@ -95,7 +102,13 @@ export function projectRoutes(s: Pick<Services, 'projects'>): Operation[] {
       legacy: true,
       summary: 'Resolve the branch head again and record it as last_commit (needs use on the project).',
       params: ProjectIdParams,
-      responses: { 200: { description: 'The synced project', schema: Project }, 422: GIT_REFUSED },
+      responses: {
+        200: {
+          description: 'The synced project and the Galaxy requirements at its new commit',
+          schema: ProjectSyncResult,
+        },
+        422: GIT_REFUSED,
+      },
       async handle({ principal, params }) {
         return { status: 200, body: await s.projects.sync(principal, params.id) };
       },

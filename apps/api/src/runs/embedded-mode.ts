@@ -12,6 +12,8 @@ export const SWEEP_INTERVAL_MS = 30_000;
 export interface EmbeddedModeOptions {
   executors: number;
   workDir?: string | undefined;
+  /** where projects' Galaxy requirements are cached (`<data dir>/requirements`); unset: installed for each run */
+  requirementsCache?: string | undefined;
   sandbox: { mode: SandboxMode; hidden: string[] };
   logger: Logger;
   leaseMs: number;
@@ -87,6 +89,7 @@ export async function startEmbeddedMode(services: RunServices, opts: EmbeddedMod
     playbookOptions: {
       workRoot: opts.workDir,
       sandbox: opts.sandbox,
+      requirementsCache: opts.requirementsCache,
       ...(opts.interruptGraceMs !== undefined ? { interruptGraceMs: opts.interruptGraceMs } : {}),
       ...(opts.terminateGraceMs !== undefined ? { terminateGraceMs: opts.terminateGraceMs } : {}),
     },

@@ -49,6 +49,8 @@ export interface EmbeddedExecutorsOption {
   leaseMs?: number;
   interruptGraceMs?: number;
   terminateGraceMs?: number;
+  /** where Galaxy requirements are cached (a test's own directory); unset: installed for each run */
+  requirementsCache?: string;
 }
 
 let counter = 0;
@@ -133,6 +135,7 @@ export async function createHarness(
         name: `test-${++counter}`,
         interruptGraceMs: opts.executors.interruptGraceMs,
         terminateGraceMs: opts.executors.terminateGraceMs,
+        requirementsCache: opts.executors.requirementsCache,
       })
     : undefined;
   const close = async () => {

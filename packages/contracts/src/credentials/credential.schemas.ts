@@ -4,7 +4,15 @@ import { tryParseUrl } from '../network/safe-url.js';
 import { reservedEnvNameReason } from './reserved-env-names.js';
 
 /** The kinds of credential Baton stores, each with its own inputs (below). */
-export const CREDENTIAL_TYPES = ['ssh_key', 'vault_password', 'env', 'token', 'become_password', 'registry'] as const;
+export const CREDENTIAL_TYPES = [
+  'ssh_key',
+  'vault_password',
+  'env',
+  'token',
+  'become_password',
+  'registry',
+  'galaxy',
+] as const;
 export const CredentialType = z.enum(CREDENTIAL_TYPES);
 export type CredentialType = z.infer<typeof CredentialType>;
 
@@ -20,6 +28,7 @@ export const CREDENTIAL_SECRET_INPUTS: Readonly<Record<CredentialType, readonly 
   token: ['token'],
   become_password: ['password'],
   registry: ['password'],
+  galaxy: ['token'],
 };
 
 /**
@@ -33,6 +42,7 @@ export const CREDENTIAL_REQUIRED_SECRET: Readonly<Record<CredentialType, string>
   token: 'token',
   become_password: 'password',
   registry: 'password',
+  galaxy: 'token',
 };
 
 /** Environment variable names: shell-style, and none that reserved-env-names.ts keeps for the executor. */
@@ -117,24 +127,32 @@ export const BecomePasswordInputs = z.strictObject({
     .optional(),
   user: login.optional().meta({ description: 'user to become' }),
 });
+const ServerUrl = z
+  .string()
+  .max(2048)
+  .regex(NO_CONTROL_CHARACTERS, 'must not contain control characters')
+  .refine((u) => {
+    const url = tryParseUrl(u);
+    // Credentials inside the URL would be stored and returned in clear text: they belong in username/password.
+    return (
+      url !== undefined &&
+      (url.protocol === 'https:' || url.protocol === 'http:') &&
+      url.hostname !== '' &&
+      url.username === '' &&
+      url.password === ''
+    );
+  }, 'must be an http(s) URL without a user or password in it');
 export const RegistryInputs = z.strictObject({
-  url: z
-    .string()
-    .max(2048)
-    .regex(NO_CONTROL_CHARACTERS, 'must not contain control characters')
-    .refine((u) => {
-      const url = tryParseUrl(u);
-      // Credentials inside the URL would be stored and returned in clear text: they belong in username/password.
-      return (
-        url !== undefined &&
-        (url.protocol === 'https:' || url.protocol === 'http:') &&
-        url.hostname !== '' &&
-        url.username === '' &&
-        url.password === ''
-      );
-    }, 'must be an http(s) URL without a user or password in it'),
+  url: ServerUrl,
   username: login,
   password: secret(CREDENTIAL_LIMITS.password).meta({ description: 'secret' }),
+});
+/** An Ansible Galaxy or Automation Hub server for a project's requirements (ansible-galaxy's server_list entry). */
+export const GalaxyInputs = z.strictObject({
+  url: ServerUrl.meta({ description: 'the server’s API root, e.g. https://galaxy.example.com/api/' }),
+  token: secret(CREDENTIAL_LIMITS.token)
+    .regex(NO_SPACE_OR_CONTROL, 'must not contain whitespace or control characters')
+    .meta({ description: 'API token; secret' }),
 });
 
 /** The inputs schema of each type: create validates against it, and update validates the merged result. */
@@ -145,6 +163,7 @@ export const CREDENTIAL_INPUTS = {
   token: TokenInputs,
   become_password: BecomePasswordInputs,
   registry: RegistryInputs,
+  galaxy: GalaxyInputs,
 } as const satisfies Record<CredentialType, z.ZodType>;
 
 /** A credential's type together with its fully decoded inputs, narrowed by `type`. */
@@ -170,6 +189,7 @@ export const CredentialCreateBody = z
     createBody('token'),
     createBody('become_password'),
     createBody('registry'),
+    createBody('galaxy'),
   ])
   .meta({ id: 'CredentialCreate' });
 export type CredentialCreateBody = z.output<typeof CredentialCreateBody>;

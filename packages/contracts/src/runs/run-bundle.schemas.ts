@@ -28,6 +28,10 @@ export const RunBundle = z.object({
     z.object({
       source: z.literal('project'),
       path: z.string(),
+      /** keys the executor's Galaxy requirements cache (one directory per project) */
+      project_id: z.string().optional(),
+      /** the project's Galaxy server, from its galaxy credential: requirements install from it */
+      galaxy: z.object({ server_url: z.string(), token: z.string().optional() }).optional(),
       git: z.object({
         url: z.string(),
         commit: z.string(),

@@ -29,6 +29,7 @@ const REQUIRED_SECRET_STAND_IN: Record<CredentialType, unknown> = {
   token: 'stand-in',
   become_password: 'stand-in',
   registry: 'stand-in',
+  galaxy: 'stand-in',
 };
 
 interface CredentialBody {

@@ -150,11 +150,15 @@ describe.each(DIALECTS)('project service on %s', (dialect) => {
       url: 'https://git.example.com/ops.git',
       branch: 'main',
       auth: { kind: 'token', token: 's3cret' },
+      hostKeys: { checking: 'accept_new', known_hosts: '' },
+      onHostKeys: expect.any(Function),
     });
     expect(await service.checkoutSpec(operator, project.id)).toEqual({
       url: 'https://git.example.com/ops.git',
       commit: HEAD,
       auth: { kind: 'token', token: 's3cret' },
+      hostKeys: { checking: 'accept_new', known_hosts: '' },
+      onHostKeys: expect.any(Function),
     });
     const viewer: Principal = { id: 'usr_01ARZ3NDEKTSV4RRFFQ69G5FA3', username: 'v', role: 'viewer' };
     await expect(service.checkoutSpec(viewer, project.id)).rejects.toBeInstanceOf(NotFoundError);

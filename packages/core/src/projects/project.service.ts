@@ -6,6 +6,7 @@ import {
   type HostKeyChecking,
   type KnownHostEntry,
   type ProjectCreateBody,
+  type ProjectRequirements,
   type ProjectUpdateBody,
 } from '@baton/contracts';
 import {
@@ -26,6 +27,7 @@ import { ConflictError, UnprocessableError, ValidationError } from '../common/er
 import { inUseConflict } from '../authz/in-use.js';
 import { newId } from '../common/ids.js';
 import { type Page, toPage, visiblePageQuery } from '../common/paging.js';
+import { describeRequirements, type RequirementsText } from './project-requirements.js';
 
 /** The credential types a project may use to reach its repository. */
 export const PROJECT_CREDENTIAL_TYPES = ['token', 'ssh_key'] as const;
@@ -98,14 +100,18 @@ export function createProjectService(deps: {
   transaction: <T>(fn: (r: TxRepos) => Promise<T>) => Promise<T>;
   authz: Pick<Authorizer, 'requireCreator' | 'requireVisible' | 'visibleIds' | 'levelOn'>;
   clock: Clock;
-  git: { resolveBranchHead(opts: GitTarget): Promise<string> };
+  git: {
+    resolveBranchHead(opts: GitTarget): Promise<string>;
+    /** the Galaxy requirements files at a commit (a sync reports them); absent: sync reports none */
+    readRequirements?(opts: CheckoutSpec): Promise<RequirementsText[]>;
+  };
   credentials: {
     /** The credential, if `p` may use it and it is of an allowed type (else 404/403, or 400 at `field`). */
     requireUsable(
       p: Principal,
       id: string,
       field: string,
-      allowed: readonly ProjectCredentialType[],
+      allowed: readonly (ProjectCredentialType | 'galaxy')[],
     ): Promise<ProjectCredential>;
     /** The credential without a caller check: for a project whose manager already attached it. */
     reveal(id: string): Promise<ProjectCredential>;
@@ -122,6 +128,11 @@ export function createProjectService(deps: {
     return toGitAuth(
       await deps.credentials.requireUsable(p, credentialId, 'body.credential_id', PROJECT_CREDENTIAL_TYPES),
     );
+  }
+
+  /** `p` attaches this galaxy credential, so `p` needs use on it (its token goes to whatever server it names). */
+  async function checkGalaxy(p: Principal, credentialId: string | null | undefined): Promise<void> {
+    if (credentialId) await deps.credentials.requireUsable(p, credentialId, 'body.galaxy_credential_id', ['galaxy']);
   }
 
   /** The project's own credential, already vetted when it was attached. */
@@ -158,6 +169,19 @@ export function createProjectService(deps: {
           ? (learned) => deps.transaction((r) => recordHostKeys(r, project.id, learned, by))
           : undefined,
     };
+  }
+
+  /** The requirements at a commit; git's refusal is a 422 with its reason (the head itself resolved a moment ago). */
+  async function requirementsAt(spec: CheckoutSpec): Promise<ProjectRequirements[]> {
+    if (!deps.git.readRequirements) return [];
+    try {
+      return describeRequirements(await deps.git.readRequirements(spec));
+    } catch (err) {
+      if (!(err instanceof GitError)) throw err;
+      throw new UnprocessableError(`git could not read the requirements at ${spec.commit}: ${err.reason}`, [
+        { path: 'body', message: err.reason },
+      ]);
+    }
   }
 
   /** Resolves the branch head; git's refusal is a 422 that carries git's reason. */
@@ -217,6 +241,7 @@ export function createProjectService(deps: {
     ): Promise<ProjectRow> {
       deps.authz.requireCreator(p);
       const auth = await authFor(p, body.credential_id ?? null);
+      await checkGalaxy(p, body.galaxy_credential_id);
       const checking = body.host_key_checking ?? 'accept_new';
       // A new project has no stored keys: what ssh records now is kept with it (accept_new), in the same transaction.
       const learned: KnownHostEntry[] = [];
@@ -236,7 +261,7 @@ export function createProjectService(deps: {
         branch: body.branch,
         credential_id: body.credential_id ?? null,
         host_key_checking: checking,
-        galaxy_credential_id: null,
+        galaxy_credential_id: body.galaxy_credential_id ?? null,
         last_commit: head,
         synced_at: at,
         created_by: p.id,
@@ -273,16 +298,17 @@ export function createProjectService(deps: {
       return visible(p, id, 'use');
     },
 
-    /** Re-resolves the branch head. Needs use on the project, and a role that may change things. */
-    async sync(p: Principal, id: string): Promise<ProjectRow> {
+    /**
+     * Re-resolves the branch head and reports the Galaxy requirements at it. Needs use on the project, and a role that
+     * may change things.
+     */
+    async sync(p: Principal, id: string): Promise<ProjectRow & { requirements: ProjectRequirements[] }> {
       const project = await visible(p, id, 'use');
       deps.authz.requireCreator(p);
-      const head = await resolveHead({
-        url: project.git_url,
-        branch: project.branch,
-        auth: await storedAuth(project),
-        ...(await trustOf(project, p.id)),
-      });
+      const auth = await storedAuth(project);
+      const trust = await trustOf(project, p.id);
+      const head = await resolveHead({ url: project.git_url, branch: project.branch, auth, ...trust });
+      const requirements = await requirementsAt({ url: project.git_url, commit: head, auth, ...trust });
       const at = iso(deps.clock());
       const patch: ProjectPatch = { last_commit: head, synced_at: at, updated_at: at };
       await deps.transaction(async (r) => {
@@ -293,7 +319,7 @@ export function createProjectService(deps: {
           deps.clock,
         );
       });
-      return { ...project, ...patch };
+      return { ...project, ...patch, requirements };
     },
 
     async update(p: Principal, id: string, body: ProjectUpdateBody): Promise<ProjectRow> {
@@ -304,7 +330,10 @@ export function createProjectService(deps: {
         branch: body.branch ?? project.branch,
         credential_id: body.credential_id === undefined ? project.credential_id : body.credential_id,
         host_key_checking: body.host_key_checking ?? project.host_key_checking,
+        galaxy_credential_id:
+          body.galaxy_credential_id === undefined ? project.galaxy_credential_id : body.galaxy_credential_id,
       };
+      if (next.galaxy_credential_id !== project.galaxy_credential_id) await checkGalaxy(p, next.galaxy_credential_id);
       const at = iso(deps.clock());
       const patch: ProjectPatch = { ...next, updated_at: at };
       const retarget =

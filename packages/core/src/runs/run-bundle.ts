@@ -61,9 +61,16 @@ export function createRunBundleBuilder(deps: RunBundleBuilderDeps) {
       project.credential_id === null
         ? undefined
         : toGitAuth(await reveal(project.credential_id, `of project ${project.id}`));
+    // The project's Galaxy server, as its credential is now.
+    const galaxy =
+      project.galaxy_credential_id === null
+        ? undefined
+        : galaxyServerOf(await reveal(project.galaxy_credential_id, `of project ${project.id}`));
     return {
       source: 'project',
       path: run.playbook,
+      project_id: project.id,
+      ...(galaxy ? { galaxy } : {}),
       git: {
         url: project.git_url,
         commit: run.git_commit,
@@ -142,6 +149,16 @@ export function createRunBundleBuilder(deps: RunBundleBuilderDeps) {
   };
 }
 export type RunBundleBuilder = ReturnType<typeof createRunBundleBuilder>;
+
+/** A galaxy credential as the bundle carries it; another type here is a state conflict. */
+function galaxyServerOf(cred: RevealedCredential): { server_url: string; token?: string } {
+  if (cred.type !== 'galaxy')
+    throw new ConflictError(
+      `credential ${cred.id} is a ${cred.type} credential; a project's Galaxy server needs galaxy`,
+    );
+  const inputs = cred.inputs as { url: string; token?: string };
+  return { server_url: inputs.url, ...(inputs.token ? { token: inputs.token } : {}) };
+}
 
 function formatOf(format: string | null, runId: string): RunBundle['inventory']['format'] {
   if (format !== null && INVENTORY_FORMATS.has(format)) return format as RunBundle['inventory']['format'];

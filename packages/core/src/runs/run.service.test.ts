@@ -305,18 +305,55 @@ describe.each(DIALECTS)('run service on %s', (dialect) => {
       expect(bundle.playbook).toEqual({
         source: 'project',
         path: 'site.yml',
-        git: { url: 'https://git.example.test/p.git', commit: COMMIT, auth: { kind: 'token', token: 'new-token' } },
+        project_id: project.id,
+        git: {
+          url: 'https://git.example.test/p.git',
+          commit: COMMIT,
+          auth: { kind: 'token', token: 'new-token' },
+          host_keys: { checking: 'accept_new', known_hosts: '' },
+        },
       });
-      expect(bundle.inventory).toEqual({ content: 'h1\nh9\n', format: 'ini' });
+      expect(bundle.inventory).toEqual({
+        content: 'h1\nh9\n',
+        format: 'ini',
+        host_keys: { checking: 'accept_new', known_hosts: '' },
+      });
     });
 
     it("gives a shard its own inventory and never the split's limit; refuses to build a split", async () => {
       const split = await s.runs.submit(ADMIN, inline({ shards: 2, limit: 'not-h5' }));
       const [shard] = await tdb.db.repos.runs.children(split.id);
       const bundle = await s.bundles.build(shard!.id);
+      // An inline inventory has no stored keys: nothing to check against but what ssh meets in the run.
       expect(bundle.inventory).toEqual({ content: shard!.inventory_content, format: 'yaml' });
       expect(bundle).not.toHaveProperty('limit');
       expect((await rejection(s.bundles.build(split.id))).name).toBe('ConflictError');
+    });
+
+    it("gives a shard of a stored inventory that inventory's host keys and policy, as they are at dispatch", async () => {
+      const inventory = await newInventory('h1\nh2\nh3\n');
+      const split = await s.runs.submit(ADMIN, { playbook: PLAYBOOK, inventory_id: inventory.id, shards: 2 });
+      const [shard] = await tdb.db.repos.runs.children(split.id);
+      await tdb.db.repos.knownHosts.replaceAll('inventory', inventory.id, [
+        {
+          scope: 'inventory',
+          scope_id: inventory.id,
+          host: 'h1',
+          key_type: 'ssh-ed25519',
+          key: 'AAAAC3NzaC1lZDI1NTE5AAAAIB',
+          source: 'pinned',
+          run_id: null,
+          created_by: ADMIN.id,
+          created_at: new Date().toISOString(),
+        },
+      ]);
+      await tdb.db.repos.inventories.update(inventory.id, { host_key_checking: 'strict' });
+      const bundle = await s.bundles.build(shard!.id);
+      expect(bundle.inventory).toEqual({
+        content: shard!.inventory_content,
+        format: 'yaml',
+        host_keys: { checking: 'strict', known_hosts: 'h1 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB\n' },
+      });
     });
 
     it.each(['inventory', 'project', 'credential'] as const)(

@@ -51,12 +51,12 @@ export function createProjectRepo(db: Kysely<Schema>) {
         throw err;
       }
     },
-    /** Projects that reach their repository with this credential (a credential in use cannot be deleted). */
+    /** Projects that reach their repository or Galaxy server with this credential (one in use cannot be deleted). */
     async usingCredential(credentialId: string): Promise<Array<{ id: string; name: string }>> {
       return db
         .selectFrom('projects')
         .select(['id', 'name'])
-        .where('credential_id', '=', credentialId)
+        .where((eb) => eb.or([eb('credential_id', '=', credentialId), eb('galaxy_credential_id', '=', credentialId)]))
         .orderBy('id', 'desc')
         .execute();
     },

@@ -11,6 +11,7 @@ export type RunReason =
   | 'shutdown'
   | 'bad_playbook'
   | 'checkout_failed'
+  | 'requirements'
   | 'bad_credential'
   | 'ansible_error'
   | 'executor_error'

@@ -59,6 +59,10 @@ export interface RunPlaybookOptions {
   maxEventResBytes?: number | undefined;
   /** run ansible-playbook in the bubblewrap sandbox, hiding these paths too (off by default) */
   sandbox?: Sandbox | undefined;
+  /** where a project's Galaxy requirements are cached (one directory per project); unset: installed for each run */
+  requirementsCache?: string | undefined;
+  /** how long installing a project's requirements may take (10 minutes) */
+  requirementsTimeoutMs?: number | undefined;
   /** called once the ansible-playbook process exists, with the moment it did (dispatch latency is measured up to here) */
   onSpawn?: ((pid: number, at: Date) => void) | undefined;
 }
@@ -67,6 +71,7 @@ const DEFAULT_INTERRUPT_GRACE_MS = 10_000;
 const DEFAULT_TERMINATE_GRACE_MS = 5_000;
 export const DEFAULT_MAX_LOG_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_MAX_EVENT_RES_BYTES = 256 * 1024;
+export const DEFAULT_REQUIREMENTS_TIMEOUT_MS = 10 * 60_000;
 
 /** How event strings name the run directory: relative to the project (or inline playbook) root, else to the run dir. */
 async function privatePathReplacements(dir: string, root: string): Promise<Array<[string, string]>> {
@@ -150,6 +155,9 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
       sandbox: opts.sandbox,
       notice: (line) => stream.ownLogLine(line),
       onProjectHostKeys: (keys) => void learned.project.push(...keys),
+      requirementsCache: opts.requirementsCache,
+      requirementsTimeoutMs: opts.requirementsTimeoutMs ?? DEFAULT_REQUIREMENTS_TIMEOUT_MS,
+      signal: opts.signal,
     });
     if (opts.signal?.aborted) {
       outcome = canceledFor(opts.signal.reason);

@@ -10,6 +10,7 @@ import type { KnownHostEntry, RunBundle } from '@baton/contracts';
 import { GitError, checkoutCommit } from '../git/git.js';
 import { type Sandbox, sandboxed } from '../sandbox/sandbox.js';
 import { sshHostKeyOptions } from '../known-hosts/host-trust.js';
+import { findRequirements, installRequirements, type InstalledRequirements } from './run-requirements.js';
 import { RunRefused } from './run-conclusion.js';
 import {
   acceptedVariables,
@@ -61,6 +62,12 @@ export interface RunSettings {
   notice: (line: string) => void;
   /** the git server's keys ssh recorded on first contact while checking out the project */
   onProjectHostKeys: (learned: KnownHostEntry[]) => void;
+  /** where Galaxy requirements are cached, one directory per project; unset: installed per run */
+  requirementsCache?: string | undefined;
+  /** how long installing a project's requirements may take */
+  requirementsTimeoutMs: number;
+  /** cancels the run while it is still being prepared (a requirements install) */
+  signal?: AbortSignal | undefined;
 }
 
 /** The run's known_hosts file: ssh checks the inventory's hosts against it, and records first-seen keys in it. */
@@ -81,6 +88,36 @@ async function localRemoteTemp(): Promise<string | undefined> {
   } catch {
     return undefined; // no home directory: local tasks that need a temp directory fail in the sandbox
   }
+}
+
+/** Installs the requirements the checkout holds (none: undefined), in the project's cache when there is one. */
+async function projectRequirements(
+  source: Extract<RunBundle['playbook'], { source: 'project' }>,
+  projectDir: string,
+  runDir: string,
+  settings: RunSettings,
+): Promise<InstalledRequirements | undefined> {
+  const files = await findRequirements(projectDir);
+  if (files.length === 0) return undefined;
+  const cacheKey = source.project_id && /^[A-Za-z0-9_-]+$/.test(source.project_id) ? source.project_id : undefined;
+  return installRequirements({
+    projectDir,
+    files,
+    cacheDir: settings.requirementsCache && cacheKey ? path.join(settings.requirementsCache, cacheKey) : undefined,
+    runDir,
+    env: {
+      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      HOME: path.join(runDir, 'home'),
+      TMPDIR: path.join(runDir, 'tmp'),
+      LANG: 'C.UTF-8',
+      LC_ALL: 'C.UTF-8',
+    },
+    galaxy: source.galaxy,
+    timeoutMs: settings.requirementsTimeoutMs,
+    sandbox: settings.sandbox,
+    log: settings.notice,
+    signal: settings.signal,
+  });
 }
 
 export async function prepareRun(
@@ -107,6 +144,7 @@ export async function prepareRun(
 
   let playbook: string;
   let cwd = dir;
+  let requirements: InstalledRequirements | undefined;
   if (bundle.playbook.source === 'inline') {
     playbook = path.join(dir, 'playbook.yml');
     fsSync.writeFileSync(playbook, bundle.playbook.content, { mode: 0o600 });
@@ -129,6 +167,7 @@ export async function prepareRun(
     }
     playbook = await projectPlaybookPath(project, bundle.playbook.path);
     cwd = project; // relative paths in a project's playbooks are written against its root
+    requirements = await projectRequirements(bundle.playbook, project, dir, settings);
   }
 
   // A minimal environment: nothing of the server's own (BATON_* keys, cloud credentials…) reaches ansible.
@@ -173,6 +212,10 @@ export async function prepareRun(
     // yaml first: it takes only .yaml, .yml and .json files, so a shard's JSON inventory (inventory.yaml) is never read as INI.
     ANSIBLE_INVENTORY_ENABLED: 'yaml,ini',
     ANSIBLE_PYTHON_INTERPRETER: 'auto_silent',
+    // The project's Galaxy requirements, installed (or found in the cache) before the run.
+    ...(requirements
+      ? { ANSIBLE_COLLECTIONS_PATH: requirements.collectionsPath, ANSIBLE_ROLES_PATH: requirements.rolesPath }
+      : {}),
     // Lines reach the pipe as ansible prints them, so the log streams live.
     PYTHONUNBUFFERED: '1',
   };
@@ -201,7 +244,12 @@ export async function prepareRun(
           ],
           writable: [dir],
           // pids.json tells the next start-up which processes to kill: the playbook must not be able to rewrite it.
-          readable: [CALLBACK_PLUGIN_DIR, path.join(dir, PIDS_FILE)],
+          // The requirements cache lies inside the data dir, which is hidden.
+          readable: [
+            CALLBACK_PLUGIN_DIR,
+            path.join(dir, PIDS_FILE),
+            ...(requirements ? [requirements.collectionsPath, requirements.rolesPath] : []),
+          ],
         })
       : inner;
   return { ...command, env, cwd };

@@ -53,6 +53,8 @@ export function secretsOf(bundle: RunBundle): string[] {
     values.push(auth.privateKey);
     if (auth.passphrase) values.push(auth.passphrase);
   }
+  const galaxyToken = bundle.playbook.source === 'project' ? bundle.playbook.galaxy?.token : undefined;
+  if (galaxyToken) values.push(galaxyToken);
   const secrets = new Set<string>();
   for (const value of values) {
     const whole = value.trim();

@@ -122,3 +122,4 @@ export const tempDir = (stem: string) => fs.mkdtempSync(path.join(os.tmpdir(), `
 export { startHttpsServer, type HttpsRoute, type TestHttpsServer } from './https-server.js';
 export { expectGitError, gitFirstOnPath, ownTmpdirForGitOperations } from './git-checks.js';
 export { inlineBundle, LOCAL_INVENTORY, play, runCollecting } from './playbook-runs.js';
+export * from './galaxy-repos.js';
