@@ -71,6 +71,7 @@ export async function openRuntime(
     saml: config.saml,
     ai: { environment: config.aiProvider, askRate: config.aiAskRate },
     notify: { allowPrivate: config.notifyAllowPrivate },
+    fetchDenyPrivate: config.fetchDenyPrivate,
     // Only `baton serve` talks to Redis; the other commands never enqueue.
     queueMode:
       opts.queueMode && config.redisUrl && config.workerKey

@@ -109,6 +109,7 @@ async function start(
       executors: config.executors,
       workDir: config.workDir,
       requirementsCache: path.join(config.dataDir, 'requirements'),
+      fetchDenyPrivate: config.fetchDenyPrivate,
       logger,
       leaseMs: DEFAULT_LEASE_MS,
       sandbox,

@@ -48,8 +48,10 @@ export interface ServiceOptions {
   inventoryUrlCa?: string | undefined;
   /** where the runs domain's errors that have no caller go (the server's logger); stderr when not given */
   reportError?: ((err: unknown) => void) | undefined;
-  /** where inventory scripts and plugins run (bubblewrap or not); off when not given */
+  /** where inventory scripts and plugins, and git, run (bubblewrap or not); off when not given */
   sandbox?: Sandbox | undefined;
+  /** BATON_FETCH_DENY_PRIVATE: git, inventory URLs and Galaxy servers may not reach loopback or private addresses */
+  fetchDenyPrivate?: boolean | undefined;
   /** lease length of the in-process run queue (tests shorten it) */
   leaseMs?: number | undefined;
   /** queue mode: the Redis seams instead of the in-process ones */
@@ -95,6 +97,9 @@ export function createServices(db: Database, opts: ServiceOptions) {
       ...(await repos.launchRefs.ownersOf(id)),
     ],
   });
+  // Every git operation of the server: in the sandbox, and to the destinations BATON_FETCH_DENY_PRIVATE allows.
+  const fetchPolicy = { denyPrivate: opts.fetchDenyPrivate ?? false };
+  const gitIsolation = { sandbox: opts.sandbox, fetchPolicy };
   const projects = createProjectService({
     projects: repos.projects,
     knownHosts: repos.knownHosts,
@@ -102,7 +107,10 @@ export function createServices(db: Database, opts: ServiceOptions) {
     authz,
     clock,
     credentials,
-    git: { resolveBranchHead, readRequirements: readRequirementsAtCommit },
+    git: {
+      resolveBranchHead: (t) => resolveBranchHead({ ...t, ...gitIsolation }),
+      readRequirements: (spec) => readRequirementsAtCommit({ ...spec, ...gitIsolation }),
+    },
     usedBy: async (id) => [
       ...tagged('inventory source', await repos.inventorySources.usingProject(id)),
       ...(await repos.launchRefs.ownersOf(id)),
@@ -115,7 +123,9 @@ export function createServices(db: Database, opts: ServiceOptions) {
     urlCa: opts.inventoryUrlCa,
     sandbox: opts.sandbox,
     // A script or plugin source runs inside a fresh checkout of its project's last synced commit.
-    checkout: async (p, projectId, dir) => checkoutCommit({ ...(await projects.checkoutSpec(p, projectId)), dir }),
+    checkout: async (p, projectId, dir) =>
+      checkoutCommit({ ...(await projects.checkoutSpec(p, projectId)), dir, ...gitIsolation }),
+    fetchPolicy,
   });
   const runServices = createRunServices(db, {
     authz,
@@ -126,6 +136,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
     projects,
     inventories: inventoryServices.inventories,
     sandbox: opts.sandbox,
+    fetchPolicy,
     reportError: opts.reportError,
     queueMode: opts.queueMode,
   });

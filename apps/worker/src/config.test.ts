@@ -39,6 +39,7 @@ describe('loadWorkerConfig', () => {
       name: os.hostname(),
       workDir: path.resolve(os.tmpdir()),
       sandbox: 'auto',
+      fetchDenyPrivate: false,
       runGraceSeconds: 60,
       logLevel: 'info',
     });
@@ -56,6 +57,7 @@ describe('loadWorkerConfig', () => {
         BATON_WORKER_NAME: 'worker one',
         BATON_WORK_DIR: 'relative/work',
         BATON_SANDBOX: 'off',
+        BATON_FETCH_DENY_PRIVATE: 'true',
         BATON_RUN_GRACE_SECONDS: '5',
         BATON_LOG_LEVEL: 'debug',
       }),
@@ -69,6 +71,7 @@ describe('loadWorkerConfig', () => {
       name: 'worker one',
       workDir: path.resolve('relative/work'),
       sandbox: 'off',
+      fetchDenyPrivate: true,
       runGraceSeconds: 5,
       logLevel: 'debug',
     });
@@ -137,6 +140,7 @@ describe('loadWorkerConfig', () => {
     ['BATON_WORKER_NAME', 'tab\there', /BATON_WORKER_NAME: must be 1 to 200 printable characters/],
     ['BATON_WORKER_NAME', 'n'.repeat(201), /BATON_WORKER_NAME/],
     ['BATON_SANDBOX', 'on', /BATON_SANDBOX: must be one of auto, bwrap, off/],
+    ['BATON_FETCH_DENY_PRIVATE', 'yes', /BATON_FETCH_DENY_PRIVATE: must be true or false/],
     ['BATON_RUN_GRACE_SECONDS', '0', /BATON_RUN_GRACE_SECONDS: must be between 1 and 86400/],
     ['BATON_RUN_GRACE_SECONDS', 'soon', /BATON_RUN_GRACE_SECONDS: must be a whole number/],
     ['BATON_LOG_LEVEL', 'verbose', /BATON_LOG_LEVEL: must be one of error, warn, info, debug/],

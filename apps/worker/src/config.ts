@@ -23,6 +23,7 @@ Environment:
   BATON_QUEUE_PREFIX        namespace of every Redis key (default baton)
   BATON_WORK_DIR            parent of the private run directories (default the system temp directory)
   BATON_SANDBOX             auto | bwrap | off (default auto)
+  BATON_FETCH_DENY_PRIVATE  true: refuse checkouts and Galaxy servers at loopback or private addresses (default false)
   BATON_RUN_GRACE_SECONDS   on stop, how long running runs may go on before they are canceled (default 60)
   BATON_LOG_LEVEL           error | warn | info | debug (default info)`;
 
@@ -39,6 +40,8 @@ export interface WorkerConfig {
   name: string;
   workDir: string;
   sandbox: SandboxSetting;
+  /** BATON_FETCH_DENY_PRIVATE: checkouts and Galaxy servers may not be at loopback or private addresses */
+  fetchDenyPrivate: boolean;
   runGraceSeconds: number;
   logLevel: LogLevel;
 }
@@ -171,6 +174,11 @@ export function loadWorkerConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       throw new WorkerConfigError(`BATON_SANDBOX: must be one of ${SANDBOX_SETTINGS.join(', ')}`);
     return s as SandboxSetting;
   });
+  const fetchDenyPrivate = check(() => {
+    const v = read('BATON_FETCH_DENY_PRIVATE') ?? 'false';
+    if (v !== 'true' && v !== 'false') throw new WorkerConfigError('BATON_FETCH_DENY_PRIVATE: must be true or false');
+    return v === 'true';
+  });
   const runGraceSeconds = check(() => {
     const text = read('BATON_RUN_GRACE_SECONDS');
     return text === undefined ? 60 : wholeNumber(text, 1, MAX_GRACE_SECONDS, 'BATON_RUN_GRACE_SECONDS');
@@ -195,6 +203,7 @@ export function loadWorkerConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       name: name!,
       workDir,
       sandbox: sandbox!,
+      fetchDenyPrivate: fetchDenyPrivate!,
       runGraceSeconds: runGraceSeconds!,
       logLevel: logLevel!,
     },

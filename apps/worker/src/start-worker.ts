@@ -135,6 +135,7 @@ export async function startWorker(config: WorkerConfig, logger: Logger): Promise
       workRoot: config.workDir,
       sandbox,
       requirementsCache: path.join(config.workDir, 'baton-requirements'),
+      fetchPolicy: { denyPrivate: config.fetchDenyPrivate },
     },
     logger,
     graceMs: config.runGraceSeconds * 1000,

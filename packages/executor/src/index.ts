@@ -54,3 +54,4 @@ export {
 export { openBundle, parseWorkerKey, SealedBundleError, sealBundle } from './bundle/sealed-bundle.js';
 export { readRequirementsAtCommit, type RequirementsAtCommit } from './git/requirements-lookup.js';
 export type { HostTrust } from './known-hosts/host-trust.js';
+export { checkedFetchAddress, type FetchPolicy, gitRemoteOf } from './network/fetch-destination.js';

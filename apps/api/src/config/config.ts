@@ -51,6 +51,7 @@ const Env = z.object({
   BATON_LOG_LEVEL: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
   BATON_TRUST_PROXY: z.enum(['true', 'false']).default('false'),
   BATON_NOTIFY_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),
+  BATON_FETCH_DENY_PRIVATE: z.enum(['true', 'false']).default('false'),
   BATON_AUDIT_SIGNING_KEY_FILE: z.string().min(1).optional(),
   BATON_UI_DIR: z.string().min(1).optional(),
   BATON_SHUTDOWN_GRACE_SECONDS: graceSeconds.default(10),
@@ -89,6 +90,8 @@ export interface Config {
   trustProxy: boolean;
   /** BATON_NOTIFY_ALLOW_PRIVATE: notifications may reach private and loopback addresses (default: refused) */
   notifyAllowPrivate: boolean;
+  /** BATON_FETCH_DENY_PRIVATE: git, inventory URLs and Galaxy servers may not reach loopback or private addresses */
+  fetchDenyPrivate: boolean;
   auditSigningKeyFile?: string | undefined;
   uiDir?: string | undefined;
   shutdownGraceSeconds: number;
@@ -183,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.BATON_LOG_LEVEL,
     trustProxy: e.BATON_TRUST_PROXY === 'true',
     notifyAllowPrivate: e.BATON_NOTIFY_ALLOW_PRIVATE === 'true',
+    fetchDenyPrivate: e.BATON_FETCH_DENY_PRIVATE === 'true',
     auditSigningKeyFile: e.BATON_AUDIT_SIGNING_KEY_FILE,
     uiDir: e.BATON_UI_DIR,
     shutdownGraceSeconds: e.BATON_SHUTDOWN_GRACE_SECONDS,

@@ -8,7 +8,7 @@ import {
   type InventorySourceRunners,
 } from '@baton/core';
 import type { Database } from '@baton/db';
-import { loadUrlInventory, parseInventory, runInventorySource, type Sandbox } from '@baton/executor';
+import { type FetchPolicy, loadUrlInventory, parseInventory, runInventorySource, type Sandbox } from '@baton/executor';
 import { memoizeInventoryParser } from './inventory-memo.js';
 
 /** Bounds of one ansible-inventory run or URL fetch: a refresh answers synchronously, so these bound the request. */
@@ -24,6 +24,8 @@ export interface InventoryWiringOptions {
   urlCa?: string | undefined;
   /** ansible-inventory and source scripts run in it (bubblewrap), so a script cannot read the data dir */
   sandbox?: Sandbox | undefined;
+  /** where URL sources may be fetched from (BATON_FETCH_DENY_PRIVATE) */
+  fetchPolicy?: FetchPolicy | undefined;
 }
 
 export function createInventoryServices(db: Database, opts: InventoryWiringOptions) {
@@ -43,6 +45,7 @@ export function createInventoryServices(db: Database, opts: InventoryWiringOptio
       loadUrlInventory({
         ...o,
         ca: opts.urlCa,
+        denyPrivate: opts.fetchPolicy?.denyPrivate ?? false,
         timeoutMs: INVENTORY_LIMITS.timeoutMs,
         maxBytes: INVENTORY_LIMITS.maxOutputBytes,
       }),

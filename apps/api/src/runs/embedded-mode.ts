@@ -14,6 +14,8 @@ export interface EmbeddedModeOptions {
   workDir?: string | undefined;
   /** where projects' Galaxy requirements are cached (`<data dir>/requirements`); unset: installed for each run */
   requirementsCache?: string | undefined;
+  /** BATON_FETCH_DENY_PRIVATE for checkouts and Galaxy servers */
+  fetchDenyPrivate?: boolean | undefined;
   sandbox: { mode: SandboxMode; hidden: string[] };
   logger: Logger;
   leaseMs: number;
@@ -90,6 +92,7 @@ export async function startEmbeddedMode(services: RunServices, opts: EmbeddedMod
       workRoot: opts.workDir,
       sandbox: opts.sandbox,
       requirementsCache: opts.requirementsCache,
+      fetchPolicy: { denyPrivate: opts.fetchDenyPrivate ?? false },
       ...(opts.interruptGraceMs !== undefined ? { interruptGraceMs: opts.interruptGraceMs } : {}),
       ...(opts.terminateGraceMs !== undefined ? { terminateGraceMs: opts.terminateGraceMs } : {}),
     },

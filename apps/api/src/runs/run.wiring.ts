@@ -33,6 +33,7 @@ import {
   resolvePlaybookAtBranch,
   type Sandbox,
   sealBundle,
+  type FetchPolicy,
 } from '@baton/executor';
 import {
   createInProcessEventBus,
@@ -64,6 +65,8 @@ export interface RunWiringOptions {
   reportError?: ((err: unknown) => void) | undefined;
   /** ansible-inventory runs at submit (inline inventories, shards) go in it too */
   sandbox?: Sandbox | undefined;
+  /** where git may fetch from (BATON_FETCH_DENY_PRIVATE) */
+  fetchPolicy?: FetchPolicy | undefined;
   /** Queue mode (BATON_REDIS_URL): BullMQ and Redis pub/sub instead of the in-process seams; jobs carry sealed bundles. */
   queueMode?: QueueModeSettings | undefined;
 }
@@ -203,7 +206,7 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
   });
   const runPreparer = createRunPreparer({
     projects: opts.projects,
-    resolvePlaybook: resolvePlaybookAtBranch,
+    resolvePlaybook: (o) => resolvePlaybookAtBranch({ ...o, sandbox: opts.sandbox, fetchPolicy: opts.fetchPolicy }),
     inventories: opts.inventories,
     credentials: opts.credentials,
     inventoryTool,

@@ -80,6 +80,8 @@ export async function createHarness(
     ai?: { environment?: AiProviderSettings; askRate?: number };
     /** notifications: allow private addresses (local receivers), or a transport of the test's own */
     notify?: ServiceOptions['notify'];
+    /** BATON_FETCH_DENY_PRIVATE */
+    fetchDenyPrivate?: boolean;
   } = {},
 ): Promise<Harness> {
   const tdb = await createTestDatabase(dialect);
@@ -97,6 +99,7 @@ export async function createHarness(
     oidc: opts.oidc,
     ai: opts.ai,
     notify: opts.notify ?? { allowPrivate: true },
+    fetchDenyPrivate: opts.fetchDenyPrivate,
   });
   const { app, operations } = createApp({
     services,

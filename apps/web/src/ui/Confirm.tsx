@@ -4,6 +4,8 @@ import { type ReactNode, useRef } from 'react';
 interface ConfirmButtonProps {
   /** the button's text, e.g. "Delete" */
   children: ReactNode;
+  /** the button's accessible name when its text alone is ambiguous (one "Forget" per row): starts with the text */
+  label?: string;
   /** what the dialog asks, e.g. "Delete the project web?" */
   question: string;
   /** more about what happens */
@@ -17,6 +19,7 @@ interface ConfirmButtonProps {
 
 export function ConfirmButton({
   children,
+  label,
   question,
   detail,
   confirmLabel,
@@ -31,6 +34,7 @@ export function ConfirmButton({
         type="button"
         className={danger ? 'btn btn-danger' : 'btn'}
         disabled={disabled}
+        aria-label={label}
         onClick={() => dialog.current?.showModal()}
       >
         {children}

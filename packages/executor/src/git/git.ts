@@ -5,10 +5,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { killProcessGroup, runCapped } from '../process/capped-process.js';
 import fs from 'node:fs/promises';
+import fsSync from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type GitAuth, GitError, type GitErrorCode, gitUrlProblem } from '@baton/contracts';
 import { type HostTrust, learnedHostKeys, sshHostKeyOptions, withHostKeyReason } from '../known-hosts/host-trust.js';
+import { checkedFetchAddress, type FetchPolicy, gitRemoteOf } from '../network/fetch-destination.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
 
 export type { GitAuth, HostTrust };
 /** Declared in contracts, so core can match it with instanceof. */
@@ -28,6 +31,21 @@ export interface Workspace {
   secrets: string[];
   deadline: number;
   agent?: ChildProcess | undefined;
+  /** git and ssh run in it, seeing only the workspace and `writable` of what the sandbox hides */
+  sandbox?: (Sandbox & { writable: string[]; readable: string[] }) | undefined;
+}
+
+/**
+ * How one git operation runs: host key trust, the bubblewrap sandbox (git and ssh then see neither the data
+ * directory, the server user's home (~/.pgpass, ~/.ssh) nor the system temp directory with other operations' and
+ * runs' files), and the destination policy for `url`.
+ */
+export interface GitOperationOptions extends HostTrust {
+  url?: string | undefined;
+  sandbox?: Sandbox | undefined;
+  /** directories outside the workspace the operation writes (a checkout's target) */
+  writable?: string[] | undefined;
+  fetchPolicy?: FetchPolicy | undefined;
 }
 
 interface RunResult {
@@ -73,6 +91,7 @@ function run(
     timeoutMs,
     maxOutputBytes: OUTPUT_CAP_BYTES,
     stdin: opts.stdin ?? '',
+    sandbox: ws.sandbox,
   }).then(
     (r) => {
       if (r.killedFor === 'timeout')
@@ -180,8 +199,9 @@ export async function withWorkspace<T>(
   auth: GitAuth | undefined,
   timeoutMs: number,
   fn: (ws: Workspace) => Promise<T>,
-  trust: HostTrust = {},
+  trust: GitOperationOptions = {},
 ): Promise<T> {
+  const pinned = trust.url !== undefined && trust.fetchPolicy ? await checkedRemote(trust.url, trust.fetchPolicy) : [];
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'baton-git-'));
   await fs.chmod(dir, 0o700);
   const home = path.join(dir, 'home');
@@ -205,7 +225,16 @@ export async function withWorkspace<T>(
       // config and keys out; only the operation's agent, if any, offers a key.
       GIT_SSH_COMMAND: `ssh -F /dev/null -o BatchMode=yes -o IdentitiesOnly=no -o IdentityFile=none ${sshHostKeyOptions(trust.hostKeys?.checking ?? 'accept_new', knownHosts, shellQuote)}`,
       GIT_SSH_VARIANT: 'ssh',
+      // Settings that must hold for every git command of the operation (a destination pinned to its checked address).
+      GIT_CONFIG_COUNT: String(pinned.length),
+      ...Object.fromEntries(
+        pinned.flatMap(([k, v], i) => [
+          [`GIT_CONFIG_KEY_${i}`, k],
+          [`GIT_CONFIG_VALUE_${i}`, v],
+        ]),
+      ),
     },
+    sandbox: sandboxOf(trust, dir),
   };
   try {
     if (auth?.kind === 'token') {
@@ -273,6 +302,65 @@ export async function startOwnedSshAgent(opts: {
   return { socket: ws.env.SSH_AUTH_SOCK!, pid: ws.agent?.pid, stop: () => stopAgent(ws) };
 }
 
+/** Paths no git operation may read: what the caller hides, the server user's home, the system temp directory. */
+function sandboxOf(opts: GitOperationOptions, workspace: string): Workspace['sandbox'] {
+  if (!opts.sandbox || opts.sandbox.mode === 'off') return undefined;
+  const home = os.userInfo().homedir;
+  return {
+    mode: opts.sandbox.mode,
+    hidden: [...opts.sandbox.hidden, ...(home && home !== '/' ? [home] : []), os.tmpdir()],
+    writable: [workspace, ...(opts.writable ?? [])],
+    readable: localRepository(opts.url, opts.sandbox.hidden),
+  };
+}
+
+/**
+ * A file:// repository is read where it is, unless it lies in what the caller hides (the data directory): such a
+ * URL finds nothing there, as if the repository did not exist.
+ */
+function localRepository(url: string | undefined, hidden: string[]): string[] {
+  if (url === undefined || gitRemoteOf(url)?.kind !== 'file') return [];
+  let repo: string;
+  try {
+    repo = fsSync.realpathSync(decodeURIComponent(new URL(url).pathname));
+  } catch {
+    return []; // nothing there: git says so
+  }
+  const inside = (p: string) => {
+    try {
+      const real = fsSync.realpathSync(p);
+      return repo === real || repo.startsWith(real + path.sep);
+    } catch {
+      return false;
+    }
+  };
+  return hidden.some(inside) ? [] : [repo];
+}
+
+/**
+ * Refuses a remote whose host resolves to a refused address (and, with denyPrivate, a local file:// repository);
+ * answers git settings that keep the operation there: https is pinned to the checked address and never follows
+ * a redirect. (ssh and git:// connect by name again; the check still stops names that point inside.)
+ */
+async function checkedRemote(url: string, policy: FetchPolicy): Promise<Array<[string, string]>> {
+  const remote = gitRemoteOf(url);
+  if (!remote) return [];
+  if (remote.kind === 'file') {
+    if (policy.denyPrivate)
+      throw new GitError('refused_url', 'refused: file:// repositories are local (BATON_FETCH_DENY_PRIVATE=true)');
+    return [];
+  }
+  const checked = await checkedFetchAddress(remote.host, policy);
+  if (!checked.ok) throw new GitError('refused_url', `git URL ${checked.reason}`);
+  if (remote.scheme !== 'https') return [];
+  const host = remote.host.replace(/^\[|\]$/g, '');
+  const address = checked.address.family === 6 ? `[${checked.address.address}]` : checked.address.address;
+  return [
+    ['http.followRedirects', 'false'],
+    ['http.curloptResolve', `${host}:${remote.port}:${address}`],
+  ];
+}
+
 export function checkUrl(url: string): void {
   const problem = gitUrlProblem(url);
   if (problem !== undefined) throw new GitError('refused_url', `git URL ${problem}`);
@@ -291,7 +379,7 @@ export async function resolveBranchHead(
     branch: string;
     auth?: GitAuth | undefined;
     timeoutMs?: number | undefined;
-  } & HostTrust,
+  } & GitOperationOptions,
 ): Promise<string> {
   checkUrl(opts.url);
   checkBranchName(opts.branch);
@@ -352,7 +440,7 @@ export async function checkoutCommit(
     dir: string;
     auth?: GitAuth | undefined;
     timeoutMs?: number | undefined;
-  } & HostTrust,
+  } & GitOperationOptions,
 ): Promise<void> {
   checkUrl(opts.url);
   if (!COMMIT.test(opts.commit)) throw new GitError('bad_input', `not a full commit id: ${opts.commit}`);
@@ -369,6 +457,6 @@ export async function checkoutCommit(
       const head = (await git(ws, ['rev-parse', 'HEAD'], opts.dir)).trim();
       if (head !== opts.commit) throw new GitError('git_failed', `checked out ${head}, expected ${opts.commit}`);
     },
-    opts,
+    { ...opts, writable: [...(opts.writable ?? []), opts.dir] },
   );
 }

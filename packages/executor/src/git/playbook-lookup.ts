@@ -13,7 +13,7 @@ import {
   GitError,
   type GitAuth,
   withWorkspace,
-  type HostTrust,
+  type GitOperationOptions,
   type Workspace,
 } from './git.js';
 
@@ -122,7 +122,7 @@ export async function resolvePlaybookAtBranch(
     ref?: string | undefined;
     auth?: GitAuth | undefined;
     timeoutMs?: number | undefined;
-  } & HostTrust,
+  } & GitOperationOptions,
 ): Promise<PlaybookAtBranch> {
   checkUrl(opts.url);
   checkBranchName(opts.branch);

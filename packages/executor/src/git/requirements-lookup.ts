@@ -10,7 +10,7 @@ import {
   git,
   type GitAuth,
   GitError,
-  type HostTrust,
+  type GitOperationOptions,
   withWorkspace,
 } from './git.js';
 
@@ -25,7 +25,12 @@ export interface RequirementsAtCommit {
 const MAX_BYTES = 200 * 1024;
 
 export async function readRequirementsAtCommit(
-  opts: { url: string; commit: string; auth?: GitAuth | undefined; timeoutMs?: number | undefined } & HostTrust,
+  opts: {
+    url: string;
+    commit: string;
+    auth?: GitAuth | undefined;
+    timeoutMs?: number | undefined;
+  } & GitOperationOptions,
 ): Promise<RequirementsAtCommit[]> {
   checkUrl(opts.url);
   if (!COMMIT.test(opts.commit)) throw new GitError('bad_input', `not a full commit id: ${opts.commit}`);

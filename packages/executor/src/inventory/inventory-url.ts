@@ -3,7 +3,7 @@
 import dns from 'node:dns/promises';
 import https from 'node:https';
 import net from 'node:net';
-import { refusedAddressReason, refusedHostReason } from '@baton/contracts';
+import { privateAddressReason, refusedAddressReason, refusedHostReason } from '@baton/contracts';
 import {
   InventorySourceError,
   parseInventory,
@@ -19,6 +19,8 @@ export interface FetchInventoryUrlOptions {
   maxBytes: number;
   /** extra trusted CA certificates (PEM); production uses the system store, tests pass their own */
   ca?: string | string[] | undefined;
+  /** BATON_FETCH_DENY_PRIVATE: loopback and private addresses are refused too */
+  denyPrivate?: boolean | undefined;
   /** every address of a host name; production asks the system resolver, tests answer what they need */
   resolve?: ((hostname: string) => Promise<Address[]>) | undefined;
 }
@@ -30,7 +32,11 @@ const systemResolve = (hostname: string): Promise<Address[]> => dns.lookup(hostn
  * Resolves every address of the host and refuses the lot if any one of them is refused, by the same
  * classifier that checked the URL when it was saved (@baton/contracts refused-address).
  */
-async function checkedAddress(hostname: string, resolve: (hostname: string) => Promise<Address[]>): Promise<Address> {
+async function checkedAddress(
+  hostname: string,
+  resolve: (hostname: string) => Promise<Address[]>,
+  denyPrivate: boolean,
+): Promise<Address> {
   const bare = hostname
     .replace(/^\[|\]$/g, '')
     .replace(/\.$/, '')
@@ -44,8 +50,11 @@ async function checkedAddress(hostname: string, resolve: (hostname: string) => P
     throw new InventorySourceError(`cannot resolve ${bare}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
   for (const a of addresses) {
-    const why = refusedAddressReason(a.address);
-    if (why) throw new InventorySourceError(`refused: ${bare} resolves to a refused address: ${why}`);
+    const why = refusedAddressReason(a.address) ?? (denyPrivate ? privateAddressReason(a.address) : undefined);
+    if (why)
+      throw new InventorySourceError(
+        `refused: ${bare} resolves to a refused address: ${why}${denyPrivate ? ' (BATON_FETCH_DENY_PRIVATE=true)' : ''}`,
+      );
   }
   if (!addresses[0]) throw new InventorySourceError(`cannot resolve ${bare}: no address`);
   return addresses[0];
@@ -64,7 +73,7 @@ export async function fetchInventoryUrl(opts: FetchInventoryUrlOptions): Promise
   }
   if (url.protocol !== 'https:')
     throw new InventorySourceError(`refused: only https URLs are fetched, not ${url.protocol.replace(/:$/, '')}`);
-  const target = await checkedAddress(url.hostname, opts.resolve ?? systemResolve);
+  const target = await checkedAddress(url.hostname, opts.resolve ?? systemResolve, opts.denyPrivate ?? false);
 
   const body = await new Promise<Buffer>((resolve, reject) => {
     const req = https.request(url, {

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { KnownHostEntry, RunBundle, RunEvent } from '@baton/contracts';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import type { FetchPolicy } from '../network/fetch-destination.js';
 import {
   canceledFor,
   concludeFrom,
@@ -63,6 +64,8 @@ export interface RunPlaybookOptions {
   requirementsCache?: string | undefined;
   /** how long installing a project's requirements may take (10 minutes) */
   requirementsTimeoutMs?: number | undefined;
+  /** where the checkout and the Galaxy server may be fetched from (BATON_FETCH_DENY_PRIVATE) */
+  fetchPolicy?: FetchPolicy | undefined;
   /** called once the ansible-playbook process exists, with the moment it did (dispatch latency is measured up to here) */
   onSpawn?: ((pid: number, at: Date) => void) | undefined;
 }
@@ -157,6 +160,7 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
       onProjectHostKeys: (keys) => void learned.project.push(...keys),
       requirementsCache: opts.requirementsCache,
       requirementsTimeoutMs: opts.requirementsTimeoutMs ?? DEFAULT_REQUIREMENTS_TIMEOUT_MS,
+      fetchPolicy: opts.fetchPolicy ?? { denyPrivate: false },
       signal: opts.signal,
     });
     if (opts.signal?.aborted) {

@@ -10,6 +10,7 @@ import type { KnownHostEntry, RunBundle } from '@baton/contracts';
 import { GitError, checkoutCommit } from '../git/git.js';
 import { type Sandbox, sandboxed } from '../sandbox/sandbox.js';
 import { sshHostKeyOptions } from '../known-hosts/host-trust.js';
+import { checkedFetchAddress, type FetchPolicy } from '../network/fetch-destination.js';
 import { findRequirements, installRequirements, type InstalledRequirements } from './run-requirements.js';
 import { RunRefused } from './run-conclusion.js';
 import {
@@ -68,6 +69,8 @@ export interface RunSettings {
   requirementsTimeoutMs: number;
   /** cancels the run while it is still being prepared (a requirements install) */
   signal?: AbortSignal | undefined;
+  /** where the checkout and the Galaxy server may be fetched from */
+  fetchPolicy: FetchPolicy;
 }
 
 /** The run's known_hosts file: ssh checks the inventory's hosts against it, and records first-seen keys in it. */
@@ -90,6 +93,18 @@ async function localRemoteTemp(): Promise<string | undefined> {
   }
 }
 
+/** A Galaxy server at a refused address fails the run before ansible-galaxy contacts it. */
+async function checkGalaxyServer(serverUrl: string, policy: FetchPolicy): Promise<void> {
+  let host: string;
+  try {
+    host = new URL(serverUrl).hostname;
+  } catch {
+    throw new RunRefused('failed', 'requirements', 'baton: the Galaxy server URL is not a URL');
+  }
+  const checked = await checkedFetchAddress(host, policy);
+  if (!checked.ok) throw new RunRefused('failed', 'requirements', `baton: the Galaxy server is ${checked.reason}`);
+}
+
 /** Installs the requirements the checkout holds (none: undefined), in the project's cache when there is one. */
 async function projectRequirements(
   source: Extract<RunBundle['playbook'], { source: 'project' }>,
@@ -99,6 +114,7 @@ async function projectRequirements(
 ): Promise<InstalledRequirements | undefined> {
   const files = await findRequirements(projectDir);
   if (files.length === 0) return undefined;
+  if (source.galaxy) await checkGalaxyServer(source.galaxy.server_url, settings.fetchPolicy);
   const cacheKey = source.project_id && /^[A-Za-z0-9_-]+$/.test(source.project_id) ? source.project_id : undefined;
   return installRequirements({
     projectDir,
@@ -159,6 +175,9 @@ export async function prepareRun(
         auth: git.auth,
         hostKeys: git.host_keys,
         onHostKeys: settings.onProjectHostKeys,
+        // git and ssh in the sandbox too: no other run's directory, no data directory, no server home.
+        sandbox: settings.sandbox && { ...settings.sandbox, hidden: [...settings.sandbox.hidden, path.dirname(dir)] },
+        fetchPolicy: settings.fetchPolicy,
       });
     } catch (err) {
       if (err instanceof GitError)

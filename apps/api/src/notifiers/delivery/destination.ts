@@ -2,38 +2,11 @@
 // refused; loopback and private ranges unless allowed), the connection then made to the checked address only.
 import dns from 'node:dns/promises';
 import net from 'node:net';
-import { parseIpAddress, refusedAddressReason, refusedHostReason } from '@baton/contracts';
+import { privateAddressReason, refusedAddressReason, refusedHostReason } from '@baton/contracts';
 
 export type Address = { address: string; family: number };
 export type Resolve = (hostname: string) => Promise<Address[]>;
 export const systemResolve: Resolve = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
-
-const PRIVATE_V4: Array<[number, number, number]> = [
-  // [first octet, second octet low, second octet high] (second octet range; -1 = any)
-  [10, -1, -1],
-  [127, -1, -1],
-  [0, -1, -1],
-  [172, 16, 31],
-  [192, 168, 168],
-  [100, 64, 127],
-];
-
-/** Loopback, private and carrier-grade NAT addresses: refused unless BATON_NOTIFY_ALLOW_PRIVATE. */
-export function privateAddressReason(address: string): string | undefined {
-  const ip = parseIpAddress(address);
-  if (!ip) return undefined;
-  if (ip.family === 4) {
-    const [a, b] = ip.bytes as unknown as number[];
-    const hit = PRIVATE_V4.some(([first, lo, hi]) => a === first && (lo === -1 || (b! >= lo && b! <= hi)));
-    return hit ? `${address} is a loopback or private address` : undefined;
-  }
-  const bytes = ip.bytes as unknown as number[];
-  const loopback = bytes.slice(0, 15).every((x) => x === 0) && bytes[15] === 1;
-  const uniqueLocal = (bytes[0]! & 0xfe) === 0xfc;
-  const mapped = bytes.slice(0, 10).every((x) => x === 0) && bytes[10] === 0xff && bytes[11] === 0xff;
-  if (mapped) return privateAddressReason(bytes.slice(12).join('.'));
-  return loopback || uniqueLocal ? `${address} is a loopback or private address` : undefined;
-}
 
 /** The address to connect to, or why the destination is refused. Never throws. */
 export async function checkedDestination(

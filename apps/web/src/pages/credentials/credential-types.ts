@@ -100,6 +100,28 @@ export const CREDENTIAL_TYPE_SPECS: Record<CredentialType, TypeSpec> = {
       { name: 'password', label: 'Password', secret: true, optional: false, control: 'password' },
     ],
   },
+  galaxy: {
+    label: 'Galaxy server',
+    purpose: 'The Ansible Galaxy or Automation Hub server a project’s requirements install from.',
+    inputs: [
+      {
+        name: 'url',
+        label: 'Server URL',
+        secret: false,
+        optional: false,
+        control: 'url',
+        hint: 'The server’s API root, http(s), e.g. https://galaxy.example.com/api/ (no user or password in it).',
+      },
+      {
+        name: 'token',
+        label: 'Token',
+        secret: true,
+        optional: false,
+        control: 'password',
+        hint: 'The API token ansible-galaxy sends to the server.',
+      },
+    ],
+  },
 };
 
 export const CREDENTIAL_TYPES = Object.keys(CREDENTIAL_TYPE_SPECS) as CredentialType[];

@@ -1,9 +1,13 @@
-// The inventory form: name and content (INI, YAML or JSON). YAML/JSON syntax is checked before sending;
-// ansible-inventory's own refusal comes back as a problem on `content` and shows under the same field.
+// The inventory form: name, content (INI, YAML or JSON) and how runs check its hosts' SSH keys. YAML/JSON syntax is
+// checked before sending; ansible-inventory's own refusal comes back as a problem on `content` and shows under the
+// same field.
+import type { HostKeyChecking } from '@baton/contracts';
 import { useState } from 'react';
 import { useLocation } from 'wouter';
 import { useApiMutation } from '../../api/hooks';
 import { Field, FormError, SubmitRow } from '../../ui/forms';
+import { DEFAULT_HOST_KEY_CHECKING } from '../known-hosts/host-key-checking';
+import { HostKeyCheckingField } from '../known-hosts/HostKeyCheckingField';
 import type { Inventory } from '../projects/types';
 import { detectFormat, syntaxProblem } from './inventory-text';
 import '../projects/inputs.css';
@@ -19,8 +23,9 @@ export function InventoryForm({ inventory }: { inventory?: Inventory }) {
   const [, navigate] = useLocation();
   const [name, setName] = useState(inventory?.name ?? '');
   const [content, setContent] = useState(inventory?.content ?? '');
+  const [checking, setChecking] = useState<HostKeyChecking>(inventory?.host_key_checking ?? DEFAULT_HOST_KEY_CHECKING);
   const [localError, setLocalError] = useState<string | undefined>();
-  const save = useApiMutation<{ name: string; content: string }, Inventory>(
+  const save = useApiMutation<{ name: string; content: string; host_key_checking: HostKeyChecking }, Inventory>(
     inventory ? 'PUT' : 'POST',
     inventory ? `/v1/inventories/${inventory.id}` : '/v1/inventories',
     { invalidate: ['/v1/inventories'], onSuccess: (inv) => navigate(`/inventories/${inv.id}`) },
@@ -34,12 +39,12 @@ export function InventoryForm({ inventory }: { inventory?: Inventory }) {
       save.reset();
       return;
     }
-    save.mutate({ name, content });
+    save.mutate({ name, content, host_key_checking: checking });
   }
 
   return (
     <form className="input-form" onSubmit={submit} noValidate>
-      <FormError error={save.error} fields={['name', 'content']} />
+      <FormError error={save.error} fields={['name', 'content', 'host_key_checking']} />
       <Field label="Name" name="name" error={save.error}>
         {(p) => <input {...p} value={name} onChange={(e) => setName(e.target.value)} required autoComplete="off" />}
       </Field>
@@ -70,6 +75,12 @@ export function InventoryForm({ inventory }: { inventory?: Inventory }) {
           />
         )}
       </Field>
+      <HostKeyCheckingField
+        value={checking}
+        onChange={setChecking}
+        error={save.error}
+        what="its hosts’ SSH host keys"
+      />
       <SubmitRow>
         <button type="submit" className="btn btn-primary" disabled={save.isPending}>
           {save.isPending ? 'Checking…' : inventory ? 'Save inventory' : 'Create inventory'}

@@ -1,13 +1,17 @@
-// One inventory: its groups (hosts, children, variables), its hosts (groups, variables) and its content.
+// One inventory: its groups (hosts, children, variables), its hosts (groups, variables), the SSH host keys runs
+// trust for them, and its content. `?host=<inventory host>` (a run's link) starts the pin form on that host.
 import type { InventoryHost } from '@baton/contracts';
 import { useMemo } from 'react';
-import { Link, useParams } from 'wouter';
+import { Link, useParams, useSearch } from 'wouter';
 import { useApi, usePagedList } from '../../api/hooks';
 import { AccessPanel, useCanManage } from '../../ui/AccessPanel';
 import { Details, EmptyState, PageHeader } from '../../ui/layout';
 import { DeleteButton, NotLoaded, useDeleteObject } from '../../ui/ObjectPage';
 import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
+import { HOST_KEY_CHECKING } from '../known-hosts/host-key-checking';
+import { HostKeysSection } from '../known-hosts/HostKeysSection';
+import { inventoryNamesBySshHost, inventorySshHost } from '../known-hosts/ssh-host';
 import { DeleteError } from '../projects/objects';
 import type { Inventory } from '../projects/types';
 import { readVars, type Vars } from './inventory-text';
@@ -20,6 +24,12 @@ export default function InventoryPage() {
   const remove = useDeleteObject('inventories', id);
   const vars = useMemo(() => readVars(q.data?.content ?? ''), [q.data?.content]);
   const inv = q.data;
+  const hostNames = useMemo(
+    () => [...(inv?.groups ?? []).flatMap((g) => g.hosts), ...Object.keys(vars.hostVars)],
+    [inv?.groups, vars],
+  );
+  const aliases = useMemo(() => inventoryNamesBySshHost(hostNames, vars.hostVars), [hostNames, vars]);
+  const failedHost = new URLSearchParams(useSearch()).get('host');
   if (q.error || !inv) return <NotLoaded error={q.error} what="Loading the inventory" />;
   return (
     <>
@@ -46,6 +56,12 @@ export default function InventoryPage() {
         items={[
           ['Format', inv.format.toUpperCase()],
           ['Hosts', String(inv.host_count)],
+          [
+            'Host key checking',
+            <a href="#host-keys" data-testid="policy-link">
+              {HOST_KEY_CHECKING[inv.host_key_checking].label}
+            </a>,
+          ],
           ['Created', <Time at={inv.created_at} />],
           ['Updated', <Time at={inv.updated_at} />],
         ]}
@@ -86,6 +102,14 @@ export default function InventoryPage() {
         )}
       </section>
       <Hosts inventoryId={inv.id} hostVars={vars.hostVars} />
+      <HostKeysSection
+        scope="inventories"
+        ownerId={inv.id}
+        ownerName={inv.name}
+        canManage={canManage}
+        aliases={aliases}
+        suggestHost={failedHost ? inventorySshHost(failedHost, vars.hostVars[failedHost]) : undefined}
+      />
       <details className="card">
         <summary>Content</summary>
         <pre className="content-view" data-testid="inventory-content">

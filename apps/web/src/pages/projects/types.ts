@@ -5,6 +5,7 @@ import type {
   InventorySource as InventorySourceSchema,
   InventorySummary as InventorySummarySchema,
   Project as ProjectSchema,
+  ProjectRequirements as ProjectRequirementsSchema,
 } from '@baton/contracts';
 
 /** What a schema validates to (zod 4 keeps it on `_zod.output`). */
@@ -15,3 +16,6 @@ export type Inventory = Out<typeof InventorySchema>;
 export type InventorySummary = Out<typeof InventorySummarySchema>;
 export type InventorySource = Out<typeof InventorySourceSchema>;
 export type Credential = Out<typeof CredentialSchema>;
+export type ProjectRequirements = Out<typeof ProjectRequirementsSchema>;
+/** What POST …/sync answers: the project, and (from servers that find them) the Galaxy requirements of the commit. */
+export type ProjectSyncResult = Project & { requirements?: ProjectRequirements[] };

@@ -1,11 +1,15 @@
 // Per-host outcomes from the play recap (host_stats), and for each host that failed, its failed tasks with the
-// error message (the runner_on_failed / runner_on_unreachable events of that host).
+// error message (the runner_on_failed / runner_on_unreachable events of that host). A host Baton refused for its SSH
+// host key (`reason`) says so beside its outcome, with a link to the inventory's host keys.
 import type { HostCounts, Run, RunEvent } from '@baton/contracts';
 import { useQueries } from '@tanstack/react-query';
+import { Link } from 'wouter';
 import { api, qs } from '../../api/client';
 import { OutcomeBadge } from '../../ui/Status';
 import { EmptyState } from '../../ui/layout';
 import { LoadError } from '../../ui/forms';
+import { HOST_KEYS_ANCHOR } from '../known-hosts/HostKeysSection';
+import '../known-hosts/known-hosts.css';
 
 const COUNTS = ['ok', 'changed', 'failed', 'unreachable', 'skipped', 'rescued', 'ignored'] as const;
 
@@ -25,13 +29,62 @@ function sourcesFor(run: Run, children: Run[] | undefined, host: string): string
   return holding.map((c) => c.id);
 }
 
+/** Where a host's keys are reviewed and pinned: its inventory's host keys, the pin form set to that host. */
+function hostKeysLink(run: Run, host: string): string | null {
+  return run.inventory_id
+    ? `/inventories/${run.inventory_id}?host=${encodeURIComponent(host)}#${HOST_KEYS_ANCHOR}`
+    : null;
+}
+
+/** What a host-key reason means for the one reading the run. */
+const REASON_ADVICE: Record<string, string> = {
+  'host key changed':
+    'The host presented a different SSH host key than the one stored. If it was reinstalled or its key rotated, check the new key and pin it; otherwise someone may be impersonating it.',
+  'host key unknown':
+    'Host key checking is strict and no key is stored for the host: check its key and pin it to let runs reach it.',
+};
+
+function HostKeyAlert({ run, hosts }: { run: Run; hosts: Array<[string, string]> }) {
+  if (hosts.length === 0) return null;
+  const reasons = [...new Set(hosts.map(([, r]) => r))];
+  return (
+    <div className="banner banner-error" role="alert" data-testid="host-key-alert">
+      <strong>
+        {hosts.length === 1
+          ? `${hosts[0]![0]} was not reached: ${hosts[0]![1]}`
+          : `${hosts.length} hosts were not reached over SSH`}
+      </strong>
+      {hosts.length > 1 ? (
+        <ul>
+          {hosts.map(([h, r]) => (
+            <li key={h}>
+              <span className="mono">{h}</span>: {r}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {reasons.map((r) => (REASON_ADVICE[r] ? <p key={r}>{REASON_ADVICE[r]}</p> : null))}
+      {run.inventory_id ? (
+        <p>
+          <Link href={hostKeysLink(run, hosts[0]![0])!}>Review the inventory’s host keys</Link>
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
 export function HostTable({ run, children }: { run: Run; children?: Run[] | undefined }) {
   const stats = run.host_stats ?? null;
   const hosts = stats ? Object.keys(stats).sort() : [];
   const failing = hosts.filter((h) => stats![h]!.failed > 0 || stats![h]!.unreachable > 0);
+  const refused = hosts.flatMap((h): Array<[string, string]> => {
+    const reason = stats![h]!.reason;
+    return reason && stats![h]!.unreachable > 0 ? [[h, reason]] : [];
+  });
   return (
     <section aria-labelledby="hosts-heading">
       <h2 id="hosts-heading">Hosts</h2>
+      <HostKeyAlert run={run} hosts={refused} />
       {!stats || hosts.length === 0 ? (
         <EmptyState title={run.status === 'finished' ? 'No per-host outcomes' : 'No outcomes yet'}>
           {run.status === 'finished'
@@ -60,6 +113,7 @@ export function HostTable({ run, children }: { run: Run; children?: Run[] | unde
                   </th>
                   <td>
                     <OutcomeBadge outcome={outcomeOf(stats![h]!)} />
+                    {stats![h]!.reason ? <HostReason run={run} host={h} reason={stats![h]!.reason!} /> : null}
                   </td>
                   {COUNTS.map((k) => (
                     <td key={k} className="num">
@@ -79,6 +133,24 @@ export function HostTable({ run, children }: { run: Run; children?: Run[] | unde
         <p className="muted">{failing.length - 50} more hosts failed: filter the events below by host to see theirs.</p>
       ) : null}
     </section>
+  );
+}
+
+/** "— host key changed", and where to review the host's keys. */
+function HostReason({ run, host, reason }: { run: Run; host: string; reason: string }) {
+  const link = /host key/.test(reason) ? hostKeysLink(run, host) : null;
+  return (
+    <span className="host-reason" data-reason={reason}>
+      — {reason}
+      {link ? (
+        <>
+          {' '}
+          <Link href={link} className="host-reason-link" aria-label={`Host keys for ${host}`}>
+            host keys
+          </Link>
+        </>
+      ) : null}
+    </span>
   );
 }
 
@@ -135,7 +207,10 @@ function HostFailures({ runIds, host }: { runIds: string[]; host: string }) {
                 {e.kind === 'runner_on_unreachable' ? 'unreachable' : 'failed'}
                 {e.data.ignore_errors ? ' (ignored)' : ''} · event {e.seq}
               </span>
-              <pre className="failure-msg">{messageOf(e)}</pre>
+              {/* Long messages (ssh's host key warning) scroll: focusable, so the keyboard can scroll them too. */}
+              <pre className="failure-msg" tabIndex={0} aria-label={`Message of event ${e.seq}`}>
+                {messageOf(e)}
+              </pre>
             </li>
           ))}
         </ul>
