@@ -4,27 +4,14 @@
 // same for a project's git server.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { KnownHostList, Run } from '@baton/contracts';
 import { DIALECTS } from '@baton/db/testing';
 import { bearer, createHarness, expectProblem, type Harness, runFinished } from '../apps/api/src/testing/harness.js';
-import { type SshHosts, startSshHosts } from './support/ssh-hosts.js';
+import { type SshHosts, sshKeygenFingerprint, startSshHosts } from './support/ssh-hosts.js';
 
 const PING = '- hosts: all\n  gather_facts: false\n  tasks:\n    - ping:\n';
-
-/** What `ssh-keygen -l` says of a known_hosts line: the real tool's fingerprint, to compare ours with. */
-function sshKeygenFingerprint(line: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-fp-'));
-  try {
-    const file = path.join(dir, 'key.pub');
-    fs.writeFileSync(file, `${line.split(' ').slice(1).join(' ')}\n`);
-    return execFileSync('ssh-keygen', ['-l', '-E', 'sha256', '-f', file], { encoding: 'utf8' }).split(' ')[1]!;
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 describe.each(DIALECTS)('SSH host keys on %s', (dialect) => {
   let h: Harness;

@@ -407,3 +407,15 @@ export async function startSshHosts(options: StartSshHostsOptions): Promise<SshH
     throw new Error(`startSshHosts ${prefix} failed and was cleaned up: ${(err as Error).message}`, { cause: err });
   }
 }
+
+/** What `ssh-keygen -l` says of a known_hosts line: the real tool's fingerprint, to compare Baton's with. */
+export function sshKeygenFingerprint(line: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-fp-'));
+  try {
+    const file = path.join(dir, 'key.pub');
+    fs.writeFileSync(file, `${line.split(' ').slice(1).join(' ')}\n`);
+    return execFileSync('ssh-keygen', ['-l', '-E', 'sha256', '-f', file], { encoding: 'utf8' }).split(' ')[1]!;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

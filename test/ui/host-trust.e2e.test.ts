@@ -6,13 +6,12 @@
 // project form's Galaxy server, and the Galaxy requirements a sync finds.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { KnownHostList, Run } from '@baton/contracts';
 import type { Page } from 'playwright-core';
 import { tempDir, waitFor } from '../support/baton-process.js';
-import { type SshHosts, startSshHosts } from '../support/ssh-hosts.js';
+import { type SshHosts, sshKeygenFingerprint, startSshHosts } from '../support/ssh-hosts.js';
 import { call, createUser, setupUi, signIn, tokenFor, visited, withPage } from './support/browser.js';
 
 const { ui, browser } = setupUi();
@@ -91,18 +90,6 @@ async function runPing(inventoryId: string): Promise<Run> {
 
 const keysOf = (inventoryId: string) => api<KnownHostList>('GET', `/v1/inventories/${inventoryId}/known-hosts`);
 
-/** What `ssh-keygen -l` says of a known_hosts line: the real tool's fingerprint, to compare the page's with. */
-function fingerprintOf(line: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-ui-fp-'));
-  try {
-    const file = path.join(dir, 'key.pub');
-    fs.writeFileSync(file, `${line.split(' ').slice(1).join(' ')}\n`);
-    return execFileSync('ssh-keygen', ['-l', '-E', 'sha256', '-f', file], { encoding: 'utf8' }).split(' ')[1]!;
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 const hostKeys = (page: Page) => page.locator('#host-keys');
 const keyRow = (page: Page, host: string) => page.getByTestId('host-keys').locator(`tr[data-host="${host}"]`);
 const fieldErrors = (page: Page, field: string) => page.locator(`[data-field="${field}"] .field-errors`);
@@ -137,7 +124,7 @@ describe('host keys of an inventory', () => {
       const recorded = keyRow(page, host.address);
       await recorded.waitFor();
       expect(await recorded.getAttribute('data-source')).toBe('recorded');
-      await expect(recorded.getByTestId('fingerprint').innerText()).resolves.toBe(fingerprintOf(firstLine));
+      await expect(recorded.getByTestId('fingerprint').innerText()).resolves.toBe(sshKeygenFingerprint(firstLine));
       await expect(recorded.getByTestId('key-source').innerText()).resolves.toBe(`Recorded by run ${first.id}`);
       await expect(recorded.getByRole('link', { name: first.id }).getAttribute('href')).resolves.toBe(
         `/ui/runs/${first.id}`,
@@ -168,7 +155,7 @@ describe('host keys of an inventory', () => {
       // The pin form starts on the address ssh uses for that host; the old key is still the one trusted.
       await expect(page.getByLabel('Host', { exact: true }).inputValue()).resolves.toBe(host.address);
       await expect(keyRow(page, host.address).getByTestId('fingerprint').innerText()).resolves.toBe(
-        fingerprintOf(firstLine),
+        sshKeygenFingerprint(firstLine),
       );
       await waitFor('the host keys to scroll into view', async () =>
         (await hostKeys(page).evaluate((el) => el.getBoundingClientRect().top)) < 200 ? true : undefined,
@@ -188,11 +175,11 @@ describe('host keys of an inventory', () => {
       await page.getByRole('button', { name: 'Pin keys' }).click();
       await hostKeys(page)
         .getByTestId('host-keys-notice')
-        .filter({ hasText: `Pinned 1 key of ${host.address}: ${fingerprintOf(newLine)}` })
+        .filter({ hasText: `Pinned 1 key of ${host.address}: ${sshKeygenFingerprint(newLine)}` })
         .waitFor();
       const pinned = keyRow(page, host.address);
       await page.locator(`tr[data-host="${host.address}"][data-source="pinned"]`).waitFor();
-      await expect(pinned.getByTestId('fingerprint').innerText()).resolves.toBe(fingerprintOf(newLine));
+      await expect(pinned.getByTestId('fingerprint').innerText()).resolves.toBe(sshKeygenFingerprint(newLine));
       await pinned.getByTestId('key-source').filter({ hasText: 'Pinned by opal' }).waitFor();
       await expect(page.getByLabel('Keys', { exact: true }).inputValue()).resolves.toBe('');
       await visited(page, 'host-trust-pinned');
@@ -315,7 +302,7 @@ describe('a project’s git server over SSH', () => {
       await row.waitFor();
       expect(await row.getAttribute('data-source')).toBe('recorded');
       await expect(row.getByTestId('fingerprint').innerText()).resolves.toBe(
-        fingerprintOf(ssh.knownHostsLine(host.name)),
+        sshKeygenFingerprint(ssh.knownHostsLine(host.name)),
       );
       await expect(page.getByLabel('Host', { exact: true }).inputValue()).resolves.toBe(host.address);
       await page.locator('[data-testid="host-key-policy"][data-policy="accept_new"]').waitFor();

@@ -2,6 +2,7 @@
 // (and only it: no system or user file) by the owner's policy, and what ssh added on first contact is read back so
 // the server can keep it. Keys are named as ssh connects (the address or name it was given, `[name]:port` off 22).
 import fs from 'node:fs/promises';
+import { runCapped } from '../process/capped-process.js';
 import { type BundleHostKeys, type HostKeyChecking, type KnownHostEntry, parseKnownHosts } from '@baton/contracts';
 
 /** How a git operation (or a run) checks host keys, and where keys it recorded on first contact go. */
@@ -65,4 +66,42 @@ export function withHostKeyReason(stderr: string): string | undefined {
   return refusal === HOST_KEY_CHANGED
     ? `host key changed: the git server's key${name} no longer matches the stored one; pin the new key under the project's known hosts if the change is expected`
     : `host key unknown: the git server's key${name} is not stored and host key checking is strict; pin it under the project's known hosts`;
+}
+
+/** How long ssh-keyscan waits for each host when confirming keys a run recorded. */
+const KEYSCAN_TIMEOUT_S = 5;
+const KEYSCAN_BATCH = 256;
+
+const keyId = (e: KnownHostEntry) => `${e.host} ${e.key_type} ${e.key}`;
+
+/**
+ * The learned entries the hosts themselves still present. The run's known_hosts file lies in its run directory, which
+ * the playbook may write: a playbook could plant a key for a host ssh never met, and accept_new would then trust it
+ * for every later run. Asking each host for its key again (ssh-keyscan, outside the run) keeps only what ssh saw.
+ */
+export async function confirmedByHosts(learned: KnownHostEntry[], env: NodeJS.ProcessEnv): Promise<KnownHostEntry[]> {
+  if (learned.length === 0) return [];
+  const byPort = new Map<string, Set<string>>();
+  for (const e of learned) {
+    const m = /^\[(.+)\]:(\d+)$/.exec(e.host);
+    const [name, port] = m ? [m[1]!, m[2]!] : [e.host, '22'];
+    const set = byPort.get(port) ?? new Set<string>();
+    set.add(name);
+    byPort.set(port, set);
+  }
+  const seen = new Set<string>();
+  for (const [port, names] of byPort) {
+    const all = [...names];
+    for (let i = 0; i < all.length; i += KEYSCAN_BATCH) {
+      const hosts = all.slice(i, i + KEYSCAN_BATCH);
+      const r = await runCapped('ssh-keyscan', ['-T', String(KEYSCAN_TIMEOUT_S), '-p', port, '--', ...hosts], {
+        cwd: '/',
+        env,
+        timeoutMs: (KEYSCAN_TIMEOUT_S + 5) * 1000 * Math.max(1, Math.ceil(hosts.length / 64)),
+        maxOutputBytes: 16 * 1024 * 1024,
+      }).catch(() => undefined);
+      for (const e of parseKnownHosts(r?.stdout ?? '').entries) seen.add(keyId(e));
+    }
+  }
+  return learned.filter((e) => seen.has(keyId(e)));
 }

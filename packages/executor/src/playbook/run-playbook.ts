@@ -25,7 +25,7 @@ import type { RunResources } from './run-credentials.js';
 import { type HostStats, RunEventStream } from './run-event-stream.js';
 import { closeControlSockets, processStartTime, recordRunPids, RUN_DIR_PREFIX, type RunPids } from './run-leftovers.js';
 import { KNOWN_HOSTS_FILE, prepareRun, PROJECT_DIR } from './run-preparation.js';
-import { learnedHostKeys } from '../known-hosts/host-trust.js';
+import { confirmedByHosts, learnedHostKeys } from '../known-hosts/host-trust.js';
 import { type AnsibleResult, runAnsible } from './run-process.js';
 import { secretsOf } from './run-secrets.js';
 
@@ -177,10 +177,11 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
         },
       });
       stream.flush();
-      if ((bundle.inventory.host_keys?.checking ?? 'accept_new') === 'accept_new')
-        learned.inventory = await learnedHostKeys(
-          path.join(dir, KNOWN_HOSTS_FILE),
-          bundle.inventory.host_keys?.known_hosts ?? '',
+      // Only for an inventory that keeps keys, and only what the hosts confirm: the playbook can write the file.
+      if (bundle.inventory.host_keys?.checking === 'accept_new')
+        learned.inventory = await confirmedByHosts(
+          await learnedHostKeys(path.join(dir, KNOWN_HOSTS_FILE), bundle.inventory.host_keys?.known_hosts ?? ''),
+          { PATH: process.env.PATH ?? '/usr/bin:/bin' },
         );
       outcome = concludeFrom(result, stream.stats, opts.signal?.reason);
     }

@@ -68,6 +68,31 @@ const OWN_GROUP = [
 ];
 
 /**
+ * How the executor starts ansible-playbook and ansible-galaxy: the kernel kills the chain (the command itself in the
+ * end: each step execs the next) if this server dies, even of SIGKILL (`setpriv --pdeathsig`); the command runs at
+ * the lowest CPU priority (SCHED_IDLE: twenty processes starting at once must not starve the API), with stderr joined
+ * to stdout so lines keep their order, and leads a process group of its own (a session of its own only when the
+ * server has a terminal, see hasControllingTerminal), which cancel and timeouts signal. Spawn the result with
+ * `detached` as given.
+ */
+export function ownGroupChain(command: string, args: string[]): { command: string; args: string[]; detached: boolean } {
+  const chain = [
+    'setpriv',
+    '--pdeathsig',
+    'KILL',
+    '--',
+    '/bin/sh',
+    '-c',
+    `exec chrt --idle 0 "$0" "$@" 2>&1`,
+    command,
+    ...args,
+  ];
+  const ownSession = hasControllingTerminal();
+  const [first, ...rest] = ownSession ? chain : [...OWN_GROUP, ...chain];
+  return { command: first!, args: rest, detached: ownSession };
+}
+
+/**
  * Spawns ansible-playbook in its own process group, streams its output into `stream`, stops it on request.
  * Rejects when it cannot start or when handling its output throws (the event consumer broke): the group is
  * stopped first, so nothing keeps running unwatched.
@@ -78,29 +103,11 @@ export function runAnsible(
   opts: RunAnsibleOptions,
 ): Promise<AnsibleResult> {
   return new Promise((resolve, reject) => {
-    // stderr joins stdout in the shell, so parser errors land in the log in the order they were printed. Playbooks
-    // run at the lowest CPU priority (SCHED_IDLE): twenty ansible processes starting at once must not starve the API
-    // and dispatch. That works only inside one scheduling group: see hasControllingTerminal.
-    // The kernel kills the chain (ansible itself, in the end: each step execs the next) if this server dies, even
-    // of SIGKILL (`setpriv --pdeathsig`); what ansible forked is left to cleanupLeftoverRuns.
-    const chain = [
-      'setpriv',
-      '--pdeathsig',
-      'KILL',
-      '--',
-      '/bin/sh',
-      '-c',
-      `exec chrt --idle 0 "$0" "$@" 2>&1`,
-      prepared.command,
-      ...prepared.args,
-    ];
-    // Either way the chain leads a process group of its own, which cancel signals.
-    const ownSession = hasControllingTerminal();
-    const [command, ...args] = ownSession ? chain : [...OWN_GROUP, ...chain];
-    const child = spawn(command!, args, {
+    const chain = ownGroupChain(prepared.command, prepared.args);
+    const child = spawn(chain.command, chain.args, {
       cwd: prepared.cwd,
       env: prepared.env,
-      detached: ownSession,
+      detached: chain.detached,
       stdio: ['ignore', 'pipe', 'ignore', 'pipe'],
     });
     if (child.pid !== undefined) opts.onSpawn?.(child.pid, new Date());

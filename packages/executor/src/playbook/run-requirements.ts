@@ -12,7 +12,7 @@ import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { type Sandbox, sandboxed } from '../sandbox/sandbox.js';
 import { canceledFor, RunRefused, type RunReason } from './run-conclusion.js';
-import { hasControllingTerminal } from './run-process.js';
+import { ownGroupChain } from './run-process.js';
 
 export type RequirementSection = 'roles' | 'collections';
 
@@ -252,13 +252,6 @@ class LineLog {
   }
 }
 
-/** Own process group (for a kill) without a new session: `setpgid(0, 0)`, then the command (as run-process.ts does). */
-const OWN_GROUP = [
-  'perl',
-  '-e',
-  'setpgrp(0, 0) or die "baton: setpgid: $!\\n"; exec { $ARGV[0] } @ARGV or die "baton: cannot run $ARGV[0]: $!\\n"',
-];
-
 type GalaxyExit =
   | { kind: 'exited'; exitCode: number | null; signal: NodeJS.Signals | null }
   | { kind: 'timeout' }
@@ -291,23 +284,11 @@ function killGroup(child: ChildProcess): void {
  */
 function runGalaxy(p: GalaxyProcess): Promise<GalaxyExit> {
   return new Promise((resolve, reject) => {
-    const chain = [
-      'setpriv',
-      '--pdeathsig',
-      'KILL',
-      '--',
-      '/bin/sh',
-      '-c',
-      `exec chrt --idle 0 "$0" "$@" 2>&1`,
-      p.command,
-      ...p.args,
-    ];
-    const ownSession = hasControllingTerminal();
-    const [command, ...args] = ownSession ? chain : [...OWN_GROUP, ...chain];
-    const child = spawn(command!, args, {
+    const chain = ownGroupChain(p.command, p.args);
+    const child = spawn(chain.command, chain.args, {
       cwd: p.cwd,
       env: p.env,
-      detached: ownSession,
+      detached: chain.detached,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stopped: 'timeout' | 'aborted' | undefined;
