@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import type { Run, RunEvent, Worker } from '@baton/contracts';
 import { cleanupProcesses, run as runBaton, tempDir, waitFor } from './support/baton-process.js';
 import { type QueueCluster, type Replica, startQueueCluster } from './support/queue-cluster.js';
+import { createRepo, createRoleRepo, roleRequirement } from '@baton/executor/testing';
 
 const LOCAL = 'ansible_connection=local ansible_python_interpreter=/usr/bin/python3';
 const ONE_HOST = `h1 ${LOCAL}\n`;
@@ -217,6 +218,43 @@ describe('queue mode end to end', () => {
             }),
           ]),
         );
+      }),
+    CASE_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "a project's Galaxy requirements are installed by the worker that runs it, into that worker's own cache",
+    () =>
+      mainLane.run(async (c) => {
+        const [a, b] = c.replicas as [Replica, Replica];
+        const repos = tempDir('baton-queue-galaxy-');
+        const role = createRoleRepo(repos, 'queue_role', 'hello from a worker-installed role');
+        const repo = createRepo(repos, 'project');
+        fs.mkdirSync(path.join(repo.dir, 'roles'));
+        fs.writeFileSync(path.join(repo.dir, 'roles/requirements.yml'), roleRequirement(role));
+        fs.writeFileSync(
+          path.join(repo.dir, 'site.yml'),
+          '- hosts: all\n  gather_facts: false\n  roles: [queue_role]\n',
+        );
+        repo.git('add', '-A');
+        repo.git('commit', '-q', '-m', 'requirements');
+        const project = await c.call(a, 'POST', '/v1/projects', { name: `galaxy ${RUN_TAG}`, git_url: repo.url });
+        expect(project.status).toBe(201);
+        const inv = await inventoryOf(c, a, ONE_HOST);
+        const submitted = await c.submit(a, { project_id: project.body.id, playbook: 'site.yml', inventory_id: inv });
+        const done = await c.finished(b, submitted.id, 120_000);
+        expect(done).toMatchObject({ conclusion: 'succeeded' });
+        const events = (await c.call<RunEvent[]>(b, 'GET', `/v1/runs/${submitted.id}/events?kind=log`)).body;
+        const log = events
+          .filter((e) => e.kind === 'log')
+          .map((e) => String(e.data.text))
+          .join('');
+        expect(log).toMatch(/baton: installing requirements \(roles\/requirements\.yml\)/);
+        expect(log).toMatch(/hello from a worker-installed role/);
+        // The worker that ran it holds the install, beside its run directories.
+        const worker = c.workers.find((w) => w.name === done.worker)!;
+        const cached = path.join(worker.workDir, 'baton-requirements', project.body.id as string);
+        expect(fs.readdirSync(cached).filter((n) => !n.includes('.tmp-'))).toHaveLength(1);
       }),
     CASE_TIMEOUT_MS,
   );

@@ -30,6 +30,8 @@ function baseType(c: AwxCredential, custom: boolean): { type: CredentialType } |
       return { type: 'token' };
     case 'registry':
       return { type: 'registry' };
+    case 'galaxy':
+      return { type: 'galaxy' };
     case 'cloud':
       if (typeName === 'Amazon Web Services') return { type: 'env' };
       return { reason: `Baton has no ${typeName} credential type` };
@@ -44,6 +46,8 @@ function publicInputs(type: CredentialType, inputs: Record<string, unknown>): Re
   if ((type === 'ssh_key' || type === 'registry') && username && LOGIN.test(username)) out.username = username;
   if (type === 'vault_password' && str(inputs.vault_id) && /^[A-Za-z0-9_.-]{1,128}$/.test(String(inputs.vault_id)))
     out.vault_id = String(inputs.vault_id);
+  // A Galaxy / Automation Hub credential: its server (the token never comes with an export).
+  if (type === 'galaxy' && str(inputs.url) && /^https?:\/\//.test(String(inputs.url))) out.url = String(inputs.url);
   if (type === 'registry' && str(inputs.host)) {
     const host = String(inputs.host);
     out.url = /^https?:\/\//.test(host) ? host : `https://${host}`;

@@ -115,6 +115,24 @@ describe('the lead fixture: workflows, roles, schedules and surveys', () => {
   });
 });
 
+describe('a Galaxy / Automation Hub credential', () => {
+  it('becomes a galaxy credential with its server URL (the export carries no token)', () => {
+    const plan = planOf({
+      credentials: [
+        {
+          name: 'automation hub',
+          credential_type: { kind: 'galaxy', name: 'Ansible Galaxy/Automation Hub API Token', type: 'credential_type' },
+          inputs: { url: 'https://hub.example.com/api/galaxy/', auth_url: '', token: '$encrypted$' },
+        },
+      ],
+    });
+    expect(find(plan, 'credential', 'automation hub')).toMatchObject({
+      type: 'galaxy',
+      inputs: { url: 'https://hub.example.com/api/galaxy/' },
+    });
+  });
+});
+
 describe('hostile AWX documents', () => {
   const read = (name: string) => JSON.parse(readFileSync(new URL(`hostile/${name}`, FIXTURES), 'utf8'));
 
