@@ -307,20 +307,22 @@ describe('host history', () => {
 });
 
 describe('task trends', () => {
-  it('puts the task that slows down first, with its trend, and charts its durations', async () => {
+  it('shows the task that slows down with its trend, and charts its durations', async () => {
     await withPage(browser(), async (page) => {
       await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
       const rows = page.getByTestId('tasks').locator('tr[data-task]');
       await rows.first().waitFor();
-      const first = rows.first();
-      expect(await first.locator('th a').textContent()).toBe('wait a while');
-      expect(await first.textContent()).toContain('ansible.builtin.command');
-      expect(await first.textContent()).toMatch(/site\.yml:\d+/);
-      const trend = first.locator('[data-trend]');
+      // The row of the task that slows down (which task has the highest p95 depends on the machine's load: the API
+      // test checks the order by p95).
+      const slowing = rows.filter({ has: page.locator('th a', { hasText: /^wait a while$/ }) });
+      expect(await slowing.count()).toBe(1);
+      expect(await slowing.textContent()).toContain('ansible.builtin.command');
+      expect(await slowing.textContent()).toMatch(/site\.yml:\d+/);
+      const trend = slowing.locator('[data-trend]');
       expect(await trend.getAttribute('data-trend')).toBe('slower');
       expect(await trend.textContent()).toMatch(/^▲ \+\d+(\.\d)?% \(slower\)$/);
-      expect(await first.locator('.slowest-hosts li').first().textContent()).toContain('slow.example');
+      expect(await slowing.locator('.slowest-hosts li').first().textContent()).toContain('slow.example');
       await visited(page, 'observation-tasks');
 
       // The host filter goes to the address and narrows the rows.
@@ -334,9 +336,9 @@ describe('task trends', () => {
       expect(onFlip).toContain('fail every other run');
       expect(onFlip).not.toContain('wait a while');
       await page.getByRole('button', { name: 'Clear filters' }).click();
-      await expectSettled(() => rows.first().locator('th a').textContent(), 'wait a while');
+      await expectSettled(() => slowing.count(), 1);
 
-      await rows.first().locator('th a').click();
+      await slowing.locator('th a').click();
       await page.getByRole('heading', { name: 'Task wait a while' }).waitFor();
       expect(new URL(page.url()).pathname).toMatch(/^\/ui\/tasks\/[0-9a-f]{24}$/);
       const chart = page.getByRole('img', { name: /wait a while: duration over 3 runs/ });

@@ -45,6 +45,11 @@ export interface GitOperationOptions extends HostTrust {
   sandbox?: Sandbox | undefined;
   /** directories outside the workspace the operation writes (a checkout's target) */
   writable?: string[] | undefined;
+  /**
+   * hidden as well, but unlike `sandbox.hidden` a file:// repository inside them is still read (the run directories'
+   * parent: a project in the system temp directory beside them is common in tests and small setups)
+   */
+  alsoHidden?: string[] | undefined;
   fetchPolicy?: FetchPolicy | undefined;
 }
 
@@ -308,7 +313,7 @@ function sandboxOf(opts: GitOperationOptions, workspace: string): Workspace['san
   const home = os.userInfo().homedir;
   return {
     mode: opts.sandbox.mode,
-    hidden: [...opts.sandbox.hidden, ...(home && home !== '/' ? [home] : []), os.tmpdir()],
+    hidden: [...opts.sandbox.hidden, ...(opts.alsoHidden ?? []), ...(home && home !== '/' ? [home] : []), os.tmpdir()],
     writable: [workspace, ...(opts.writable ?? [])],
     readable: localRepository(opts.url, opts.sandbox.hidden),
   };

@@ -176,7 +176,8 @@ export async function prepareRun(
         hostKeys: git.host_keys,
         onHostKeys: settings.onProjectHostKeys,
         // git and ssh in the sandbox too: no other run's directory, no data directory, no server home.
-        sandbox: settings.sandbox && { ...settings.sandbox, hidden: [...settings.sandbox.hidden, path.dirname(dir)] },
+        sandbox: settings.sandbox,
+        alsoHidden: [path.dirname(dir)],
         fetchPolicy: settings.fetchPolicy,
       });
     } catch (err) {
