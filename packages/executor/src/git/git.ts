@@ -356,7 +356,8 @@ async function checkedRemote(url: string, policy: FetchPolicy): Promise<Array<[s
     return [];
   }
   const checked = await checkedFetchAddress(remote.host, policy);
-  if (!checked.ok) throw new GitError('refused_url', `git URL ${checked.reason}`);
+  // A name that does not resolve is git's kind of failure (the server may be away), not a refused URL.
+  if (!checked.ok) throw new GitError(checked.unresolved ? 'git_failed' : 'refused_url', `git URL ${checked.reason}`);
   if (remote.scheme !== 'https') return [];
   const host = remote.host.replace(/^\[|\]$/g, '');
   const address = checked.address.family === 6 ? `[${checked.address.address}]` : checked.address.address;

@@ -20,7 +20,7 @@ export interface FetchPolicy {
 export async function checkedFetchAddress(
   hostname: string,
   policy: FetchPolicy,
-): Promise<{ ok: true; address: Address } | { ok: false; reason: string }> {
+): Promise<{ ok: true; address: Address } | { ok: false; reason: string; unresolved?: true }> {
   const bare = hostname
     .replace(/^\[|\]$/g, '')
     .replace(/\.$/, '')
@@ -33,7 +33,11 @@ export async function checkedFetchAddress(
       ? [{ address: bare, family: net.isIP(bare) }]
       : await (policy.resolve ?? systemResolve)(bare);
   } catch (err) {
-    return { ok: false, reason: `cannot resolve ${bare}: ${(err as NodeJS.ErrnoException).code ?? 'error'}` };
+    return {
+      ok: false,
+      reason: `cannot resolve ${bare}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+      unresolved: true,
+    };
   }
   for (const a of addresses) {
     const why = refusedAddressReason(a.address) ?? (policy.denyPrivate ? privateAddressReason(a.address) : undefined);
@@ -43,7 +47,7 @@ export async function checkedFetchAddress(
         reason: `refused: ${bare} resolves to ${why}${policy.denyPrivate ? ' (BATON_FETCH_DENY_PRIVATE=true)' : ''}`,
       };
   }
-  if (!addresses[0]) return { ok: false, reason: `cannot resolve ${bare}: no address` };
+  if (!addresses[0]) return { ok: false, reason: `cannot resolve ${bare}: no address`, unresolved: true };
   return { ok: true, address: addresses[0] };
 }
 

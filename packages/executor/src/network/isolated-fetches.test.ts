@@ -160,6 +160,19 @@ describe('BATON_FETCH_DENY_PRIVATE', () => {
       'refused_url',
       /169\.254\.169\.254/,
     );
+    // A name that does not resolve is a git failure (a server away), not a refused URL.
+    await expectGitError(
+      resolveBranchHead({
+        url: 'https://git.invalid/a.git',
+        branch: 'main',
+        fetchPolicy: {
+          denyPrivate: true,
+          resolve: () => Promise.reject(Object.assign(new Error('nx'), { code: 'ENOTFOUND' })),
+        },
+      }),
+      'git_failed',
+      /cannot resolve git\.invalid: ENOTFOUND/,
+    );
     // Allowed, the same file:// repository resolves.
     expect(await resolveBranchHead({ url: repo.url, branch: 'main', fetchPolicy: allow })).toBe(repo.head());
   });
