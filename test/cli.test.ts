@@ -382,6 +382,24 @@ describe.each(DIALECTS)('bin/baton on %s', (dialect) => {
     expect({ code: after.code, stderr: after.stderr }).toEqual({ code: 0, stderr: '' });
   }, 180_000);
 
+  it('serve reads BATON_MASTER_KEY_FILE once (never the data dir key) and refuses one other users may read', async () => {
+    const env: Record<string, string> = { ...(await freshEnv(dialect)), BATON_ADMIN_PASSWORD: ADMIN_PASSWORD };
+    const keyDir = tempDir('baton-cli-keyfile-');
+    const keyFile = path.join(keyDir, 'master.key');
+    fs.writeFileSync(keyFile, `${crypto.randomBytes(32).toString('hex')}\n`, { mode: 0o600 });
+    const withFile = { ...env, BATON_MASTER_KEY_FILE: keyFile };
+    const first = await withServer(withFile, async (s) => {
+      expect((await login(s.base, 'admin', ADMIN_PASSWORD)).status).toBe(200);
+    });
+    expect(first.code).toBe(0);
+    // The key came from the file: no key was generated into the data dir.
+    expect(fs.existsSync(path.join(env.BATON_DATA_DIR!, 'master.key'))).toBe(false);
+    fs.chmodSync(keyFile, 0o644);
+    const refused = await run(['serve'], withFile);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/BATON_MASTER_KEY_FILE: .*mode 0644\): chmod 600 it/);
+  }, 180_000);
+
   it('key rotate refuses to start without an existing master key', async () => {
     const env = await freshEnv(dialect);
     const r = await run(['key', 'rotate'], env);

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
@@ -75,6 +76,23 @@ describe('loadWorkerConfig', () => {
       runGraceSeconds: 5,
       logLevel: 'debug',
     });
+  });
+
+  it('reads BATON_WORKER_KEY_FILE (mode 0600 or stricter) instead of the variable, and refuses one others may read', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-worker-keyfile-'));
+    try {
+      const file = path.join(dir, 'worker.key');
+      fs.writeFileSync(file, `${KEY.toString('base64')}\n`, { mode: 0o600 });
+      const env: NodeJS.ProcessEnv = { BATON_REDIS_URL: 'redis://127.0.0.1:6379', BATON_WORKER_KEY_FILE: file };
+      expect(configOf([], env).workerKey).toEqual(KEY);
+      fs.chmodSync(file, 0o640);
+      expect(problemOf([], { BATON_REDIS_URL: 'redis://127.0.0.1:6379', BATON_WORKER_KEY_FILE: file })).toMatch(
+        /BATON_WORKER_KEY_FILE: .*mode 0640\): chmod 600 it/,
+      );
+      expect(problemOf([], baseEnv({ BATON_WORKER_KEY_FILE: file }))).toMatch(/give either BATON_WORKER_KEY or/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('lets flags win over the environment', () => {

@@ -4,7 +4,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseWorkerKey, SANDBOX_SETTINGS, type SandboxSetting } from '@baton/executor';
+import { keyFromEnvOrFile, parseWorkerKey, SANDBOX_SETTINGS, type SandboxSetting } from '@baton/executor';
 
 export const HELP = `Usage: baton worker [--concurrency N] [--labels a,b] [--name NAME]
 
@@ -20,6 +20,7 @@ Options (each wins over its variable):
 Environment:
   BATON_REDIS_URL           redis:// or rediss:// URL (required)
   BATON_WORKER_KEY          the key run bundles are sealed with, as on the API (required)
+  BATON_WORKER_KEY_FILE     or a file holding it (mode 0600 or stricter), so it is not in the environment
   BATON_QUEUE_PREFIX        namespace of every Redis key (default baton)
   BATON_WORK_DIR            parent of the private run directories (default the system temp directory)
   BATON_SANDBOX             auto | bwrap | off (default auto)
@@ -106,7 +107,8 @@ function parseFlags(argv: string[]) {
  * not, so no child process (ansible, ssh-agent, git) can ever inherit it.
  */
 export function loadWorkerConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): WorkerCommand {
-  const rawKey = env.BATON_WORKER_KEY;
+  // Inline or from BATON_WORKER_KEY_FILE (read once here); the inline one leaves the environment at once.
+  const fromEnvOrFile = keyFromEnvOrFile(env, 'BATON_WORKER_KEY');
   delete env.BATON_WORKER_KEY;
   const flags = parseFlags(argv);
   if (flags.help) return { kind: 'help', text: HELP };
@@ -131,8 +133,12 @@ export function loadWorkerConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     return url;
   });
   const workerKey = check(() => {
-    if (rawKey === undefined || rawKey === '')
-      throw new WorkerConfigError('BATON_WORKER_KEY: must be set (the key run bundles are sealed with)');
+    if ('problem' in fromEnvOrFile) throw new WorkerConfigError(fromEnvOrFile.problem);
+    const rawKey = fromEnvOrFile.key;
+    if (rawKey === undefined)
+      throw new WorkerConfigError(
+        'BATON_WORKER_KEY: must be set, or BATON_WORKER_KEY_FILE (the key run bundles are sealed with)',
+      );
     try {
       return parseWorkerKey(rawKey);
     } catch (err) {

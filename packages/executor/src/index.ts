@@ -55,3 +55,4 @@ export { openBundle, parseWorkerKey, SealedBundleError, sealBundle } from './bun
 export { readRequirementsAtCommit, type RequirementsAtCommit } from './git/requirements-lookup.js';
 export type { HostTrust } from './known-hosts/host-trust.js';
 export { checkedFetchAddress, type FetchPolicy, gitRemoteOf } from './network/fetch-destination.js';
+export { keyFromEnvOrFile, readKeyFile } from './keys/key-file.js';

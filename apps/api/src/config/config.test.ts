@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Keyring, masterKeyFrom } from '@baton/core';
 import { ConfigError, loadConfig } from './config.js';
 import { loadKeyring, MASTER_KEY_FILE, NEXT_MASTER_KEY_FILE } from './master-key.js';
@@ -120,6 +120,52 @@ describe('loadConfig', () => {
     const err = configError(() => loadConfig({ BATON_REDIS_URL: 'redis://r', BATON_WORKER_KEY: 'abcdef-short' }));
     expect(err.message).toMatch(/BATON_WORKER_KEY: must be 32 bytes/);
     expect(err.message).not.toContain('abcdef-short');
+  });
+
+  describe('keys from files (BATON_MASTER_KEY_FILE, BATON_WORKER_KEY_FILE)', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-keyfile-'));
+    afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const keyFile = (name: string, text: string, mode = 0o600) => {
+      const file = path.join(dir, name);
+      fs.writeFileSync(file, text, { mode });
+      fs.chmodSync(file, mode);
+      return file;
+    };
+
+    it('reads each key once from its file, the final newline dropped, as if it were set inline', () => {
+      const master = crypto.randomBytes(32).toString('hex');
+      const c = loadConfig({
+        BATON_MASTER_KEY_FILE: keyFile('master', `${master}\n`),
+        BATON_REDIS_URL: 'redis://r',
+        BATON_WORKER_KEY_FILE: keyFile('worker', WORKER_KEY),
+      });
+      expect(c.masterKey).toBe(master);
+      expect(c.workerKey).toBe(WORKER_KEY);
+    });
+
+    it('refuses a file others may read, one that is missing or empty, and both forms at once, never echoing the key', () => {
+      const secret = crypto.randomBytes(32).toString('hex');
+      const open = configError(() => loadConfig({ BATON_MASTER_KEY_FILE: keyFile('open', secret, 0o644) }));
+      expect(open.message).toMatch(/BATON_MASTER_KEY_FILE: .*mode 0644\): chmod 600 it/);
+      expect(open.message).not.toContain(secret);
+      expect(configError(() => loadConfig({ BATON_MASTER_KEY_FILE: path.join(dir, 'none') })).message).toMatch(
+        /BATON_MASTER_KEY_FILE: cannot read .*ENOENT/,
+      );
+      expect(configError(() => loadConfig({ BATON_MASTER_KEY_FILE: keyFile('empty', '\n') })).message).toMatch(
+        /BATON_MASTER_KEY_FILE: .* is empty/,
+      );
+      expect(configError(() => loadConfig({ BATON_MASTER_KEY_FILE: dir })).message).toMatch(/not a regular file/);
+      const both = configError(() =>
+        loadConfig({ BATON_WORKER_KEY: WORKER_KEY, BATON_WORKER_KEY_FILE: keyFile('w2', WORKER_KEY) }),
+      );
+      expect(both.message).toMatch(/BATON_WORKER_KEY_FILE: give either BATON_WORKER_KEY or BATON_WORKER_KEY_FILE/);
+      // A key from a file is checked like an inline one.
+      const short = configError(() =>
+        loadConfig({ BATON_REDIS_URL: 'redis://r', BATON_WORKER_KEY_FILE: keyFile('short', 'abcdef-short') }),
+      );
+      expect(short.message).toMatch(/BATON_WORKER_KEY: must be 32 bytes/);
+      expect(short.message).not.toContain('abcdef-short');
+    });
   });
 
   it.each(['a b', 'x'.repeat(65), 'pre:fix'])('rejects BATON_QUEUE_PREFIX=%j naming the variable', (value) => {

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
-import { parseWorkerKey } from '@baton/executor';
+import { keyFromEnvOrFile, parseWorkerKey } from '@baton/executor';
 import { z } from 'zod';
 import { loadMetricsToken, MetricsConfigError } from './metrics-config.js';
 import { AiConfigError, loadAiAskRate, loadAiProvider } from './ai-config.js';
@@ -41,6 +41,9 @@ const Env = z.object({
     .optional(),
   BATON_MASTER_KEY: z.string().min(1).optional(),
   BATON_WORKER_KEY: z.string().min(1).optional(),
+  // Read by keyFromEnvOrFile below; listed so the schema knows them.
+  BATON_MASTER_KEY_FILE: z.string().min(1).optional(),
+  BATON_WORKER_KEY_FILE: z.string().min(1).optional(),
   BATON_QUEUE_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1–64 letters, digits, `_`, `.` or `-`')
@@ -120,7 +123,15 @@ export class ConfigError extends Error {}
 
 /** Reads and checks the environment; a bad value stops the start with a message naming the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const present = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('BATON_') && v !== ''));
+  const present: Record<string, string | undefined> = Object.fromEntries(
+    Object.entries(env).filter(([k, v]) => k.startsWith('BATON_') && v !== ''),
+  );
+  // The keys may come from files (read once, here): from then on they are handled as if set inline.
+  for (const name of ['BATON_MASTER_KEY', 'BATON_WORKER_KEY']) {
+    const found = keyFromEnvOrFile(env, name);
+    if ('problem' in found) throw new ConfigError(`invalid configuration:\n  ${found.problem}`);
+    present[name] = found.key;
+  }
   const parsed = Env.safeParse(present);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
