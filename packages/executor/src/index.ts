@@ -54,5 +54,11 @@ export {
 export { openBundle, parseWorkerKey, SealedBundleError, sealBundle } from './bundle/sealed-bundle.js';
 export { readRequirementsAtCommit, type RequirementsAtCommit } from './git/requirements-lookup.js';
 export type { HostTrust } from './known-hosts/host-trust.js';
-export { checkedFetchAddress, type FetchPolicy, gitRemoteOf } from './network/fetch-destination.js';
+export {
+  type Address,
+  checkedFetchAddress,
+  type FetchPolicy,
+  gitRemoteOf,
+  type Resolve,
+} from './network/fetch-destination.js';
 export { keyFromEnvOrFile, readKeyFile } from './keys/key-file.js';

@@ -1,9 +1,8 @@
 // The `url` kind of dynamic inventory: fetch inventory-script JSON over HTTPS, refusing addresses that
 // would let a user read cloud metadata or poke at link-local services through the server.
-import dns from 'node:dns/promises';
 import https from 'node:https';
 import net from 'node:net';
-import { privateAddressReason, refusedAddressReason, refusedHostReason } from '@baton/contracts';
+import { type Address, checkedFetchAddress, type Resolve } from '../network/fetch-destination.js';
 import {
   InventorySourceError,
   parseInventory,
@@ -22,42 +21,20 @@ export interface FetchInventoryUrlOptions {
   /** BATON_FETCH_DENY_PRIVATE: loopback and private addresses are refused too */
   denyPrivate?: boolean | undefined;
   /** every address of a host name; production asks the system resolver, tests answer what they need */
-  resolve?: ((hostname: string) => Promise<Address[]>) | undefined;
+  resolve?: Resolve | undefined;
 }
 
-type Address = { address: string; family: number };
-const systemResolve = (hostname: string): Promise<Address[]> => dns.lookup(hostname, { all: true, verbatim: true });
-
 /**
- * Resolves every address of the host and refuses the lot if any one of them is refused, by the same
- * classifier that checked the URL when it was saved (@baton/contracts refused-address).
+ * Resolves every address of the host and refuses the lot if any one of them is refused, by the same classifier that
+ * checked the URL when it was saved (@baton/contracts refused-address), and the fetch policy.
  */
-async function checkedAddress(
-  hostname: string,
-  resolve: (hostname: string) => Promise<Address[]>,
-  denyPrivate: boolean,
-): Promise<Address> {
-  const bare = hostname
-    .replace(/^\[|\]$/g, '')
-    .replace(/\.$/, '')
-    .toLowerCase();
-  const literal = refusedHostReason(bare);
-  if (literal) throw new InventorySourceError(`refused: ${literal}`);
-  let addresses: Address[];
-  try {
-    addresses = net.isIP(bare) ? [{ address: bare, family: net.isIP(bare) }] : await resolve(bare);
-  } catch (err) {
-    throw new InventorySourceError(`cannot resolve ${bare}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-  }
-  for (const a of addresses) {
-    const why = refusedAddressReason(a.address) ?? (denyPrivate ? privateAddressReason(a.address) : undefined);
-    if (why)
-      throw new InventorySourceError(
-        `refused: ${bare} resolves to a refused address: ${why}${denyPrivate ? ' (BATON_FETCH_DENY_PRIVATE=true)' : ''}`,
-      );
-  }
-  if (!addresses[0]) throw new InventorySourceError(`cannot resolve ${bare}: no address`);
-  return addresses[0];
+async function checkedAddress(hostname: string, opts: FetchInventoryUrlOptions): Promise<Address> {
+  const checked = await checkedFetchAddress(hostname, {
+    denyPrivate: opts.denyPrivate ?? false,
+    resolve: opts.resolve,
+  });
+  if (!checked.ok) throw new InventorySourceError(checked.reason);
+  return checked.address;
 }
 
 /**
@@ -73,7 +50,7 @@ export async function fetchInventoryUrl(opts: FetchInventoryUrlOptions): Promise
   }
   if (url.protocol !== 'https:')
     throw new InventorySourceError(`refused: only https URLs are fetched, not ${url.protocol.replace(/:$/, '')}`);
-  const target = await checkedAddress(url.hostname, opts.resolve ?? systemResolve, opts.denyPrivate ?? false);
+  const target = await checkedAddress(url.hostname, opts);
 
   const body = await new Promise<Buffer>((resolve, reject) => {
     const req = https.request(url, {

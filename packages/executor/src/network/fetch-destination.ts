@@ -14,6 +14,8 @@ export interface FetchPolicy {
   denyPrivate: boolean;
   /** tests answer names themselves */
   resolve?: Resolve | undefined;
+  /** what a refusal says about the setting that allows private addresses (default: BATON_FETCH_DENY_PRIVATE's) */
+  privateHint?: string | undefined;
 }
 
 /** The address to connect to, or why not. Never throws. */
@@ -44,7 +46,7 @@ export async function checkedFetchAddress(
     if (why)
       return {
         ok: false,
-        reason: `refused: ${bare} resolves to ${why}${policy.denyPrivate ? ' (BATON_FETCH_DENY_PRIVATE=true)' : ''}`,
+        reason: `refused: ${bare} resolves to a refused address: ${why}${policy.denyPrivate ? (policy.privateHint ?? ' (BATON_FETCH_DENY_PRIVATE=true)') : ''}`,
       };
   }
   if (!addresses[0]) return { ok: false, reason: `cannot resolve ${bare}: no address`, unresolved: true };
