@@ -26,19 +26,17 @@ function entriesOf(value: unknown): KnownHostEntry[] {
   return parseKnownHosts(lines.join('\n')).entries;
 }
 
-function rowsOf(entries: KnownHostEntry[], scope: KnownHostScope, scopeId: string, e: RunEvent): KnownHostRow[] {
-  return entries.map((k) => ({
-    scope,
-    scope_id: scopeId,
-    host: k.host,
-    key_type: k.key_type,
-    key: k.key,
-    source: 'recorded',
-    run_id: e.run_id,
-    created_by: null,
-    created_at: e.ts,
-  }));
+/** The rows of an owner's keys: recorded (by a run, or by git on first contact) or pinned (by a user). */
+export function knownHostRows(
+  entries: readonly KnownHostEntry[],
+  scope: KnownHostScope,
+  scopeId: string,
+  origin: Pick<KnownHostRow, 'source' | 'run_id' | 'created_by' | 'created_at'>,
+): KnownHostRow[] {
+  return entries.map((k) => ({ scope, scope_id: scopeId, host: k.host, key_type: k.key_type, key: k.key, ...origin }));
 }
+
+const byRun = (e: RunEvent) => ({ source: 'recorded', run_id: e.run_id, created_by: null, created_at: e.ts });
 
 /** Stores what the final status event `e` reports ssh recorded; nothing when the policy changed since. */
 export async function recordLearnedHostKeys(r: HostKeyTx, e: RunEvent): Promise<void> {
@@ -51,12 +49,16 @@ export async function recordLearnedHostKeys(r: HostKeyTx, e: RunEvent): Promise<
   if (forInventory.length > 0 && run.inventory_id) {
     const owner = await r.inventories.findSummary(run.inventory_id);
     if (owner?.host_key_checking === 'accept_new')
-      await r.knownHosts.recordFirstSeen('inventory', owner.id, rowsOf(forInventory, 'inventory', owner.id, e));
+      await r.knownHosts.recordFirstSeen(
+        'inventory',
+        owner.id,
+        knownHostRows(forInventory, 'inventory', owner.id, byRun(e)),
+      );
   }
   const forProject = entriesOf(project);
   if (forProject.length > 0 && run.project_id) {
     const owner = await r.projects.findById(run.project_id);
     if (owner?.host_key_checking === 'accept_new')
-      await r.knownHosts.recordFirstSeen('project', owner.id, rowsOf(forProject, 'project', owner.id, e));
+      await r.knownHosts.recordFirstSeen('project', owner.id, knownHostRows(forProject, 'project', owner.id, byRun(e)));
   }
 }

@@ -8,6 +8,7 @@ import { recordAudit } from '../audit/audit.chain.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
 import { NotFoundError, ValidationError } from '../common/errors.js';
+import { knownHostRows } from './known-host-record.js';
 
 /** OpenSSH's fingerprint of a key blob: `SHA256:` and the unpadded base64 of its SHA-256. */
 export function hostKeyFingerprint(key: string): string {
@@ -60,16 +61,8 @@ export function createKnownHostService(deps: {
       const errors = problems.slice(0, 20).map((x) => ({ path: field, message: `line ${x.line}: ${x.message}` }));
       throw new ValidationError(`${field} has ${problems.length} bad line(s): ${errors[0]!.message}`, errors);
     }
-    const at = iso(deps.clock());
-    return entries.map((e): KnownHostRow => ({
-      scope,
-      scope_id: id,
-      ...e,
-      source: 'pinned',
-      run_id: null,
-      created_by: p.id,
-      created_at: at,
-    }));
+    const origin = { source: 'pinned', run_id: null, created_by: p.id, created_at: iso(deps.clock()) };
+    return knownHostRows(entries, scope, id, origin);
   }
 
   async function audit(r: TxRepos, p: Principal, action: string, id: string, summary: string) {

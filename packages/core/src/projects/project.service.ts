@@ -28,6 +28,7 @@ import { inUseConflict } from '../authz/in-use.js';
 import { newId } from '../common/ids.js';
 import { type Page, toPage, visiblePageQuery } from '../common/paging.js';
 import { describeRequirements, type RequirementsText } from './project-requirements.js';
+import { knownHostRows } from '../known-hosts/known-host-record.js';
 
 /** The credential types a project may use to reach its repository. */
 export const PROJECT_CREDENTIAL_TYPES = ['token', 'ssh_key'] as const;
@@ -142,20 +143,8 @@ export function createProjectService(deps: {
 
   /** Keys ssh recorded on first contact with the project's git server, kept when its policy is accept_new. */
   async function recordHostKeys(r: TxRepos, projectId: string, learned: KnownHostEntry[], by: string | null) {
-    const at = iso(deps.clock());
-    await r.knownHosts.recordFirstSeen(
-      'project',
-      projectId,
-      learned.map((k) => ({
-        scope: 'project',
-        scope_id: projectId,
-        ...k,
-        source: 'recorded',
-        run_id: null,
-        created_by: by,
-        created_at: at,
-      })),
-    );
+    const origin = { source: 'recorded', run_id: null, created_by: by, created_at: iso(deps.clock()) };
+    await r.knownHosts.recordFirstSeen('project', projectId, knownHostRows(learned, 'project', projectId, origin));
   }
 
   /** The trust of a stored project: its keys, and what ssh records stored at once in a transaction of its own. */
