@@ -153,6 +153,20 @@ describe.each(DIALECTS)('Galaxy requirements on %s', (dialect) => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/`;
+      // A galaxy credential needs an http(s) URL without user info and a one-word token.
+      for (const [inputs, path] of [
+        [{ url: 'ftp://hub.example.com/', token }, 'body.inputs.url'],
+        [{ url: 'https://user:pw@hub.example.com/', token }, 'body.inputs.url'],
+        [{ url }, 'body.inputs.token'],
+        [{ url, token: 'two words' }, 'body.inputs.token'],
+        [{ url, token: '\ud800' }, undefined],
+      ] as const) {
+        const bad = await h.http
+          .post('/v1/credentials')
+          .set(auth)
+          .send({ name: `bad hub ${dialect}`, type: 'galaxy', inputs });
+        expectProblem(bad, 400, path);
+      }
       const cred = await h.http
         .post('/v1/credentials')
         .set(auth)

@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import fsSync from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { KnownHostEntry, RunBundle, RunEvent } from '@baton/contracts';
+import type { LearnedHostKeys, RunBundle, RunEvent } from '@baton/contracts';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { FetchPolicy } from '../network/fetch-destination.js';
 import {
@@ -141,7 +141,7 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
   };
   const resources: RunResources = { fifos: [], recordPids };
   // Keys ssh recorded on first contact (accept_new), for the server to keep: the inventory's hosts, the git server.
-  const learned: { inventory: KnownHostEntry[]; project: KnownHostEntry[] } = { inventory: [], project: [] };
+  const learned: LearnedHostKeys = { inventory: [], project: [] };
   let result: AnsibleResult = { exitCode: null };
   let outcome: RunVerdict;
   stream.status({ status: 'running' });
