@@ -15,6 +15,7 @@ import type { Run, RunEvent, Worker } from '@baton/contracts';
 import { cleanupProcesses, run as runBaton, tempDir, waitFor } from './support/baton-process.js';
 import { type QueueCluster, type Replica, startQueueCluster } from './support/queue-cluster.js';
 import { createRepo, createRoleRepo, roleRequirement } from '@baton/executor/testing';
+import { createRedisRunQueue } from '@baton/queue';
 
 const LOCAL = 'ansible_connection=local ansible_python_interpreter=/usr/bin/python3';
 const ONE_HOST = `h1 ${LOCAL}\n`;
@@ -136,6 +137,77 @@ describe('queue mode end to end', () => {
         const again = await c.restartReplica(a);
         const next = await c.submit(again, { playbook: play(shell('echo after-a-crash')), inventory_id: inv });
         expect(await c.finished(again, next.id, 90_000)).toMatchObject({ conclusion: 'succeeded' });
+      }),
+    CASE_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    'never run twice: the identical job re-added to Redis after the run is not run again, nor one with a tampered nonce',
+    () =>
+      sqliteLane.run(async (c) => {
+        const [a] = c.replicas as [Replica];
+        const worker = c.workers[0]!;
+        const inv = await inventoryOf(c, a, ONE_HOST);
+        const marker = path.join(tempDir('baton-queue-once-'), 'ran');
+        const run = await c.submit(a, { playbook: play(shell(`echo ran >> ${marker}`)), inventory_id: inv });
+        expect(await c.finished(a, run.id, 90_000)).toMatchObject({ conclusion: 'succeeded' });
+        const eventsBefore = await c.events(a, run.id);
+        expect(fs.readFileSync(marker, 'utf8')).toBe('ran\n');
+
+        // The job as Redis holds it (BullMQ's hash of the unlabelled queue `runs`), then gone from Redis, as after
+        // a restore of an older snapshot: the same payload re-added is a new job to BullMQ.
+        const jobKey = `${c.prefix}:runs:${run.id}`;
+        const data = JSON.parse(await c.redis.cli('hget', jobKey, 'data')) as { runId: string; bundle: string };
+        expect(data.runId).toBe(run.id);
+        const forget = async () => {
+          await c.redis.cli('del', jobKey);
+          await c.redis.cli('zrem', `${c.prefix}:runs:completed`, run.id);
+          await c.redis.cli('zrem', `${c.prefix}:runs:failed`, run.id);
+        };
+        const foreign = createRedisRunQueue({ redisUrl: c.redis.url, prefix: c.prefix });
+        const reAdd = async (bundle: string, logMatch: RegExp) => {
+          await forget();
+          await foreign.enqueue({ runId: run.id, bundle });
+          await waitFor(
+            `the worker to drop the re-added job of ${run.id}`,
+            async () =>
+              worker
+                .output()
+                .split('\n')
+                .some((l) => l.includes(run.id) && logMatch.test(l))
+                ? true
+                : undefined,
+            60_000,
+          );
+          await waitFor(
+            'the re-added job to leave the queue',
+            async () => ((await c.redis.cli('zscore', `${c.prefix}:runs:completed`, run.id)).trim() ? true : undefined),
+            30_000,
+          );
+        };
+        try {
+          await reAdd(data.bundle, /already_claimed/);
+          // A nonce changed by the writer (to escape the claim) breaks the seal: refused before any claim.
+          const parts = data.bundle.split('.');
+          const otherNonce = crypto.randomBytes(16).toString('base64url');
+          await reAdd([parts[0], otherNonce, ...parts.slice(2)].join('.'), /bad_bundle/);
+        } finally {
+          await foreign.close();
+        }
+
+        // ansible-playbook ran once: one line in the marker, no new event, the run's outcome unchanged.
+        expect(fs.readFileSync(marker, 'utf8')).toBe('ran\n');
+        expect(
+          worker
+            .output()
+            .split('\n')
+            .filter((l) => l.includes(run.id) && l.includes('ansible-playbook started')),
+        ).toHaveLength(1);
+        expect(await c.events(a, run.id)).toEqual(eventsBefore);
+        expect((await c.call(a, 'GET', `/v1/runs/${run.id}`)).body).toMatchObject({
+          status: 'finished',
+          conclusion: 'succeeded',
+        });
       }),
     CASE_TIMEOUT_MS,
   );
@@ -309,6 +381,19 @@ describe('queue mode end to end', () => {
         await stream.until((s) => s.ended(), 'the end of the stream on replica A', 30_000);
         expectGapFree(stream.seqs());
         expect(stream.seqs()).toHaveLength(events.length);
+
+        // The leader's sweep then removes B's consumer from the group (it holds nothing any more); A's stays.
+        const consumers = async (): Promise<string[]> =>
+          (await c.redis.cli('xinfo', 'consumers', `${c.prefix}:events`, 'ingest'))
+            .split('\n')
+            .map((line, i, lines) => (lines[i - 1] === 'name' ? line.trim() : ''))
+            .filter(Boolean);
+        await waitFor(
+          "B's stream consumer to be removed",
+          async () => (!(await consumers()).includes(b.consumer) ? true : undefined),
+          180_000,
+        );
+        expect(await consumers()).toContain(a.consumer);
       }),
     CASE_TIMEOUT_MS,
   );

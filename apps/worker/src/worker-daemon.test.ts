@@ -1,11 +1,15 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { RunBundle, RunEvent } from '@baton/contracts';
 import { type RunOutcome, type RunPlaybookOptions, runPlaybook, sealBundle } from '@baton/executor';
 import { inlineBundle, play, tempDir } from '@baton/executor/testing';
 import {
+  closeRedis,
   createInProcessRunQueue,
+  createRunClaims,
+  openRedis,
+  type RunClaims,
   type JobHandler,
   LeaseExpiredError,
   type Lease,
@@ -17,6 +21,9 @@ import {
 import { createWorkerDaemon, type WorkerDaemon, type WorkerDaemonDeps } from './worker-daemon.js';
 
 const KEY = crypto.randomBytes(32);
+/** Claims go to the real Redis, under a prefix of this suite's own. */
+const REDIS_URL = process.env.BATON_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PREFIX = `baton_t_daemon_${Date.now()}_${crypto.randomBytes(3).toString('hex')}`;
 const QUICK = play('    - debug: msg=hello\n');
 const SHORT_SLEEP = play('    - command: sleep 1\n');
 const LONG_SLEEP = play('    - command: sleep 300\n');
@@ -81,6 +88,7 @@ describe('createWorkerDaemon', () => {
   let lost: Array<{ runId: string; reason: LeaseLossReason }>;
   let daemon: WorkerDaemon | undefined;
   let playbookCalls: string[];
+  let claims: RunClaims;
 
   const runPlaybookCounted = (bundle: RunBundle, opts: RunPlaybookOptions): Promise<RunOutcome> => {
     playbookCalls.push(bundle.run_id);
@@ -100,6 +108,7 @@ describe('createWorkerDaemon', () => {
       queue: seam,
       events: rec.sink,
       registry: rec.registry,
+      claims,
       runPlaybook: runPlaybookCounted,
       workerKey: KEY,
       name: 'w-test',
@@ -128,13 +137,22 @@ describe('createWorkerDaemon', () => {
     lost = [];
     playbookCalls = [];
     daemon = undefined;
+    claims = createRunClaims({ redisUrl: REDIS_URL, prefix: PREFIX });
   });
 
   afterEach(async () => {
     daemon?.abortAll();
     await daemon?.stop(0);
     await queue?.close();
+    await claims.close();
     fs.rmSync(workRoot, { recursive: true, force: true });
+  });
+
+  afterAll(async () => {
+    const redis = openRedis(REDIS_URL, 'daemon-test-cleanup');
+    const keys = await redis.keys(`${PREFIX}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await closeRedis(redis);
   });
 
   it('runs a sealed bundle: events gap-free from seq 1, running names the worker, a finished status last, then a flush', async () => {
@@ -162,10 +180,10 @@ describe('createWorkerDaemon', () => {
    * decoding drops, which would leave the ciphertext as it was.
    */
   const alterCiphertext = (text: string): string => {
-    const [version, iv, tag, ct] = text.split('.');
-    const bytes = Buffer.from(ct!, 'base64url');
+    const parts = text.split('.');
+    const bytes = Buffer.from(parts[5]!, 'base64url');
     bytes[0] = bytes[0]! ^ 1;
-    return [version, iv, tag, bytes.toString('base64url')].join('.');
+    return [...parts.slice(0, 5), bytes.toString('base64url')].join('.');
   };
 
   it.each([
@@ -205,6 +223,67 @@ describe('createWorkerDaemon', () => {
       expect(lost).toEqual([]);
     },
   );
+
+  it('never runs one enqueue twice: the same job re-added is dropped unrun, a new enqueue (new nonce) runs', async () => {
+    await startDaemon();
+    const job = { runId: 'run_once', bundle: sealed('run_once', QUICK) };
+    await seam.enqueue(job);
+    await eventually(() => rec.finalOf('run_once') !== undefined && daemon!.running().length === 0, 'the first run');
+    const firstEvents = rec.of('run_once').length;
+
+    // The identical payload again (a stale snapshot, a foreign writer): leased, claimed before, not run.
+    await seam.enqueue(job);
+    await eventually(() => rec.logs.some((l) => l.meta.reason === 'already_claimed'), 'the duplicate to be dropped');
+    await eventually(() => daemon!.running().length === 0, 'the job to settle');
+    expect(playbookCalls).toEqual(['run_once']);
+    expect(rec.of('run_once')).toHaveLength(firstEvents);
+    expect(lost).toEqual([]);
+    expect(rec.logs).toContainEqual({
+      level: 'warn',
+      message: expect.stringMatching(/claimed before/),
+      meta: { run_id: 'run_once', reason: 'already_claimed' },
+    });
+
+    // Another process (another worker) gets the same copy: refused by Redis, not by this daemon's memory.
+    const other = createRunClaims({ redisUrl: REDIS_URL, prefix: PREFIX });
+    const { openSealedBundle } = await import('@baton/executor');
+    const { nonce } = openSealedBundle(job.bundle, 'run_once', KEY);
+    expect(await other.claim('run_once', nonce, 60_000)).toBe(false);
+    await other.close();
+
+    // A new enqueue of the run (the recovery sweep after Redis lost it) seals a new nonce: it runs.
+    await seam.enqueue({ runId: 'run_once', bundle: sealed('run_once', QUICK) });
+    await eventually(() => playbookCalls.length === 2 && daemon!.running().length === 0, 'the new enqueue to run');
+  });
+
+  it('does not run an expired bundle: one error / bundle_expired event at seq 1', async () => {
+    await startDaemon();
+    const old = sealBundle(inlineBundle(QUICK, { run_id: 'run_old' }), KEY, {
+      now: Date.now() - 90_000,
+      lifetimeMs: 60_000,
+    });
+    await seam.enqueue({ runId: 'run_old', bundle: old });
+    await eventually(() => rec.events.length > 0 && rec.flushes() > 0, 'the refusal');
+    expect(rec.events).toEqual([
+      expect.objectContaining({
+        run_id: 'run_old',
+        seq: 1,
+        data: { status: 'finished', conclusion: 'error', reason: 'bundle_expired' },
+      }),
+    ]);
+    expect(playbookCalls).toEqual([]);
+  });
+
+  it('a claim Redis never answers fails the job (reported lost), and nothing runs', async () => {
+    await startDaemon({
+      claims: { claim: () => Promise.reject(new Error('Redis did not answer the claim')) },
+    });
+    await seam.enqueue({ runId: 'run_unclaimed', bundle: sealed('run_unclaimed', QUICK) });
+    await eventually(() => lost.length > 0, 'the loss report');
+    expect(lost).toEqual([{ runId: 'run_unclaimed', reason: 'handler_failed' }]);
+    expect(playbookCalls).toEqual([]);
+    expect(rec.events).toEqual([]);
+  });
 
   it('stop with a grace period lets a short run finish, takes no new run, and ends with a stopped beat', async () => {
     await startDaemon();
@@ -277,7 +356,7 @@ function manualQueue() {
     controllers,
     lease(_spec: unknown, h: JobHandler) {
       handler = h;
-      return { close: async () => void (await Promise.allSettled(settled)) };
+      return { close: async () => void (await Promise.allSettled(settled)), pause() {}, resume() {} };
     },
     leasedIds: async () =>
       [...controllers.keys()].map((runId) => ({ runId, worker: 'w-manual', expiresAt: Date.UTC(2030, 0, 1) })),
@@ -336,6 +415,8 @@ describe('createWorkerDaemon with a queue driven by hand', () => {
       queue,
       events: rec.sink,
       registry: rec.registry,
+      // Every job here is given once: claims are the other suite's subject.
+      claims: { claim: async () => true },
       runPlaybook: fakeRun,
       workerKey: KEY,
       name: 'w-manual',

@@ -5,16 +5,19 @@
 import os from 'node:os';
 import type { RunBundle, RunEvent } from '@baton/contracts';
 import {
-  openBundle,
+  type OpenedBundle,
+  openSealedBundle,
   type RunOutcome,
   type RunPlaybookOptions,
   SealedBundleError,
+  SealedBundleExpiredError,
   ShutdownAbort,
   WorkerLostAbort,
 } from '@baton/executor';
 import {
   type Lease,
   LeaseExpiredError,
+  type RunClaims,
   type RunJob,
   type RunQueue,
   type WorkerRegistry,
@@ -40,6 +43,8 @@ export interface WorkerDaemonDeps {
   queue: Pick<RunQueue, 'lease' | 'leasedIds'>;
   events: RunEventSink;
   registry: Pick<WorkerRegistry, 'beat'>;
+  /** Claims `run id + nonce` (one enqueue) once across all workers, before ansible starts. */
+  claims: Pick<RunClaims, 'claim'>;
   runPlaybook: (bundle: RunBundle, opts: RunPlaybookOptions) => Promise<RunOutcome>;
   /** BATON_WORKER_KEY: opens the jobs' sealed bundles */
   workerKey: Buffer;
@@ -68,6 +73,11 @@ export interface WorkerDaemon {
    * run ends `error` / `worker_lost`, since the queue already counts it lost. Unknown run ids are ignored.
    */
   leaseLost(runId: string): void;
+  /**
+   * The event buffer went over its cap (true: Redis has been unreachable for long) or drained (false): while full the
+   * daemon leases no new run (the ones it holds go on, their events buffered), says so in its heartbeat and log.
+   */
+  eventBufferFull(full: boolean): void;
   /** Stops taking runs; lets running ones go on for `graceMs`, then cancels them (canceled / shutdown); last beat `stopped`. */
   stop(graceMs?: number): Promise<void>;
   /** Cancels every run in flight at once (canceled / shutdown), e.g. on a second signal. */
@@ -100,6 +110,12 @@ function settledWithin(promise: Promise<unknown> | undefined, ms: number): Promi
   ]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * A claim outlives its bundle by this much: a worker whose clock runs behind the API's still opens the bundle a
+ * little past its expiry by our clock, and must still find the claim.
+ */
+export const CLAIM_CLOCK_MARGIN_MS = 3_600_000;
+
 const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 const isFinalStatus = (event: RunEvent): boolean => event.kind === 'status' && event.data.status === 'finished';
 
@@ -114,6 +130,7 @@ export function createWorkerDaemon(deps: WorkerDaemonDeps): WorkerDaemon {
   let beating: Promise<void> | undefined;
   let stopping: Promise<void> | undefined;
   let shuttingDown = false;
+  let bufferFull = false;
 
   const push = (event: RunEvent): void => {
     const pushed = deps.events.push(event);
@@ -144,6 +161,7 @@ export function createWorkerDaemon(deps: WorkerDaemonDeps): WorkerDaemon {
       lease_expires_at: leases.length ? new Date(Math.max(...leases.map((l) => l.expiresAt))).toISOString() : null,
       started_at: startedAt,
       ...(stopped ? { stopped: true } : {}),
+      ...(bufferFull && !stopped ? { paused: 'event_buffer_full' as const } : {}),
     });
   };
 
@@ -170,25 +188,52 @@ export function createWorkerDaemon(deps: WorkerDaemonDeps): WorkerDaemon {
     if (!held.controller.signal.aborted) held.controller.abort(reason);
   };
 
-  /** A job whose bundle is missing or does not open is not run: its run ends at once, error / bad_bundle. */
+  /**
+   * A job whose bundle is missing, does not open or has expired is not run: its run ends at once, error /
+   * bad_bundle or bundle_expired (a duplicate seq 1 if the run had started from another enqueue: ignored by ingest).
+   */
   async function refuseBadBundle(runId: string, err: unknown): Promise<void> {
     // A SealedBundleError never quotes the bundle; anything else might (a parse error of the opened text): its name only.
     const why = err instanceof SealedBundleError ? err.message : ((err as Error)?.name ?? 'error');
-    logger.warn('run not started: bad bundle', { run_id: runId, reason: 'bad_bundle', error: why });
-    push(finalStatus(runId, 1, 'error', 'bad_bundle'));
+    const reason = err instanceof SealedBundleExpiredError ? 'bundle_expired' : 'bad_bundle';
+    logger.warn(`run not started: ${reason.replace('_', ' ')}`, { run_id: runId, reason, error: why });
+    push(finalStatus(runId, 1, 'error', reason));
     await deps.events.flush();
+  }
+
+  /**
+   * Claims this enqueue of the run (run id + the bundle's nonce) once across all workers. false: it was claimed
+   * before, so this job is a copy (re-added to Redis) of one that started already, and nothing of it may run. The
+   * job then completes quietly, so the queue reports no loss and the run goes on as the first claim left it.
+   */
+  async function claimOnce(runId: string, opened: OpenedBundle): Promise<boolean> {
+    const ttlMs = opened.expiresAt - now().getTime() + CLAIM_CLOCK_MARGIN_MS;
+    try {
+      if (await deps.claims.claim(runId, opened.nonce, ttlMs)) return true;
+    } catch (err) {
+      // Unclaimed is unrun: failing the job lets the queue report the run lost (error / worker_lost).
+      logger.error('run not started: its claim did not reach Redis', { run_id: runId, error: errorText(err) });
+      throw err;
+    }
+    logger.warn('run not started: this enqueue of the run was claimed before (a job re-added to the queue)', {
+      run_id: runId,
+      reason: 'already_claimed',
+    });
+    return false;
   }
 
   async function execute(job: Readonly<RunJob>, lease: Lease): Promise<void> {
     const runId = job.runId;
-    let bundle: RunBundle;
+    let opened: OpenedBundle;
     try {
       if (job.bundle === undefined) throw new SealedBundleError(`the job of run ${runId} carries no bundle`);
-      bundle = openBundle(job.bundle, runId, deps.workerKey);
+      opened = openSealedBundle(job.bundle, runId, deps.workerKey, now().getTime());
     } catch (err) {
       await refuseBadBundle(runId, err);
       return;
     }
+    if (!(await claimOnce(runId, opened))) return;
+    const bundle: RunBundle = opened.bundle;
     // Our own controller: a shutdown or a lost lease must stop the run with its own reason, not the queue's.
     const held: HeldRun = { lease, controller: new AbortController(), lost: false };
     // An expiry shows in the abort's reason (a LeaseExpiredError), or the queue reports it (leaseLost) just after
@@ -257,6 +302,7 @@ export function createWorkerDaemon(deps: WorkerDaemonDeps): WorkerDaemon {
     async start() {
       if (subscription || stopping) throw new Error(`worker ${name} was started already`);
       subscription = deps.queue.lease({ name, labels: [...deps.labels], capacity: deps.capacity }, execute);
+      if (bufferFull) subscription.pause();
       heartbeat = setInterval(tick, heartbeatMs);
       heartbeat.unref();
       await beatOnce();
@@ -267,6 +313,20 @@ export function createWorkerDaemon(deps: WorkerDaemonDeps): WorkerDaemon {
       held.lost = true;
       logger.warn('lease lost: stopping the run', { run_id: runId });
       abortRun(held, new WorkerLostAbort());
+    },
+    eventBufferFull(full) {
+      if (full === bufferFull) return;
+      bufferFull = full;
+      if (full) {
+        subscription?.pause();
+        logger.warn('event buffer full: leasing no new run until it drains (no event is dropped)', {
+          running: [...inFlight.keys()],
+        });
+      } else {
+        subscription?.resume();
+        logger.info('event buffer drained: leasing runs again');
+      }
+      void beatOnce();
     },
     stop(graceMs = deps.graceMs) {
       stopping ??= (async () => {

@@ -39,6 +39,10 @@ export type JobHandler = (job: Readonly<RunJob>, lease: Lease) => Promise<void>;
 export interface WorkerSubscription {
   /** Stops leasing new jobs to this worker; resolves once its handlers in flight have settled. */
   close(): Promise<void>;
+  /** Leases no new job to this worker until resume(); the runs it holds go on (e.g. its event buffer is full). */
+  pause(): void;
+  /** Leases again after a pause(). */
+  resume(): void;
 }
 
 export interface LeasedRun {

@@ -9,6 +9,8 @@ export interface WorkerSlot {
   /** Breaks ties between equally loaded workers, so jobs spread instead of piling on the first one. */
   lastAssigned: number;
   closed: boolean;
+  /** Paused by its owner (WorkerSubscription.pause): takes no new job, keeps the ones it holds. */
+  paused: boolean;
   /** Resolved when `active` drops to 0 (a closing worker waits for its handlers). */
   onIdle: Array<() => void>;
 }
@@ -21,12 +23,13 @@ export function newWorkerSlot(spec: WorkerSpec, handler: JobHandler): WorkerSlot
     active: 0,
     lastAssigned: 0,
     closed: false,
+    paused: false,
     onIdle: [],
   };
 }
 
-/** Open, below its capacity, and holding every label the job asks for. */
-export const hasRoom = (slot: WorkerSlot): boolean => !slot.closed && slot.active < slot.spec.capacity;
+/** Open, not paused and below its capacity. */
+export const hasRoom = (slot: WorkerSlot): boolean => !slot.closed && !slot.paused && slot.active < slot.spec.capacity;
 export const mayServe = (slot: WorkerSlot, labels: readonly string[]): boolean =>
   labels.every((label) => slot.labels.has(label));
 

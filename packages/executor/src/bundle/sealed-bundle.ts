@@ -1,13 +1,39 @@
 // The sealed run bundle (ARCHITECTURE.md, "A run's path" step 2): in queue mode a job carries its bundle
-// encrypted with AES-256-GCM under BATON_WORKER_KEY, so no secret sits in Redis in clear text. The run id is
-// authenticated data: a bundle sealed for one run cannot be replayed as another's.
+// encrypted with AES-256-GCM under BATON_WORKER_KEY, so no secret sits in Redis in clear text. The associated data
+// binds the run id (a bundle sealed for one run cannot be replayed as another's), a random nonce made at each seal
+// (one enqueue: workers claim `run id + nonce` once, so a job re-added to Redis never starts the run again) and an
+// expiry (so that claim need only be remembered for the bundle's lifetime).
 import crypto from 'node:crypto';
 import { RunBundle } from '@baton/contracts';
 
-const VERSION = 'wb1';
+const VERSION = 'wb2';
+
+/** How long a sealed bundle opens: a job waiting longer for a worker ends `error` / `bundle_expired`. */
+export const BUNDLE_LIFETIME_MS = 24 * 3600_000;
 
 export class SealedBundleError extends Error {
   override name = 'SealedBundleError';
+}
+
+/** The bundle opens but its lifetime is over: the run must not start from it. */
+export class SealedBundleExpiredError extends SealedBundleError {
+  override name = 'SealedBundleExpiredError';
+}
+
+/** What a worker learns from a sealed bundle: the bundle, and the enqueue it belongs to. */
+export interface OpenedBundle {
+  bundle: RunBundle;
+  /** Random per seal (per enqueue): the worker claims `run id + nonce` once before starting ansible. */
+  nonce: string;
+  /** Epoch ms after which the bundle no longer opens. */
+  expiresAt: number;
+}
+
+export interface SealOptions {
+  /** default Date.now() */
+  now?: number;
+  /** default BUNDLE_LIFETIME_MS */
+  lifetimeMs?: number;
 }
 
 /** A worker key: 32 bytes, given as 64 hex digits or base64 / base64url. */
@@ -18,25 +44,44 @@ export function parseWorkerKey(text: string): Buffer {
   return bytes;
 }
 
-/** `wb1.<iv>.<tag>.<ciphertext>` (base64url parts) over the bundle's JSON, with its run id as associated data. */
-export function sealBundle(bundle: RunBundle, key: Buffer): string {
+const associatedData = (runId: string, nonce: string, expiresAt: number): Buffer =>
+  Buffer.from(`${VERSION}:${runId}:${nonce}:${expiresAt}`);
+
+/**
+ * `wb2.<nonce>.<expires at, epoch ms>.<iv>.<tag>.<ciphertext>` (base64url parts) over the bundle's JSON; the run id,
+ * nonce and expiry are associated data: changing any of them makes the bundle refuse to open.
+ */
+export function sealBundle(bundle: RunBundle, key: Buffer, options: SealOptions = {}): string {
+  const expiresAt = (options.now ?? Date.now()) + (options.lifetimeMs ?? BUNDLE_LIFETIME_MS);
+  const nonce = crypto.randomBytes(16).toString('base64url');
   const iv = crypto.randomBytes(12);
   const cipher = crypto.createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(Buffer.from(`${VERSION}:${bundle.run_id}`));
+  cipher.setAAD(associatedData(bundle.run_id, nonce, expiresAt));
   const ct = Buffer.concat([cipher.update(JSON.stringify(bundle), 'utf8'), cipher.final()]);
-  return [VERSION, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join(
-    '.',
-  );
+  return [
+    VERSION,
+    nonce,
+    String(expiresAt),
+    iv.toString('base64url'),
+    cipher.getAuthTag().toString('base64url'),
+    ct.toString('base64url'),
+  ].join('.');
 }
 
-/** Opens a bundle sealed for `runId`; a wrong key, another run's bundle or any tampering is a SealedBundleError. */
-export function openBundle(sealed: string, runId: string, key: Buffer): RunBundle {
-  const [version, iv, tag, ct] = sealed.split('.');
-  if (version !== VERSION || !iv || !tag || ct === undefined) throw new SealedBundleError('not a sealed run bundle');
+/**
+ * Opens a bundle sealed for `runId`. A wrong key, another run's bundle, an altered nonce or expiry or any other
+ * tampering is a SealedBundleError; a bundle past its expiry (by `now`) a SealedBundleExpiredError.
+ */
+export function openSealedBundle(sealed: string, runId: string, key: Buffer, now = Date.now()): OpenedBundle {
+  const [version, nonce, expiry, iv, tag, ct, ...rest] = sealed.split('.');
+  if (version !== VERSION || !nonce || !expiry || !iv || !tag || ct === undefined || rest.length > 0)
+    throw new SealedBundleError('not a sealed run bundle');
+  const expiresAt = /^[0-9]{1,15}$/.test(expiry) ? Number(expiry) : NaN;
+  if (!Number.isSafeInteger(expiresAt)) throw new SealedBundleError('not a sealed run bundle');
   let plain: Buffer;
   try {
     const decipher = crypto.createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
-    decipher.setAAD(Buffer.from(`${VERSION}:${runId}`));
+    decipher.setAAD(associatedData(runId, nonce, expiresAt));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     plain = Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]);
   } catch {
@@ -44,6 +89,11 @@ export function openBundle(sealed: string, runId: string, key: Buffer): RunBundl
       `the bundle of run ${runId} does not open with this worker key (another key, another run, or altered)`,
     );
   }
+  // Checked after the tag: only an authentic expiry is worth reporting as one.
+  if (now >= expiresAt)
+    throw new SealedBundleExpiredError(
+      `the bundle of run ${runId} expired at ${new Date(expiresAt).toISOString()}: it waited too long for a worker`,
+    );
   const parsed = RunBundle.safeParse(JSON.parse(plain.toString('utf8')));
   if (!parsed.success)
     throw new SealedBundleError(
@@ -51,5 +101,10 @@ export function openBundle(sealed: string, runId: string, key: Buffer): RunBundl
     );
   if (parsed.data.run_id !== runId)
     throw new SealedBundleError(`the bundle of run ${runId} names run ${parsed.data.run_id}`);
-  return parsed.data;
+  return { bundle: parsed.data, nonce, expiresAt };
+}
+
+/** Opens a bundle sealed for `runId` (see openSealedBundle) and returns only the bundle. */
+export function openBundle(sealed: string, runId: string, key: Buffer): RunBundle {
+  return openSealedBundle(sealed, runId, key).bundle;
 }

@@ -136,6 +136,13 @@ export function createInProcessRunQueue({
           if (index >= 0) workers.splice(index, 1);
           return whenIdle(worker);
         },
+        pause() {
+          worker.paused = true;
+        },
+        resume() {
+          worker.paused = false;
+          dispatch();
+        },
       };
     },
 

@@ -386,6 +386,13 @@ export function createLeasing(ctx: RunQueueContext, openSubscriber: () => Redis)
           if (index >= 0) subscriptions.splice(index, 1);
           return whenIdle(sub);
         },
+        pause() {
+          sub.paused = true;
+        },
+        resume() {
+          sub.paused = false;
+          pump();
+        },
       };
     },
 

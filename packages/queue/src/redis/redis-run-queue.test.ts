@@ -11,6 +11,7 @@ import {
   RunCanceledError,
   RunQueueClosedError,
 } from '../run-queue-errors.js';
+import { POLL_MS } from './redis-run-queue-leasing.js';
 import {
   createRedisRunQueue,
   InvalidRunQueueOptionsError,
@@ -97,6 +98,31 @@ describe('Redis RunQueue', () => {
     await queue.enqueue({ runId: 'run_s' });
     await finished.reach(2, 'the next run');
     expect(finished.value).toBe(2);
+  });
+
+  it('leases nothing to a paused worker, whose runs in flight go on, and leases again after resume', async () => {
+    const prefix = newPrefix();
+    const queue = open({ prefix });
+    const received: string[] = [];
+    const first = deferred<void>();
+    const sub = queue.lease({ name: 'w-paused', labels: [], capacity: 2 }, async (job) => {
+      received.push(job.runId);
+      if (job.runId === 'run_p1') await first.promise;
+    });
+    await queue.enqueue({ runId: 'run_p1' });
+    await eventually(() => received.length === 1, 'the first job');
+    sub.pause();
+    await queue.enqueue({ runId: 'run_p2' });
+    // Several polls (one a second) and the enqueue notice go by: a paused worker with a free slot still takes nothing.
+    await wait(3 * POLL_MS);
+    expect(received).toEqual(['run_p1']);
+    expect(await queue.pendingIds()).toEqual(['run_p2']);
+    // The run it holds finishes normally meanwhile.
+    first.resolve();
+    await eventually(async () => (await queue.leasedIds()).length === 0, 'the first run to finish');
+    sub.resume();
+    await eventually(() => received.length === 2, 'the second job after resume');
+    expect(received).toEqual(['run_p1', 'run_p2']);
   });
 
   it('treats a run id as one job even when enqueued again with other labels', async () => {

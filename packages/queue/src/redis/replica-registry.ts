@@ -21,6 +21,8 @@ export interface ReplicaRegistry {
   join(): Promise<void>;
   beat(): Promise<void>;
   leave(): Promise<void>;
+  /** The names of the replicas that beat recently, this one included (their event stream consumers are alive). */
+  liveNames(): Promise<Set<string>>;
 }
 
 export function createReplicaRegistry(opts: {
@@ -84,6 +86,9 @@ export function createReplicaRegistry(opts: {
     },
     async leave() {
       await opts.redis.hdel(key, opts.name);
+    },
+    async liveNames() {
+      return new Set([opts.name, ...(await liveOthers()).map((other) => other.name)]);
     },
   };
 }

@@ -186,9 +186,56 @@ describe('run event producer', () => {
     }
   });
 
+  it('is full past maxBufferedBytes while Redis is away (onBackpressure true, once), empty again after (false), losing nothing', async () => {
+    const prefix = newPrefix();
+    const proxy = await startRedisProxy();
+    const errors: unknown[] = [];
+    const pressure: boolean[] = [];
+    const producer = createRunEventProducer({
+      redisUrl: proxy.url,
+      prefix,
+      maxBufferedBytes: 20_000,
+      onError: (e) => errors.push(e),
+      onBackpressure: (full) => pressure.push(full),
+    });
+    const bigEvent = (seq: number): RunEvent => ({ ...testEvent('run-big', seq), data: { text: 'x'.repeat(1_000) } });
+    try {
+      producer.push(bigEvent(1));
+      await within(producer.flush(), 'the first flush through the proxy');
+      expect(producer.buffered()).toEqual({ events: 0, bytes: 0 });
+
+      await proxy.down();
+      await eventually(() => errors.length > 0, 'a report that Redis is unreachable');
+      for (let seq = 2; seq <= 15; seq += 1) producer.push(bigEvent(seq));
+      expect(pressure).toEqual([]); // 14 events of about 1 kB: under the cap
+      for (let seq = 16; seq <= 60; seq += 1) producer.push(bigEvent(seq));
+      expect(pressure).toEqual([true]);
+      expect(producer.buffered().events).toBe(59);
+      expect(producer.buffered().bytes).toBeGreaterThan(20_000);
+      const full = errors.filter((e): e is RunEventBufferFullError => e instanceof RunEventBufferFullError);
+      expect(full).toHaveLength(1);
+      expect(full[0]!.maxBufferedBytes).toBe(20_000);
+
+      await proxy.up();
+      await within(producer.flush(), 'the flush once Redis is back', 15_000);
+      expect(pressure).toEqual([true, false]);
+      expect(producer.buffered()).toEqual({ events: 0, bytes: 0 });
+      expect([...new Set((await streamEvents(prefix)).map((e) => e.seq))]).toEqual(
+        Array.from({ length: 60 }, (_, i) => i + 1),
+      );
+    } finally {
+      await proxy.up();
+      await within(producer.close(), 'closing the producer');
+      await proxy.close();
+    }
+  });
+
   it('refuses a bad maxBuffered with a named error', () => {
     expect(() => createRunEventProducer({ redisUrl: TEST_REDIS_URL, prefix: newPrefix(), maxBuffered: 0 })).toThrow(
       InvalidRunEventProducerOptionsError,
     );
+    expect(() =>
+      createRunEventProducer({ redisUrl: TEST_REDIS_URL, prefix: newPrefix(), maxBufferedBytes: 0.5 }),
+    ).toThrow(/maxBufferedBytes must be a positive integer/);
   });
 });

@@ -9,6 +9,8 @@ export interface RunEventProducer {
   flush(): Promise<void>;
   /** Flushes, then closes its connection. */
   close(): Promise<void>;
+  /** Events pushed and not yet confirmed by Redis, and the bytes of their JSON. */
+  buffered(): { events: number; bytes: number };
 }
 
 export interface RunEventProducerOptions {
@@ -16,11 +18,19 @@ export interface RunEventProducerOptions {
   prefix: string;
   /** Failed sends (they are retried), connection errors, and RunEventBufferFullError. */
   onError?: (err: unknown) => void;
-  /** Unsent events beyond which the producer reports RunEventBufferFullError (once per crossing). Default 200 000. */
+  /** Unsent events beyond which the buffer is full (RunEventBufferFullError, onBackpressure). Default 200 000. */
   maxBuffered?: number;
+  /** Unsent bytes (of the events' JSON) beyond which the buffer is full. Default 64 MiB (BATON_WORKER_BUFFER_MB). */
+  maxBufferedBytes?: number;
+  /**
+   * Called with true when the buffer becomes full, and with false once it has drained back to half of both caps:
+   * the worker stops leasing new runs meanwhile. Events are never dropped either way.
+   */
+  onBackpressure?: (full: boolean) => void;
 }
 
 export const DEFAULT_MAX_BUFFERED = 200_000;
+export const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 
 /**
  * Reported through onError when the unsent buffer crosses maxBuffered (Redis has been unreachable for long): the
@@ -30,9 +40,11 @@ export class RunEventBufferFullError extends Error {
   constructor(
     readonly buffered: number,
     readonly maxBuffered: number,
+    readonly bufferedBytes = 0,
+    readonly maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES,
   ) {
     super(
-      `run event producer holds ${buffered} unsent events (more than ${maxBuffered}): Redis has been unreachable for long, memory grows until it is back`,
+      `run event producer holds ${buffered} unsent events of ${bufferedBytes} bytes (caps: ${maxBuffered} events, ${maxBufferedBytes} bytes): Redis has been unreachable for long; no new run is leased until it drains`,
     );
     this.name = 'RunEventBufferFullError';
   }
@@ -87,21 +99,38 @@ export function createRunEventProducer({
   prefix,
   onError = () => {},
   maxBuffered = DEFAULT_MAX_BUFFERED,
+  maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES,
+  onBackpressure = () => {},
 }: RunEventProducerOptions): RunEventProducer {
   if (!Number.isInteger(maxBuffered) || maxBuffered < 1)
     throw new InvalidRunEventProducerOptionsError('maxBuffered must be a positive integer');
+  if (!Number.isInteger(maxBufferedBytes) || maxBufferedBytes < 1)
+    throw new InvalidRunEventProducerOptionsError('maxBufferedBytes must be a positive integer');
   const redis = openRedis(redisUrl, `${prefix}:events-producer`, { onError });
   const key = runEventStreamKey(prefix);
-  /** Serialized events not yet confirmed by Redis, oldest first. */
+  /** Serialized events not yet confirmed by Redis, oldest first, and their size in bytes. */
   const unsent: string[] = [];
+  const sizes: number[] = [];
+  let unsentBytes = 0;
   let pushedCount = 0;
   let sentCount = 0;
   let waiters: FlushWaiter[] = [];
   let scheduled = false;
   let sending = false;
   let closing: Promise<void> | undefined;
-  /** Set while the buffer is above maxBuffered and that was reported; cleared once it is back under. */
-  let overflowReported = false;
+  /** Set from the moment the buffer goes over a cap until it has drained to half of both (hysteresis: no flapping). */
+  let full = false;
+
+  const checkPressure = (): void => {
+    if (!full && (unsent.length > maxBuffered || unsentBytes > maxBufferedBytes)) {
+      full = true;
+      onError(new RunEventBufferFullError(unsent.length, maxBuffered, unsentBytes, maxBufferedBytes));
+      onBackpressure(true);
+    } else if (full && unsent.length <= maxBuffered / 2 && unsentBytes <= maxBufferedBytes / 2) {
+      full = false;
+      onBackpressure(false);
+    }
+  };
 
   const settleWaiters = (): void => {
     waiters = waiters.filter((waiter) => {
@@ -129,8 +158,9 @@ export function createRunEventProducer({
       try {
         const sent = await sendBatch(batch);
         unsent.splice(0, sent);
+        for (const size of sizes.splice(0, sent)) unsentBytes -= size;
         sentCount += sent;
-        if (unsent.length <= maxBuffered) overflowReported = false;
+        checkPressure();
         failures = 0;
         settleWaiters();
       } catch (error) {
@@ -172,18 +202,19 @@ export function createRunEventProducer({
       if (typeof json !== 'string' || !json.startsWith('{')) {
         throw new UnserializableRunEventError(event?.run_id, event?.seq, 'not an object');
       }
+      const size = Buffer.byteLength(json);
       unsent.push(json);
+      sizes.push(size);
+      unsentBytes += size;
       pushedCount += 1;
       // The cap does not drop or refuse: a dropped event is a gap in the run's log forever, and refusing would make
-      // the executor fail a playbook that is still running fine. Buffering on while an operator is told once (per
-      // crossing) keeps every event; the cost is memory for as long as Redis stays away.
-      if (unsent.length > maxBuffered && !overflowReported) {
-        overflowReported = true;
-        onError(new RunEventBufferFullError(unsent.length, maxBuffered));
-      }
+      // the executor fail a playbook that is still running fine. The runs in flight buffer on, the operator is told
+      // once per crossing, and the worker leases no new run (onBackpressure) until the buffer has drained.
+      checkPressure();
       schedule();
     },
     flush,
+    buffered: () => ({ events: unsent.length, bytes: unsentBytes }),
     close() {
       closing ??= flush().then(() => closeRedis(redis));
       return closing;

@@ -19,6 +19,8 @@ export interface WorkerHeartbeat {
   started_at: string;
   /** true on the last beat of a graceful stop */
   stopped?: boolean;
+  /** Set while the daemon leases no new run, and why: its unsent-event buffer is full (Redis unreachable for long). */
+  paused?: 'event_buffer_full';
 }
 
 export interface WorkerRegistry {
@@ -59,6 +61,7 @@ function heartbeatProblem(h: unknown): string | undefined {
     return 'lease_expires_at must be an ISO time or null';
   if (!isIsoTime(o.started_at)) return 'started_at must be an ISO time';
   if (o.stopped !== undefined && typeof o.stopped !== 'boolean') return 'stopped must be a boolean';
+  if (o.paused !== undefined && o.paused !== 'event_buffer_full') return "paused must be 'event_buffer_full'";
   return undefined;
 }
 
@@ -75,6 +78,7 @@ function pickHeartbeat(o: WorkerHeartbeat): WorkerHeartbeat {
     lease_expires_at: o.lease_expires_at,
     started_at: o.started_at,
     ...(o.stopped !== undefined ? { stopped: o.stopped } : {}),
+    ...(o.paused !== undefined ? { paused: o.paused } : {}),
   };
 }
 
