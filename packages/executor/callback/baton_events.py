@@ -4,10 +4,19 @@
 # event, so the executor can order events after the log lines they belong to. Paths are reported relative to
 # the project root (BATON_PATH_ROOT), never inside the private run directory (BATON_RUN_DIR); a result larger
 # than BATON_MAX_RES_BYTES serialized is replaced by {"truncated": true, "bytes": n}.
+#
+# Line numbers: ansible prints some lines before it loads callbacks (with -v the config file in use, with -vvv
+# versions and inventory parsing), which this plugin cannot count. So, once loaded, it prints the line
+# SYNC_LINE on stdout; the executor notes where in stdout that line came, drops it from the log, and reads
+# every start_line/end_line (counted from it) as lines after it.
+#
+# JSON: Python writes a NaN or infinite float (a YAML `.nan`, a module's result) as bare NaN/Infinity, which is no
+# JSON and would lose the whole event; such floats are written as the strings "NaN", "Infinity", "-Infinity".
 from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import sys
 import uuid
@@ -20,6 +29,10 @@ DOCUMENTATION = '''
     short_description: structured events for Baton
     description: Writes one JSON object per event to the file descriptor in BATON_EVENTS_FD.
 '''
+
+
+# The same text as SYNC_LINE in run-event-stream.ts.
+SYNC_LINE = '[baton-events-sync-7f3a9c]'
 
 
 class _LineCountingStream:
@@ -51,6 +64,25 @@ def _relative(file_path, roots):
     return file_path
 
 
+def _finite(value):
+    """`value` with every NaN or infinite float replaced by its name, at every depth (JSON has no such numbers)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return 'NaN' if math.isnan(value) else ('Infinity' if value > 0 else '-Infinity')
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _dumps(record):
+    """One JSON text; the common case is a single dumps, the rare record holding a NaN or infinity a second one."""
+    try:
+        return json.dumps(record, default=str, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(record), default=str, ensure_ascii=False, allow_nan=False)
+
+
 def _clean(value):
     """Drops Ansible's internal `_ansible_*` keys at every depth."""
     if isinstance(value, dict):
@@ -79,6 +111,10 @@ class CallbackModule(CallbackBase):
         self._play_uuid = None
         self._task_uuid = None
         self._starts = {}
+        # The sync line first, uncounted: lines are counted from just after it (see the top of this file).
+        if self._fd >= 0:
+            sys.stdout.write(SYNC_LINE + '\n')
+            sys.stdout.flush()
         # Display looks sys.stdout/sys.stderr up on every write, so wrapping them here counts every line.
         sys.stdout = _LineCountingStream(sys.stdout, self._lines)
         sys.stderr = _LineCountingStream(sys.stderr, self._lines)
@@ -104,7 +140,7 @@ class CallbackModule(CallbackBase):
                   'start_line': self._last_line + 1, 'end_line': end_line, 'created': _now().isoformat()}
         self._last_line = self._lines[0]
         record.update(data)
-        line = (json.dumps(record, default=str, ensure_ascii=False) + '\n').encode('utf-8')
+        line = (_dumps(record) + '\n').encode('utf-8')
         # One write per line; a pipe write larger than PIPE_BUF may be split, but only this process writes.
         while line:
             written = os.write(self._fd, line)
@@ -152,11 +188,12 @@ class CallbackModule(CallbackBase):
         data = {'host': host, 'task': task.get_name(), 'task_uuid': str(task._uuid), 'task_path': self._path(task.get_path()),
                 'parent_uuid': str(task._uuid), 'action': task.action, 'changed': bool(raw.get('changed', False)),
                 'start': start.isoformat(), 'end': end.isoformat(), 'duration': (end - start).total_seconds()}
-        # A no_log result is never sent, not even censored: its keys alone may tell too much.
-        if with_res and not no_log:
-            data['res'] = self._res(raw)
         if no_log:
             data['no_log'] = True
+        # A no_log result is never sent, not even censored: its keys alone may tell too much. `res` goes last, so
+        # the start of a line too long for the executor to read whole still holds every other field.
+        if with_res and not no_log:
+            data['res'] = self._res(raw)
         self._emit(event, data)
 
     def v2_runner_on_ok(self, result):

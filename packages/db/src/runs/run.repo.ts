@@ -201,14 +201,22 @@ export function createRunRepo(db: Kysely<Schema>, dialect: DialectName) {
         await recordRunStatus(db, id, patch.status, patch.finished_at ?? patch.started_at);
       return moved;
     },
-    /** Moves the ingest high-water marks forward, never back (a replayed batch leaves them as they are). */
+    /**
+     * Moves the ingest high-water marks forward, never back (a replayed batch leaves them as they are);
+     * `outputTruncated` only ever sets the flag.
+     */
     async advanceProgress(
       id: string,
-      progress: { lastSeq: number; logLines: number; logBytes: number },
+      progress: { lastSeq: number; logLines: number; logBytes: number; outputTruncated?: boolean | undefined },
     ): Promise<void> {
       await db
         .updateTable('runs')
-        .set({ last_seq: progress.lastSeq, log_lines: progress.logLines, log_bytes: progress.logBytes })
+        .set({
+          last_seq: progress.lastSeq,
+          log_lines: progress.logLines,
+          log_bytes: progress.logBytes,
+          ...(progress.outputTruncated ? { output_truncated: 1 } : {}),
+        })
         .where('id', '=', id)
         .where('last_seq', '<', progress.lastSeq)
         .execute();

@@ -1,16 +1,23 @@
 import { describe, expect, it } from '@jest/globals';
 import type { RunEvent } from '@baton/contracts';
-import { RunEventStream, type RunEventStreamLimits } from './run-event-stream.js';
+import { RunEventStream, type RunEventStreamLimits, type RunEventStreamOptions } from './run-event-stream.js';
 
 const NOW = () => new Date('2030-01-01T00:00:00Z');
 
-function stream(limits: Partial<RunEventStreamLimits> = {}, secrets: string[] = []) {
+function stream(
+  limits: Partial<RunEventStreamLimits> = {},
+  secrets: string[] = [],
+  options: RunEventStreamOptions = {},
+) {
   const events: RunEvent[] = [];
-  const s = new RunEventStream('run_x', (e) => events.push(e), secrets, NOW, {
-    maxLogBytes: 1_000_000,
-    maxEventResBytes: 1_000_000,
-    ...limits,
-  });
+  const s = new RunEventStream(
+    'run_x',
+    (e) => events.push(e),
+    secrets,
+    NOW,
+    { maxLogBytes: 1_000_000, maxEventResBytes: 1_000_000, ...limits },
+    options,
+  );
   const log = () =>
     events
       .filter((e) => e.kind === 'log')
@@ -37,14 +44,16 @@ describe('RunEventStream', () => {
     ansibleEvent({ event: 'runner_on_ok', end_line: 5 }); // printed after line 4: waits for it
     s.stdout(Buffer.from('aaaa\nbbbb\ncccc\n'));
     expect(events.map((e) => e.kind)).toEqual(['log', 'log']);
-    expect(log()).toBe('aaaa\nbbbb\nbaton: the log exceeded 10 bytes; further output is dropped (the run goes on)\n');
+    expect(log()).toBe(
+      'aaaa\nbbbb\nbaton: output truncated: this run printed more than 10 bytes; later output was not stored (the run goes on)\n',
+    );
     s.stdout(Buffer.from('dddd\n'));
     expect(events.map((e) => e.kind)).toEqual(['log', 'log', 'runner_on_ok']);
     s.stdout(Buffer.from('eeee\n'.repeat(100)));
     s.ownLogLine('baton: the run was canceled');
     s.flush();
     expect(log()).toBe(
-      'aaaa\nbbbb\nbaton: the log exceeded 10 bytes; further output is dropped (the run goes on)\nbaton: the run was canceled\n',
+      'aaaa\nbbbb\nbaton: output truncated: this run printed more than 10 bytes; later output was not stored (the run goes on)\nbaton: the run was canceled\n',
     );
   });
 
@@ -52,10 +61,14 @@ describe('RunEventStream', () => {
     const { s, log } = stream({ maxLogBytes: 50 });
     s.stdout(Buffer.from('ok\n'));
     for (let i = 0; i < 10; i++) s.stdout(Buffer.from('x'.repeat(20)));
-    expect(log()).toBe('ok\nbaton: the log exceeded 50 bytes; further output is dropped (the run goes on)\n');
+    expect(log()).toBe(
+      'ok\nbaton: output truncated: this run printed more than 50 bytes; later output was not stored (the run goes on)\n',
+    );
     s.stdout(Buffer.from('\nmore\n'));
     s.flush();
-    expect(log()).toBe('ok\nbaton: the log exceeded 50 bytes; further output is dropped (the run goes on)\n');
+    expect(log()).toBe(
+      'ok\nbaton: output truncated: this run printed more than 50 bytes; later output was not stored (the run goes on)\n',
+    );
   });
 
   it('keeps a character split across two chunks whole', () => {

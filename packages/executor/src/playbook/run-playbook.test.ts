@@ -390,27 +390,7 @@ describe('runPlaybook when the executor itself fails', () => {
 });
 
 describe('runPlaybook output caps', () => {
-  it('drops the log past maxLogBytes with one notice, while events go on', async () => {
-    const tasks = '    - debug: msg="{{ range(0, 400) | list }}"\n    - debug: msg=after-the-cap\n';
-    const { outcome, events, log } = await runIn(inlineBundle(play(tasks)), { maxLogBytes: 3_000 });
-    expect(outcome.conclusion).toBe('succeeded');
-    const notice = 'baton: the log exceeded 3000 bytes; further output is dropped (the run goes on)\n';
-    expect(log.split(notice)).toHaveLength(2);
-    const [kept, after] = log.split(notice) as [string, string];
-    expect(Buffer.byteLength(kept)).toBeLessThanOrEqual(3_000);
-    expect(Buffer.byteLength(kept)).toBeGreaterThan(2_000);
-    expect(after).toBe('');
-    expect(log).not.toContain('PLAY RECAP');
-    expect(
-      events.find((e) => e.kind === 'runner_on_ok' && (e.data.res as { msg?: string })?.msg === 'after-the-cap'),
-    ).toBeDefined();
-    expect(events.filter((e) => e.kind === 'playbook_on_stats')).toHaveLength(1);
-    expect(outcome.stats.localhost).toMatchObject({ ok: 2 });
-    const logEvents = events.filter((e) => e.kind === 'log');
-    logEvents.forEach((e, i) => expect(e.data.start_line).toBe(i === 0 ? 1 : logEvents[i - 1]!.data.end_line));
-    expect(events.at(-1)!.data).toMatchObject({ status: 'finished', conclusion: 'succeeded' });
-  });
-
+  // The output limit (maxLogBytes): run-playbook.output.test.ts.
   it('replaces an event res larger than maxEventResBytes with its size', async () => {
     const { outcome, events } = await runIn(
       inlineBundle(play('    - command: seq 1 5000\n    - command: echo small\n')),

@@ -41,6 +41,8 @@ export interface RunOutcome {
   stats: Record<string, HostStats>;
   /** how many lines the run's log holds */
   logLines: number;
+  /** the log was cut at maxLogBytes (always set by runPlaybook) */
+  outputTruncated?: boolean | undefined;
 }
 
 export interface RunPlaybookOptions {
@@ -54,7 +56,10 @@ export interface RunPlaybookOptions {
   /** how long ansible gets to stop after SIGINT, then after SIGTERM, before the next signal (10 s, 5 s) */
   interruptGraceMs?: number | undefined;
   terminateGraceMs?: number | undefined;
-  /** bytes of ansible output kept in the run's log (64 MiB); the rest is dropped with a notice, events go on */
+  /**
+   * bytes of ansible output kept in the run's log (BATON_RUN_OUTPUT_LIMIT_MB, 100 MiB); the rest is dropped with a
+   * notice and later events keep only their metadata, while the run goes on
+   */
   maxLogBytes?: number | undefined;
   /** largest serialized `res` of one ansible event (256 KiB); a larger one becomes `{truncated: true, bytes}` */
   maxEventResBytes?: number | undefined;
@@ -72,7 +77,7 @@ export interface RunPlaybookOptions {
 
 const DEFAULT_INTERRUPT_GRACE_MS = 10_000;
 const DEFAULT_TERMINATE_GRACE_MS = 5_000;
-export const DEFAULT_MAX_LOG_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_MAX_LOG_BYTES = 100 * 1024 * 1024;
 export const DEFAULT_MAX_EVENT_RES_BYTES = 256 * 1024;
 export const DEFAULT_REQUIREMENTS_TIMEOUT_MS = 10 * 60_000;
 
@@ -124,10 +129,17 @@ async function cleanUp(dir: string | undefined, resources: RunResources): Promis
  * being `error` / `executor_error`. It throws only when `onEvent` itself throws on that final event.
  */
 export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): Promise<RunOutcome> {
-  const stream = new RunEventStream(bundle.run_id, opts.onEvent, secretsOf(bundle), opts.now ?? (() => new Date()), {
-    maxLogBytes: opts.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES,
-    maxEventResBytes: opts.maxEventResBytes ?? DEFAULT_MAX_EVENT_RES_BYTES,
-  });
+  const stream = new RunEventStream(
+    bundle.run_id,
+    opts.onEvent,
+    secretsOf(bundle),
+    opts.now ?? (() => new Date()),
+    {
+      maxLogBytes: opts.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES,
+      maxEventResBytes: opts.maxEventResBytes ?? DEFAULT_MAX_EVENT_RES_BYTES,
+    },
+    { awaitSyncLine: true },
+  );
   let dir: string | undefined;
   // Who owns the run and which processes are its, for cleanupLeftoverRuns should this server die mid-run.
   const pids: RunPids = { server_pid: process.pid, server_started: processStartTime(process.pid) };
@@ -211,6 +223,13 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
     exit_code: result.exitCode,
     stats,
     ...(recorded ? { host_keys: learned } : {}),
+    ...(stream.outputTruncated ? { output_truncated: true } : {}),
   });
-  return { exitCode: result.exitCode, ...outcome, stats, logLines: stream.logLines };
+  return {
+    exitCode: result.exitCode,
+    ...outcome,
+    stats,
+    logLines: stream.logLines,
+    outputTruncated: stream.outputTruncated,
+  };
 }

@@ -8,6 +8,8 @@ import { ChildRuns, childKind, useChildRuns } from './ChildRuns';
 import { EventsTable } from './EventsTable';
 import { HostTable } from './HostTable';
 import { LogViewer } from './log/LogViewer';
+import { OutputPrunedNotice } from './OutputPrunedNotice';
+import { OutputTruncatedNotice } from './OutputTruncatedNotice';
 import { useRunLog } from './log/useRunLog';
 import { RunHeader } from './RunHeader';
 import { RunDriftPanel } from '../observation/RunDriftPanel';
@@ -38,14 +40,17 @@ function RunView({ id }: { id: string }) {
       <HostTable run={r} children={parent ? children.data : undefined} />
       <RunDriftPanel run={r} />
       <RunExplainPanel run={r} hasLog={!parent} />
+      <OutputTruncatedNotice run={r} />
       {parent ? (
         <p className="muted">
           Each {r.kind === 'pipeline' ? 'step' : 'shard'} has its own log: open it from the table above.
         </p>
+      ) : r.output_pruned_at ? (
+        <OutputPrunedNotice run={r} />
       ) : (
         <LogViewer run={r} log={log} />
       )}
-      <EventsTable runId={r.id} />
+      {r.output_pruned_at ? null : <EventsTable runId={r.id} />}
     </div>
   );
 }
