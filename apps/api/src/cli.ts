@@ -21,6 +21,9 @@ Commands:
   user set-password         set a user's password
   user list                 list users
   key rotate                re-encrypt every stored secret under a new master key
+  prune                     remove the log and events of runs older than the retention period
+  backup                    copy the embedded database (and the master key) while serve runs
+  restore                   put a backup in place in a data dir
 
 Run "baton <command> --help" for a command's options. Configuration comes from BATON_* environment
 variables (see the README).`,
@@ -60,6 +63,23 @@ Generates a new master key (or reads one, 64 hex digits or base64, from standard
 --new-key-stdin) and re-encrypts every stored secret under it in one transaction. Stop every
 "baton serve" first. With <data>/master.key the file is replaced; with BATON_MASTER_KEY the new key is
 printed and must be set as BATON_MASTER_KEY before the next start.`,
+  prune: `Usage: baton prune [--dry-run] [--days N]
+
+Removes the log and events of every finished run that finished more than N days ago (default
+BATON_RETENTION_DAYS), in small batches, keeping the run, its per-host outcomes and what fleet, task
+trends and drift read; also Galaxy requirements cache entries unused for as long. Safe beside a
+running server. --dry-run prints what would go and changes nothing. Records one audit entry.`,
+  backup: `Usage: baton backup <file> [--with-key <keyfile>]
+
+Copies the embedded (SQLite) database to <file> (mode 0600) while baton serve may be running: one
+consistent snapshot, taken with SQLite's backup API. With --with-key the master key goes to <keyfile>
+(mode 0600): keep the two apart. For PostgreSQL use pg_dump (README, "Backup and restore").`,
+  restore: `Usage: baton restore <file> [--data-dir DIR] [--key <keyfile>] [--force]
+
+Checks that <file> is a Baton database this version can run (and, with --key, that the key opens its
+secrets), then makes it the database of DIR (default BATON_DATA_DIR), with the key as its master.key.
+Refuses a data dir that has a database (or a master.key, with --key) unless --force, and any data dir
+a baton serve is using.`,
 };
 
 class UsageError extends Error {}
@@ -175,13 +195,35 @@ async function rotateMasterKey(config: Config, newKeyFromStdin: boolean): Promis
   }
 }
 
+/** `baton prune`: one retention pass now (or its dry run), printed. */
+async function prune(config: Config, opts: { dryRun: boolean; days: string | undefined }): Promise<number> {
+  let days = config.retentionDays;
+  if (opts.days !== undefined) {
+    if (!/^[0-9]{1,5}$/.test(opts.days) || Number(opts.days) < 1 || Number(opts.days) > 36_500)
+      throw new UsageError('--days: must be a whole number of days from 1 to 36500');
+    days = Number(opts.days);
+  }
+  if (days === undefined) throw new UsageError('prune needs --days N or BATON_RETENTION_DAYS');
+  const retentionDays = days;
+  return withRuntime(config, async (rt) => {
+    const r = await rt.services.retention.prune({ days: retentionDays, dryRun: opts.dryRun, actor: 'cli' });
+    const verb = r.dryRun ? 'Would remove' : 'Removed';
+    console.log(
+      `${verb} the log and events of ${r.runs} run(s) finished before ${r.cutoff}: ${r.events} event(s), ${r.bytes} byte(s).`,
+    );
+    if (r.cache) console.log(`${verb} ${r.cache.entries} requirements cache entr(ies), ${r.cache.bytes} byte(s).`);
+    if (r.dryRun) console.log('Dry run: nothing was changed.');
+    return 0;
+  });
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [cmd, sub] = argv;
   // `baton user create …`, but `baton user --help` asks about the group.
   const grouped = (cmd === 'user' || cmd === 'key') && sub !== undefined && !sub.startsWith('-');
   const topic = grouped ? `${cmd} ${sub}` : (cmd ?? 'main');
   const rest = argv.slice(grouped ? 2 : 1);
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: rest,
     options: {
       help: { type: 'boolean', short: 'h' },
@@ -190,8 +232,15 @@ export async function main(argv: string[]): Promise<number> {
       email: { type: 'string' },
       'password-stdin': { type: 'boolean' },
       'new-key-stdin': { type: 'boolean' },
+      'dry-run': { type: 'boolean' },
+      days: { type: 'string' },
+      'with-key': { type: 'string' },
+      'data-dir': { type: 'string' },
+      key: { type: 'string' },
+      force: { type: 'boolean' },
     },
     strict: true,
+    allowPositionals: true,
   });
   if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {
     console.log(HELP.main);
@@ -203,6 +252,12 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (topic === 'user' || topic === 'key') throw new UsageError(`"${topic}" needs a subcommand\n\n${HELP[topic]}`);
+  // Only backup and restore take an argument: the file.
+  const takesFile = topic === 'backup' || topic === 'restore';
+  if (positionals.length !== (takesFile ? 1 : 0))
+    throw new UsageError(
+      takesFile ? `${topic} needs one file\n\n${HELP[topic]}` : `unexpected argument "${positionals[0]}"`,
+    );
   const { loadConfig } = await import('./config/config.js');
   const config = loadConfig();
 
@@ -270,6 +325,26 @@ export async function main(argv: string[]): Promise<number> {
     case 'key rotate':
       await keyRotate(config, values['new-key-stdin'] === true);
       return 0;
+    case 'prune':
+      return prune(config, { dryRun: values['dry-run'] === true, days: values.days });
+    case 'backup': {
+      const { backup } = await import('./system/backup.js');
+      const done = await backup(config, positionals[0]!, { withKey: values['with-key'] });
+      console.log(`Backed up the database to ${done.file} (${done.bytes} bytes).`);
+      if (done.keyFile)
+        console.log(`Wrote the master key to ${done.keyFile} (mode 0600): keep it apart from the backup.`);
+      return 0;
+    }
+    case 'restore': {
+      const { restore } = await import('./system/backup.js');
+      const done = await restore(config, positionals[0]!, {
+        dataDir: values['data-dir'],
+        key: values.key,
+        force: values.force === true,
+      });
+      console.log(`Restored ${positionals[0]} as ${done.database}${values.key ? ' with its master key' : ''}.`);
+      return 0;
+    }
     default:
       throw new UsageError(`"${topic}" is handled by bin/baton`);
   }
@@ -282,10 +357,15 @@ async function failure(err: unknown): Promise<{ code: number; message: string }>
   if (err instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')))
     return { code: 2, message: (err as Error).message };
   // Loaded already when one of their errors can have been thrown; a module that failed to load is a crash below.
-  const errorTypes = await Promise.all([import('@baton/core'), import('./config/config.js')]).catch(() => undefined);
+  const errorTypes = await Promise.all([
+    import('@baton/core'),
+    import('./config/config.js'),
+    import('./system/backup.js'),
+  ]).catch(() => undefined);
   if (errorTypes) {
-    const [{ BatonError, ValidationError }, { ConfigError }] = errorTypes;
+    const [{ BatonError, ValidationError }, { ConfigError }, { BackupRefused }] = errorTypes;
     if (err instanceof ConfigError || err instanceof ValidationError) return { code: 2, message: err.message };
+    if (err instanceof BackupRefused) return { code: 1, message: err.message };
     // A refusal from the domain (a user that already exists…) is a message, not a stack trace.
     if (err instanceof BatonError) return { code: 1, message: err.message };
   }

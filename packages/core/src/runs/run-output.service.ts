@@ -48,7 +48,8 @@ const seqBound = (afterSeq: number | undefined) => (afterSeq === undefined ? und
 /**
  * Reading what a run printed and emitted: events by filter, log lines by number and log bytes by offset.
  * Reads touch only the log chunks that cover what was asked, so a huge log is served in pieces. Totals come
- * from the run row read first, so a log still growing is cut at a consistent point.
+ * from the run row read first, so a log still growing is cut at a consistent point. A run whose output retention
+ * removed (output_pruned_at) reads as an empty log: its row keeps log_lines as history, not as what can be read.
  */
 export function createRunOutputService(deps: {
   runEvents: Pick<RunEventRepo, 'list' | 'logChunksByLine' | 'logChunksByByte'>;
@@ -87,7 +88,7 @@ export function createRunOutputService(deps: {
       q: { offset?: number | undefined; limit?: number | undefined },
     ): Promise<{ text: string; totalLines: number }> {
       const run = await deps.access.visibleRun(p, id);
-      const totalLines = run.log_lines;
+      const totalLines = run.output_pruned_at ? 0 : run.log_lines;
       const from = (q.offset ?? 0) + 1;
       const to = Math.min(q.limit === undefined ? totalLines : from - 1 + q.limit, totalLines);
       if (from > to) return { text: '', totalLines };
@@ -105,7 +106,7 @@ export function createRunOutputService(deps: {
     /** Exactly the UTF-8 bytes asked for (a range may cut a character); the end is clamped to the log's size. */
     async logBytes(p: Principal, id: string, range: LogByteRange): Promise<LogBytes> {
       const run = await deps.access.visibleRun(p, id);
-      const totalBytes = run.log_bytes;
+      const totalBytes = run.output_pruned_at ? 0 : run.log_bytes;
       const [start, end] =
         'suffix' in range
           ? [Math.max(0, totalBytes - range.suffix), totalBytes - 1]

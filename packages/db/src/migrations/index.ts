@@ -9,6 +9,8 @@ import * as m0007 from './0007_fleet_windows.js';
 import * as m0008 from './0008_ai.js';
 import * as m0009 from './0009_notifications.js';
 import * as m0010 from './0010_host_trust.js';
+import * as m0011 from './0011_output_limits.js';
+import * as m0012 from './0012_retention.js';
 
 /** The one migration set, shared by SQLite and PostgreSQL. Append only; never edit a released migration. */
 const migrations: Record<string, Migration> = {
@@ -22,6 +24,8 @@ const migrations: Record<string, Migration> = {
   '0008_ai': m0008,
   '0009_notifications': m0009,
   '0010_host_trust': m0010,
+  '0011_output_limits': m0011,
+  '0012_retention': m0012,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -13,6 +13,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { type Sandbox, sandboxed } from '../sandbox/sandbox.js';
 import { canceledFor, RunRefused, type RunReason } from './run-conclusion.js';
 import { ownGroupChain } from './run-process.js';
+import { REQUIREMENTS_COMPLETE_MARKER, touchRequirementsEntry } from './requirements-cache.js';
 
 export type RequirementSection = 'roles' | 'collections';
 
@@ -75,7 +76,7 @@ export const MAX_REQUIREMENTS_LOG_BYTES = 1024 * 1024;
 export const MAX_REQUIREMENTS_LINE_CHARS = 4096;
 /** Bumped when the layout of a cache entry changes, so old entries stop matching. */
 const CACHE_FORMAT = 'baton-requirements-1';
-const COMPLETE_MARKER = '.complete';
+const COMPLETE_MARKER = REQUIREMENTS_COMPLETE_MARKER;
 /** After the process exited, how long its pipes may stay open (a grandchild that left the group) before we stop reading. */
 const PIPE_GRACE_MS = 2000;
 const MASK = '***';
@@ -376,6 +377,8 @@ export async function installRequirements(opts: InstallRequirementsOptions): Pro
   const final = cacheDir === undefined ? path.join(runDir, 'requirements') : path.join(cacheDir, hash);
   if (cacheDir !== undefined && (await isComplete(final))) {
     opts.log(`baton: requirements unchanged, using the cache (${hash.slice(0, 12)})`);
+    // Retention removes entries unused for BATON_RETENTION_DAYS: this use counts (requirements-cache.ts).
+    await touchRequirementsEntry(final);
     return { ...paths(final), cacheHit: true };
   }
 
