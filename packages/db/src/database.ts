@@ -2,7 +2,13 @@ import { type Kysely, Migrator, sql } from 'kysely';
 import { createAuditRepo } from './audit/audit.repo.js';
 import { createCredentialRepo } from './credentials/credential.repo.js';
 import { createTokenRepo } from './auth/token.repo.js';
-import { type DatabaseTarget, type DialectName, openKysely, parseDatabaseUrl } from './dialect.js';
+import {
+  type DatabaseOptions,
+  type DatabaseTarget,
+  type DialectName,
+  openKysely,
+  parseDatabaseUrl,
+} from './dialect.js';
 import { createGrantRepo } from './grants/grant.repo.js';
 import { createSecretColumnRepo } from './keys/secret-columns.js';
 import { createServerKeyRepo } from './keys/server-key.repo.js';
@@ -32,6 +38,7 @@ import { createAiRepo } from './ai/ai.repo.js';
 import { createImportRepo } from './import/import.repo.js';
 import { createNotifierRepo } from './notifiers/notifier.repo.js';
 import { createKnownHostRepo } from './known-hosts/known-host.repo.js';
+import { createRetentionRepo } from './retention/retention.repo.js';
 
 /** All repositories, bound either to the database or to one transaction. */
 export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
@@ -66,6 +73,7 @@ export function createRepositories(db: Kysely<Schema>, dialect: DialectName) {
     imports: createImportRepo(db),
     notifiers: createNotifierRepo(db),
     knownHosts: createKnownHostRepo(db),
+    retention: createRetentionRepo(db, dialect),
   };
 }
 export type Repositories = ReturnType<typeof createRepositories>;
@@ -84,7 +92,44 @@ export interface Database {
   readonly kysely: Kysely<Schema>;
 }
 
-export function openDatabase(target: DatabaseTarget | string, opts: { poolSize?: number } = {}): Database {
+/** How many times a SQLite migrator waits out busy_timeout (10 s) for another process's migration: up to an hour. */
+const SQLITE_MIGRATION_LOCK_ATTEMPTS = 360;
+
+/**
+ * Applies pending migrations; answers their names. Several processes may start at once (API replicas, `baton
+ * migrate` beside `baton serve`): exactly one applies each migration while the others wait, then find nothing to
+ * do. On PostgreSQL Kysely's migrator holds `pg_advisory_lock` and one transaction around the whole run. On
+ * SQLite it takes no lock and no transaction (two processes would both create the first table), so the whole run
+ * happens inside one BEGIN IMMEDIATE: the file's write lock, and all or nothing.
+ */
+async function migrateToLatest(kysely: Kysely<Schema>, dialect: DialectName): Promise<string[]> {
+  const migrator = new Migrator({ db: kysely, provider: migrationProvider });
+  const run = async () => {
+    const { error, results } = await migrator.migrateToLatest();
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  };
+  if (dialect === 'postgres') return run();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await sql`begin immediate`.execute(kysely);
+      break;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || attempt >= SQLITE_MIGRATION_LOCK_ATTEMPTS) throw err;
+    }
+  }
+  try {
+    const applied = await run();
+    await sql`commit`.execute(kysely);
+    return applied;
+  } catch (err) {
+    // SQLite may have rolled back already (some errors end the transaction): the migration's error is what counts.
+    await sql`rollback`.execute(kysely).catch(() => {});
+    throw err;
+  }
+}
+
+export function openDatabase(target: DatabaseTarget | string, opts: DatabaseOptions = {}): Database {
   const resolved = typeof target === 'string' ? parseDatabaseUrl(target) : target;
   const kysely = openKysely(resolved, opts);
   return {
@@ -92,12 +137,7 @@ export function openDatabase(target: DatabaseTarget | string, opts: { poolSize?:
     kysely,
     repos: createRepositories(kysely, resolved.dialect),
     transaction: (fn) => kysely.transaction().execute((trx) => fn(createRepositories(trx, resolved.dialect))),
-    async migrate() {
-      const migrator = new Migrator({ db: kysely, provider: migrationProvider });
-      const { error, results } = await migrator.migrateToLatest();
-      if (error) throw error instanceof Error ? error : new Error(String(error));
-      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-    },
+    migrate: () => migrateToLatest(kysely, resolved.dialect),
     async ping() {
       await sql`select 1`.execute(kysely);
     },

@@ -1,4 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { redisOptionsFor } from './redis-endpoint.js';
 import { RedisUnavailableError } from './redis-run-queue-errors.js';
 
 /** Connections that have been ready at least once (a WeakSet: no state kept for closed connections). */
@@ -19,13 +20,17 @@ export interface OpenRedisOptions {
  * subscriber, stream reader…), so an operator or a test can find and kill a given connection.
  * Commands wait through reconnects instead of failing after 20 retries (`maxRetriesPerRequest: null`, which
  * BullMQ also requires); callers that must not wait use their own timeouts.
+ * `connectionString` is a Redis URL, with Sentinel and TLS settings when redisConnectionString put them there;
+ * BullMQ's extra connections are duplicates of these, so they inherit both.
  */
 export function openRedis(
-  url: string,
+  connectionString: string,
   name: string,
   { onError = () => {}, overrides = {} }: OpenRedisOptions = {},
 ): Redis {
+  const { url, options } = redisOptionsFor(connectionString);
   const redis = new Redis(url, {
+    ...options,
     connectionName: name.replace(/\s+/g, '_'),
     maxRetriesPerRequest: null,
     // Reconnect quickly at first, then at most every 2 s: a restarted Redis is picked up soon.
