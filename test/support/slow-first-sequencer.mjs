@@ -18,6 +18,8 @@ const KNOWN_LONG = [
   // The browser tests: each starts Chromium and `baton serve`.
   /^test\/ui[./]/,
   /^test\/runs-restart\.e2e\.test\.ts$/,
+  // Each fault test starts `baton serve` (and its own PostgreSQL) and waits out a crash, an outage or a full disk.
+  /^test\/faults\//,
   /^apps\/api\/src\/http\/bad-input-sweep\.test\.ts$/,
   /^packages\/executor\/src\/playbook\/run-playbook[.\w-]*\.test\.ts$/,
   /^apps\/api\/src\/pipelines\/pipeline\.routes\.test\.ts$/,

@@ -43,6 +43,16 @@ class ImmediateSqliteDriver extends SqliteDriver {
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
+
+  // On some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM) SQLite has already rolled the transaction back itself:
+  // the ROLLBACK then fails with "no transaction is active", and Kysely would throw that in place of the real cause.
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await super.rollbackTransaction(connection);
+    } catch (err) {
+      if (!/no transaction is active/.test((err as Error)?.message ?? '')) throw err;
+    }
+  }
 }
 
 class BatonSqliteDialect extends SqliteDialect {
@@ -97,15 +107,44 @@ function openSqlite(file: string): Kysely<Schema> {
   return new Kysely<Schema>({ dialect: new BatonSqliteDialect({ database: handle }) });
 }
 
-function openPostgres(url: string, poolSize: number): Kysely<Schema> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+/** How a process connects to PostgreSQL beyond its URL (SQLite ignores these). */
+export interface DatabaseOptions {
+  /** BATON_DATABASE_POOL: the most connections this process holds open at once */
+  poolSize?: number | undefined;
+  /** BATON_DATABASE_CA_FILE: PEM certificates the server's certificate must chain to */
+  caFile?: string | undefined;
+}
+
+export const DEFAULT_POOL_SIZE = 10;
+
+/**
+ * pg's pool settings. TLS comes from the URL as libpq writes it (`sslmode=verify-full`, `sslrootcert=…`,
+ * `sslcert=…`, `sslkey=…`; pg reads those files itself); a CA file from the options becomes `sslrootcert`, with
+ * `sslmode=verify-full` unless the URL names a mode: a CA given for nothing would leave the connection in clear text.
+ */
+export function postgresPoolConfig(url: string, opts: DatabaseOptions = {}): pg.PoolConfig {
+  let connectionString = url;
+  if (opts.caFile !== undefined) {
+    const parsed = new URL(url);
+    parsed.searchParams.set('sslrootcert', opts.caFile);
+    if (!parsed.searchParams.has('sslmode')) parsed.searchParams.set('sslmode', 'verify-full');
+    connectionString = parsed.toString();
+  }
+  return { connectionString, max: opts.poolSize ?? DEFAULT_POOL_SIZE };
+}
+
+function openPostgres(url: string, opts: DatabaseOptions): Kysely<Schema> {
+  const pool = new pg.Pool(postgresPoolConfig(url, opts));
   // An idle client losing its server (restart, failover) must not crash the process.
   pool.on('error', () => {});
+  // Nor a client checked out of the pool that loses it between two queries (a transaction awaiting other work): pg
+  // emits that on the client, where no listener would end the process. Its next query fails and is reported.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
 }
 
-export function openKysely(target: DatabaseTarget, opts: { poolSize?: number } = {}): Kysely<Schema> {
-  return target.dialect === 'sqlite' ? openSqlite(target.location) : openPostgres(target.location, opts.poolSize ?? 10);
+export function openKysely(target: DatabaseTarget, opts: DatabaseOptions = {}): Kysely<Schema> {
+  return target.dialect === 'sqlite' ? openSqlite(target.location) : openPostgres(target.location, opts);
 }
 
 /** `count(*)` and bigint columns arrive as strings from pg and numbers from SQLite. */

@@ -52,3 +52,45 @@ export async function refusingDuplicates<T>(write: Promise<T>): Promise<T> {
     throw toDuplicateKeyError(err) ?? err;
   }
 }
+
+/** Why a database call failed for a reason the request did not cause: the database is away, or its storage is full. */
+export type DatabaseOutage = 'unavailable' | 'storage_full';
+
+// Node's socket errors and PostgreSQL's connection-exception class (08…), shutdown and start-up states (57P0…) and
+// insufficient resources (53…): the database cannot answer now and may again later.
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+const PG_UNAVAILABLE = /^(08[0-9A-Z]{3}|57P0[1-3]|53[0-9A-Z]{3})$/;
+// pg's own errors for a lost or never-made connection carry no code.
+const PG_CONNECTION_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed)/;
+// SQLite: the file cannot be written or read right now (locked past the busy timeout, an I/O error).
+const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|PROTOCOL)/;
+
+/**
+ * The outage behind a database failure (its cause chain is followed), or undefined for any other error. The HTTP layer
+ * answers an outage 503 rather than 500: the request was fine and may be tried again.
+ */
+export function databaseOutage(err: unknown): DatabaseOutage | undefined {
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    // SQLite's full disk, or PostgreSQL's disk_full.
+    if (code === 'SQLITE_FULL' || code === '53100') return 'storage_full';
+    if (
+      typeof code === 'string' &&
+      (NETWORK_CODES.has(code) || PG_UNAVAILABLE.test(code) || SQLITE_UNAVAILABLE.test(code))
+    )
+      return 'unavailable';
+    if (typeof message === 'string' && code === undefined && PG_CONNECTION_MESSAGES.test(message)) return 'unavailable';
+  }
+  return undefined;
+}

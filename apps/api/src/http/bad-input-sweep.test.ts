@@ -1,6 +1,8 @@
 // The bad-input sweep: every operation of /v1/openapi.json (and its legacy alias) × wrong types, missing fields,
 // oversized and non-Unicode strings, malformed ids and paging. Bad input must get a 4xx problem+json, never a 5xx
-// or a bare error; strings that are not well-formed Unicode (or hold NUL) must be refused, not stored.
+// or a bare error; strings that are not well-formed Unicode (or hold NUL) must be refused, not stored. Each operation
+// is also sent once as every kind of caller (viewer, operator, a read-scope token, no token) with one bad input, and
+// the sweep fails on any operation of the document that none of its passes sent.
 import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DIALECTS } from '@baton/db/testing';
@@ -13,6 +15,8 @@ interface Parameter {
 }
 interface OperationDoc {
   operationId: string;
+  /** `[]` on the public operations (no bearer token needed) */
+  security?: unknown[];
   parameters?: Parameter[];
   requestBody?: { content: Record<string, { schema: unknown }> };
 }
@@ -101,6 +105,10 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
   const uniq = (stem: string) => `${stem}-${++n}-${Date.now().toString(36)}`;
   let requests = 0;
   const failures: string[] = [];
+  /** Every operationId some pass sent a request to; the last test compares it with the document. */
+  const exercised = new Set<string>();
+  /** The operationIds of the document, the earlier editions' aliases (`…Legacy`) included. */
+  let documented: string[] = [];
 
   beforeAll(async () => {
     h = await createHarness(dialect);
@@ -113,6 +121,9 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
       components?: { schemas?: Record<string, unknown> };
     };
     components = doc.components?.schemas ?? {};
+    documented = Object.values(doc.paths).flatMap((item) =>
+      (['get', 'post', 'put', 'delete'] as const).flatMap((m) => (item[m] ? [item[m].operationId] : [])),
+    );
     // The unprefixed copies of earlier editions run the very same handlers (registry.ts mounts one handler on both
     // paths), so sweeping them again would only double the time; platform.test.ts checks the aliases themselves.
     ops = Object.entries(doc.paths).flatMap(([path, item]) =>
@@ -238,10 +249,15 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
     op: Op,
     url: string,
     body?: { json?: unknown; raw?: Buffer | string; type?: string },
+    token?: string | null,
   ): Promise<Response> {
-    let req = api[op.method](url).set(
-      bearer(op.doc.operationId.startsWith('logout') ? (await h.user('viewer')).token : h.admin.token),
-    );
+    exercised.add(op.doc.operationId);
+    let req = api[op.method](url);
+    // null: no Authorization header at all; logout ends the token it came with, so it gets a fresh one.
+    if (token !== null)
+      req = req.set(
+        bearer(op.doc.operationId.startsWith('logout') ? (await h.user('viewer')).token : (token ?? h.admin.token)),
+      );
     // serialize as is: supertest would otherwise turn a Buffer into JSON text and never send the bad bytes.
     if (body?.raw !== undefined)
       req = req
@@ -299,37 +315,33 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
       // seeded objects survive for the other sweeps.
       const url = fill(op, {}, op.method === 'get');
       const names = (op.doc.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
+      const seed = () => (seeds[op.doc.operationId] ? { json: seeds[op.doc.operationId]!() } : undefined);
+      if (names.length === 0) {
+        // An operation that declares no query never reads one: every bad value goes in one request, which parses
+        // them all the same, instead of one full request each (an ignored query used to run the whole handler
+        // sixteen times: a user created, a password hashed, a run submitted each time).
+        const all = BAD_QUERY_VALUES.map((bad, i) => `zzz_${i}=${bad}`).join('&');
+        judge(`${op.method.toUpperCase()} ${url}?(every bad value)`, await send(op, `${url}?${all}`, seed()));
+        judge(`${op.method.toUpperCase()} ${url}?zzz=1&zzz=2`, await send(op, `${url}?zzz=1&zzz=2`, seed()));
+        judge(`${op.method.toUpperCase()} ${url}?zzz[a]=1`, await send(op, `${url}?zzz[a]=1`, seed()));
+        continue;
+      }
       for (const name of [...names, 'zzz_unknown']) {
         for (const bad of BAD_QUERY_VALUES) {
           // A declared query is strict: an unknown parameter, a garbage cursor or a limit that is not a decimal
-          // integer in range is refused. (Operations that take no query ignore one.)
-          const mustRefuse = names.length > 0 && (name === 'cursor' || name === 'zzz_unknown' || name === 'limit');
+          // integer in range is refused.
+          const mustRefuse = name === 'cursor' || name === 'zzz_unknown' || name === 'limit';
           judge(
             `${op.method.toUpperCase()} ${url}?${name}=${bad.slice(0, 40)}`,
-            await send(
-              op,
-              `${url}?${name}=${bad}`,
-              seeds[op.doc.operationId] ? { json: seeds[op.doc.operationId]!() } : undefined,
-            ),
+            await send(op, `${url}?${name}=${bad}`, seed()),
             mustRefuse,
           );
         }
         judge(
           `${op.method.toUpperCase()} ${url}?${name}=1&${name}=2`,
-          await send(
-            op,
-            `${url}?${name}=1&${name}=2`,
-            seeds[op.doc.operationId] ? { json: seeds[op.doc.operationId]!() } : undefined,
-          ),
+          await send(op, `${url}?${name}=1&${name}=2`, seed()),
         );
-        judge(
-          `${op.method.toUpperCase()} ${url}?${name}[a]=1`,
-          await send(
-            op,
-            `${url}?${name}[a]=1`,
-            seeds[op.doc.operationId] ? { json: seeds[op.doc.operationId]!() } : undefined,
-          ),
-        );
+        judge(`${op.method.toUpperCase()} ${url}?${name}[a]=1`, await send(op, `${url}?${name}[a]=1`, seed()));
       }
     }
     expect(failures).toEqual([]);
@@ -444,6 +456,7 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
           o.doc.operationId.startsWith(p),
         ),
     )) {
+      exercised.add(op.doc.operationId);
       for (const value of headers) {
         const res = await api[op.method](fill(op)).set('Authorization', value);
         judge(`${op.method.toUpperCase()} ${op.path} with Authorization: ${value.slice(0, 30)}`, res, true);
@@ -456,6 +469,75 @@ describe.each(DIALECTS)('bad-input sweep over every operation on %s', (dialect) 
     expect(failures).toEqual([]);
     expect(requests).toBeGreaterThan(100);
   }, 300_000);
+
+  it('answers every operation as every kind of caller with one bad input: 4xx problems, never a change it may not make', async () => {
+    requests = 0;
+    failures.length = 0;
+    const viewer = await h.user('viewer');
+    const operator = await h.user('operator');
+    // A read-scope token of an admin: the role could change anything, so only the scope stands in the way.
+    const read = await api
+      .post('/v1/tokens')
+      .set(bearer(h.admin.token))
+      .send({ name: uniq('read'), expires_in_days: 1, scope: 'read' });
+    expect(read.status).toBe(201);
+    const callers: Array<[label: string, token: string | null]> = [
+      ['viewer', viewer.token],
+      ['operator', operator.token],
+      ['read-scope token', read.body.token as string],
+      ['no token', null],
+    ];
+    // A read-scope token may call these POSTs (registry `allowReadScope`): they change nothing but the caller's token.
+    const readScopeMay = new Set(['checkToken', 'logout', 'previewSchedule']);
+    // Only admins may call this one, and it takes no input that could be bad.
+    const adminOnly = new Set(['deleteAiSettings']);
+    for (const op of ops) {
+      const { url, body, label, bad } = oneBadInput(op);
+      const isPublic = Array.isArray(op.doc.security) && op.doc.security.length === 0;
+      const isChange = op.method !== 'get';
+      await Promise.all(
+        callers.map(async ([caller, token]) => {
+          const what = `${op.method.toUpperCase()} ${op.path} as ${caller} with ${label}`;
+          const res = await send(op, url, body, token);
+          const mayChange =
+            caller === 'operator' ? !adminOnly.has(op.doc.operationId) : readScopeMay.has(op.doc.operationId);
+          judge(what, res, bad || (isChange && !isPublic && !mayChange));
+          if (isPublic) return;
+          // The order of the checks is part of the contract: who you are, then what your token may do, then input.
+          if (token === null && res.status !== 401) failures.push(`${what} → ${res.status}, not 401`);
+          if (caller === 'read-scope token' && isChange && !readScopeMay.has(op.doc.operationId) && res.status !== 403)
+            failures.push(`${what} → ${res.status}, not 403`);
+        }),
+      );
+    }
+    expect(failures).toEqual([]);
+    expect(requests).toBe(ops.length * callers.length);
+  }, 300_000);
+
+  /** One input each operation must refuse (`bad`), or for the few that take none, an ignored query parameter. */
+  function oneBadInput(op: Op): { url: string; body?: { json: unknown }; label: string; bad: boolean } {
+    if (op.doc.requestBody)
+      return {
+        url: fill(op),
+        body: { json: { ...(seeds[op.doc.operationId]?.() as object | undefined), zzz_unknown: 1 } },
+        label: 'an unknown body field',
+        bad: true,
+      };
+    const param = /\{(\w+)\}/.exec(op.path)?.[1];
+    // A malformed id, not bytes that are no URL at all: those are refused before any route, token or no token.
+    if (param) return { url: fill(op, { [param]: 'x' }, false), label: `a malformed {${param}}`, bad: true };
+    const declared = (op.doc.parameters ?? []).some((p) => p.in === 'query');
+    return declared
+      ? { url: `${op.path}?limit=0x10`, label: 'limit=0x10', bad: true }
+      : { url: `${op.path}?zzz_unknown=1`, label: 'an ignored query parameter', bad: false };
+  }
+
+  it('sent every operation of the document: an operation added later cannot slip past the sweep', () => {
+    // An earlier edition's alias (`submitRunLegacy`) runs its successor's handler: sending the successor covers it.
+    const missing = documented.filter((id) => !exercised.has(id.replace(/Legacy$/, '')));
+    expect(missing).toEqual([]);
+    expect(exercised.size).toBeGreaterThan(100);
+  });
 
   it('still verifies and exports the audit chain after the whole sweep', async () => {
     const verify = await h.http.get('/v1/audit/verify').set(bearer(h.admin.token));
@@ -486,6 +568,10 @@ function idPrefixOf(path: string, param: string): string {
     tokens: 'tok',
     policies: 'pol',
     members: 'usr',
+    templates: 'tpl',
+    schedules: 'sch',
+    triggers: 'trg',
+    notifiers: 'ntf',
   };
   return prefixes[collection] ?? 'obj';
 }

@@ -14,6 +14,7 @@ import {
 } from '@baton/core';
 import { jsonSyntaxWhere } from './json-syntax.js';
 import type { ProblemDetails } from '@baton/contracts';
+import { databaseOutage } from '@baton/db';
 import { RedisUnavailableError } from '@baton/queue';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'winston';
@@ -127,6 +128,22 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     // addresses, so the client gets a fixed one.
     if (err instanceof RedisUnavailableError) {
       sendProblem(res, 503, 'unavailable', 'the run queue (Redis) is unreachable; try again');
+      return;
+    }
+    // The database away (PostgreSQL restarting, a socket cut) or its disk full: not the request's fault, and it may
+    // pass. The driver's message names internal addresses or paths, so the client gets a fixed one.
+    const outage = databaseOutage(err);
+    if (outage !== undefined) {
+      logger.warn('database outage', {
+        request_id: res.locals.requestId,
+        path: redactPath(req.path),
+        outage,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      res.setHeader('Retry-After', '5');
+      if (outage === 'storage_full')
+        sendProblem(res, 503, 'storage-full', 'the database storage is full; writes fail until space is freed');
+      else sendProblem(res, 503, 'database-unavailable', 'the database is unreachable; try again');
       return;
     }
     if (err instanceof HttpError) {

@@ -106,7 +106,8 @@ export function createAuthService(deps: {
       const found = await deps.tokens.findLive(sha256Hex(token), iso(now));
       if (!found || ownerDemotedBelow(found.token, found.user.role))
         throw new UnauthenticatedError('invalid or expired token');
-      await recordTokenUse(deps.tokens, found.token, now);
+      // Bookkeeping only: a database that cannot take the write (its disk full) must not turn every read away.
+      await recordTokenUse(deps.tokens, found.token, now).catch(() => {});
       const user = toUser(found.user);
       const kind = tokenKindOf(found.token);
       const scope = tokenScopeOf(found.token);

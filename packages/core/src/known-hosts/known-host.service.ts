@@ -3,11 +3,19 @@
 // pinning replaces whatever a run recorded for that host.
 import { createHash } from 'node:crypto';
 import { type HostKeyChecking, type KnownHost, type KnownHostList, parseKnownHosts } from '@baton/contracts';
-import type { AuditRepo, InventoryRepo, KnownHostRepo, KnownHostRow, KnownHostScope, ProjectRepo } from '@baton/db';
+import {
+  type AuditRepo,
+  DuplicateKeyError,
+  type InventoryRepo,
+  type KnownHostRepo,
+  type KnownHostRow,
+  type KnownHostScope,
+  type ProjectRepo,
+} from '@baton/db';
 import { recordAudit } from '../audit/audit.chain.js';
 import type { Authorizer, Principal } from '../authz/authorize.js';
 import { type Clock, iso } from '../common/clock.js';
-import { NotFoundError, ValidationError } from '../common/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../common/errors.js';
 import { knownHostRows } from './known-host-record.js';
 
 /** OpenSSH's fingerprint of a key blob: `SHA256:` and the unpadded base64 of its SHA-256. */
@@ -44,6 +52,22 @@ export function createKnownHostService(deps: {
   clock: Clock;
 }) {
   /** The owner (404 when unknown or invisible, 403 without `need`) and its policy. */
+  /**
+   * Two replacements of the same keys at once on PostgreSQL (read committed): both delete, then the later insert
+   * meets the earlier one's rows and the unique key refuses it (a 500 before). The later one is tried again once, on
+   * the committed rows, so the last word still wins; a third at the same moment is a 409 to retry, never a 500.
+   */
+  async function replacing(fn: (r: TxRepos) => Promise<void>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await deps.transaction(fn);
+      } catch (err) {
+        if (!(err instanceof DuplicateKeyError)) throw err;
+        if (attempt === 2) throw new ConflictError('the host keys changed at the same moment; send it again');
+      }
+    }
+  }
+
   async function owner(
     p: Principal,
     scope: KnownHostScope,
@@ -81,7 +105,7 @@ export function createKnownHostService(deps: {
       const { name } = await owner(p, scope, id, 'manage');
       const rows = pinned(p, scope, id, text, 'body.known_hosts');
       const hosts = new Set(rows.map((r) => r.host)).size;
-      await deps.transaction(async (r) => {
+      await replacing(async (r) => {
         await r.knownHosts.replaceAll(scope, id, rows);
         await audit(
           r,
@@ -102,7 +126,7 @@ export function createKnownHostService(deps: {
         const message = 'give at least one key';
         throw new ValidationError(message, [{ path: 'body.keys', message }]);
       }
-      await deps.transaction(async (r) => {
+      await replacing(async (r) => {
         await r.knownHosts.replaceHost(scope, id, host, rows);
         const fingerprints = rows.map((k) => `${k.key_type} ${hostKeyFingerprint(k.key)}`).join(', ');
         await audit(

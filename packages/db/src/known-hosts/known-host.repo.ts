@@ -2,6 +2,7 @@
 // keys only for hosts that had none (what ssh's accept-new did); a user's pin replaces a host's keys.
 import type { Kysely, Selectable } from 'kysely';
 import type { KnownHostTable, Schema } from '../schema.js';
+import { refusingDuplicates } from '../errors.js';
 
 export type KnownHostRow = Selectable<KnownHostTable>;
 export type KnownHostScope = 'inventory' | 'project';
@@ -19,7 +20,8 @@ export function createKnownHostRepo(db: Kysely<Schema>) {
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
       let q = db.insertInto('known_hosts').values(rows.slice(i, i + INSERT_CHUNK));
       if (ignoreExisting) q = q.onConflict((c) => c.doNothing());
-      const result = await q.executeTakeFirst();
+      // Two pins of one host at once on PostgreSQL meet here: a DuplicateKeyError the service answers, not a 500.
+      const result = await refusingDuplicates(q.executeTakeFirst());
       inserted += Number(result.numInsertedOrUpdatedRows ?? 0);
     }
     return inserted;
