@@ -40,8 +40,20 @@ export function drained(res: Response): Promise<void> {
   });
 }
 
+/**
+ * The frames of live events, by event object: the bus hands every subscriber of a run the same object, so with a
+ * thousand followers an event is serialised once, not a thousand times (bench/sse).
+ */
+const frames = new WeakMap<RunEvent, string>();
 /** A kind is one line of the frame whatever it contains. */
-const frame = (e: RunEvent) => `id: ${e.seq}\nevent: ${e.kind.replace(/[\r\n]/g, ' ')}\ndata: ${JSON.stringify(e)}\n\n`;
+const frame = (e: RunEvent): string => {
+  let text = frames.get(e);
+  if (text === undefined) {
+    text = `id: ${e.seq}\nevent: ${e.kind.replace(/[\r\n]/g, ' ')}\ndata: ${JSON.stringify(e)}\n\n`;
+    frames.set(e, text);
+  }
+  return text;
+};
 
 /**
  * Starts streaming the events of `runId` after `afterSeq` to `res` and resolves once the stream is set up; the

@@ -11,6 +11,8 @@ import { normalizeStats, type SplitTx, startParent } from './run-split.js';
 import { toRunHostRows } from './run.view.js';
 import { recordRollups, type RollupTx } from '../observation/observation-rollup.js';
 import { type HostKeyTx, recordLearnedHostKeys } from '../known-hosts/known-host-record.js';
+import { DEFAULT_OUTPUT_LIMIT_BYTES, limitOutput } from './run-output-limit.js';
+import { isFinalEvent } from './run-output.service.js';
 
 export interface RunIngester {
   /** Buffers one executor event (synchronous; executors call it from runPlaybook's onEvent). Persisted in batches. */
@@ -74,6 +76,8 @@ export interface RunIngesterDeps {
   flushIntervalMs?: number;
   /** waits before the retries of a batch that failed for a reason that may pass (a lost connection, a busy database) */
   retryDelaysMs?: readonly number[];
+  /** BATON_RUN_OUTPUT_LIMIT_MB in bytes (run-output-limit.ts): past it a run's log and event payloads are not stored */
+  outputLimitBytes?: number | undefined;
 }
 
 /** A run as one batch sees it, read from its row in the batch's transaction and advanced event by event. */
@@ -81,6 +85,7 @@ interface RunState {
   lastSeq: number;
   logLines: number;
   logBytes: number;
+  outputTruncated: boolean;
   parentId: string | null;
   /** its final status event is stored: nothing may follow it */
   finished: boolean;
@@ -125,6 +130,7 @@ function stateOf(row: RunRow): RunState {
     lastSeq: row.last_seq,
     logLines: row.log_lines,
     logBytes: row.log_bytes,
+    outputTruncated: row.output_truncated === 1,
     parentId: row.parent_id,
     finished: row.status === 'finished',
   };
@@ -204,6 +210,7 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
   const flushIntervalMs = deps.flushIntervalMs ?? 25;
   const onError = deps.onError ?? (() => {});
   const retryDelaysMs = deps.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+  const outputLimitBytes = deps.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES;
   let buffer: RunEvent[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let drainQueued = false;
@@ -411,20 +418,15 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
         }
         const draft = stateOf(row);
         drafts.set(runId, draft);
-        for (const e of events) {
+        for (const given of events) {
           // Already stored (a replayed delivery): not stored or published again. After the final status: never stored.
-          if (e.seq <= draft.lastSeq || draft.finished) continue;
-          if (deferGaps && e.seq > draft.lastSeq + 1) {
-            deferred.push(e);
+          if (given.seq <= draft.lastSeq || draft.finished) continue;
+          if (deferGaps && given.seq > draft.lastSeq + 1) {
+            deferred.push(given);
             continue;
           }
-          let logByte: number | null = null;
-          if (e.kind === 'log') {
-            logByte = draft.logBytes;
-            draft.logBytes += Buffer.byteLength(text(e.data.text) ?? '', 'utf8');
-            const endLine = int(e.data.end_line);
-            if (endLine !== null) draft.logLines = Math.max(draft.logLines, endLine - 1);
-          }
+          // As stored and published: within the output limit, the log's byte and line counts advanced.
+          const { event: e, logByte } = limitOutput(given, draft, outputLimitBytes);
           eventRows.push(toEventRow(e, logByte));
           const taskStatus = TASK_RESULT_STATUS[e.kind];
           if (taskStatus) taskRows.push(toTaskResultRow(e, taskStatus));
@@ -436,7 +438,12 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
       await r.runEvents.insertBatch(eventRows);
       await r.runs.insertTaskResults(taskRows);
       for (const [runId, d] of drafts)
-        await r.runs.advanceProgress(runId, { lastSeq: d.lastSeq, logLines: d.logLines, logBytes: d.logBytes });
+        await r.runs.advanceProgress(runId, {
+          lastSeq: d.lastSeq,
+          logLines: d.logLines,
+          logBytes: d.logBytes,
+          outputTruncated: d.outputTruncated,
+        });
       const parentEvents: RunEvent[] = [];
       for (const e of fresh) {
         if (e.kind !== 'status') continue;
@@ -524,7 +531,9 @@ export function createRunIngester(deps: RunIngesterDeps): RunIngester {
     push(event) {
       if (closed) throw new Error('the run ingester is closed');
       buffer.push(event);
-      if (buffer.length >= batchSize) scheduleDrain();
+      // A run's last event drains at once: nothing follows it to share the batch, and its run's end (and the
+      // followers' `end`) would otherwise wait out the flush interval (bench/overhead).
+      if (buffer.length >= batchSize || isFinalEvent(event)) scheduleDrain();
       else if (timer === undefined && !drainQueued) {
         timer = setTimeout(scheduleDrain, flushIntervalMs);
         // A pending flush must not keep the process alive; close() flushes what is left.
