@@ -352,6 +352,7 @@ export function createHistory(world: World, people: People, total: number, seed 
       last_seq: seq + 1, // the stats and the final status
       log_lines: results.length * 2 + 40,
       log_bytes: results.length * 120 + 2000,
+      output_truncated: 0,
       created_at: new Date(startedMs - 800).toISOString(),
       started_at: new Date(startedMs).toISOString(),
       finished_at: finishedAt,
@@ -367,6 +368,7 @@ export function createHistory(world: World, people: People, total: number, seed 
       held_by: null,
       hold_policies: null,
       hold_expires_at: null,
+      output_pruned_at: null,
     };
     return { run: row, stats, results };
   };

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import { assertKeyringOpensSecrets, type Clock, systemClock, type ThrottleLimits } from '@baton/core';
 import { type Database, openDatabase } from '@baton/db';
 import { parseWorkerKey, type Sandbox } from '@baton/executor';
@@ -41,7 +42,7 @@ export async function openRuntime(
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const keyring = loadKeyring({ masterKey: config.masterKey, dataDir: config.dataDir, create: opts.createKey });
   const auditSigningKey = readSigningKey(config.auditSigningKeyFile);
-  const db = openDatabase(config.databaseUrl);
+  const db = openDatabase(config.databaseUrl, { poolSize: config.databasePool, caFile: config.databaseCaFile });
   try {
     await db.migrate();
   } catch (err) {
@@ -72,6 +73,8 @@ export async function openRuntime(
     ai: { environment: config.aiProvider, askRate: config.aiAskRate },
     notify: { allowPrivate: config.notifyAllowPrivate },
     fetchDenyPrivate: config.fetchDenyPrivate,
+    runOutputLimitBytes: config.runOutputLimitBytes,
+    requirementsCache: path.join(config.dataDir, 'requirements'),
     // Only `baton serve` talks to Redis; the other commands never enqueue.
     queueMode:
       opts.queueMode && config.redisUrl && config.workerKey

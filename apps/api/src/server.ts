@@ -17,6 +17,7 @@ import { startQueueMode } from './runs/queue-mode.js';
 import { sandboxHiddenPaths } from './runs/sandbox-paths.js';
 import { startScheduler } from './schedules/scheduler.js';
 import { startTickLoop } from './system/tick-loop.js';
+import { startRetentionLoop } from './system/retention-loop.js';
 import { acquireServeLock, serveLockFile } from './runs/serve-lock.js';
 import { openRuntime } from './runtime.js';
 
@@ -110,6 +111,7 @@ async function start(
       workDir: config.workDir,
       requirementsCache: path.join(config.dataDir, 'requirements'),
       fetchDenyPrivate: config.fetchDenyPrivate,
+      outputLimitBytes: config.runOutputLimitBytes,
       logger,
       leaseMs: DEFAULT_LEASE_MS,
       sandbox,
@@ -145,6 +147,10 @@ async function start(
     },
     { logger, intervalMs: 1000, what: 'notification sender' },
   );
+  // BATON_RETENTION_DAYS: old runs lose their output hourly (in queue mode on the leader replica only).
+  const retention = config.retentionDays
+    ? startRetentionLoop(rt.services, { days: config.retentionDays, logger, leads: () => embedded.leads?.() ?? true })
+    : undefined;
   logger.info('executors', {
     count: config.executors,
     sandbox: sandbox.mode,
@@ -169,7 +175,7 @@ async function start(
       const closed = new Promise<void>((resolve) => listening.close(() => resolve()));
       listening.closeIdleConnections();
       const grace = setTimeout(() => listening.closeAllConnections(), config.shutdownGraceSeconds * 1000);
-      await Promise.all([scheduler.stop(), notifications.stop()]);
+      await Promise.all([scheduler.stop(), notifications.stop(), retention?.stop()]);
       // Running runs get their own grace period, then are canceled; their final events still reach SSE clients.
       await Promise.all([closed, embedded.stop(config.runGraceSeconds * 1000)]);
       clearTimeout(grace);

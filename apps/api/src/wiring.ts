@@ -11,6 +11,7 @@ import {
   createSsoService,
   createPolicyService,
   createProjectService,
+  createRetentionService,
   createTeamService,
   createTokenService,
   createUserService,
@@ -24,7 +25,13 @@ import {
 } from '@baton/core';
 import { DEFAULT_AI_ASK_RATE } from '@baton/contracts';
 import type { Database } from '@baton/db';
-import { checkoutCommit, readRequirementsAtCommit, resolveBranchHead, type Sandbox } from '@baton/executor';
+import {
+  checkoutCommit,
+  pruneRequirementsCache,
+  readRequirementsAtCommit,
+  resolveBranchHead,
+  type Sandbox,
+} from '@baton/executor';
 import { createInProcessLoginThrottle, createRedisLoginThrottle } from '@baton/queue';
 import { createInventoryServices } from './inventories/inventory.wiring.js';
 import { createLaunchingServices } from './launching/launching.wiring.js';
@@ -54,6 +61,8 @@ export interface ServiceOptions {
   fetchDenyPrivate?: boolean | undefined;
   /** lease length of the in-process run queue (tests shorten it) */
   leaseMs?: number | undefined;
+  /** BATON_RUN_OUTPUT_LIMIT_MB in bytes, as the ingester holds it (default 100 MiB) */
+  runOutputLimitBytes?: number | undefined;
   /** queue mode: the Redis seams instead of the in-process ones */
   queueMode?: QueueModeSettings | undefined;
   /** BATON_PUBLIC_URL (webhook URLs); default http://127.0.0.1:8080 */
@@ -66,6 +75,8 @@ export interface ServiceOptions {
   oidc?: OidcSettings | undefined;
   /** SAML sign-in (BATON_SAML_*); its routes answer 404 without it */
   saml?: SamlSettings | undefined;
+  /** the Galaxy requirements cache of this server's executors (`<data dir>/requirements`): retention prunes it too */
+  requirementsCache?: string | undefined;
   /** notifications: BATON_NOTIFY_ALLOW_PRIVATE, and a transport of a test's own (the real ones by default) */
   notify?: { allowPrivate?: boolean | undefined; transport?: NotifyTransport | undefined } | undefined;
 }
@@ -138,6 +149,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
     sandbox: opts.sandbox,
     fetchPolicy,
     reportError: opts.reportError,
+    outputLimitBytes: opts.runOutputLimitBytes,
     queueMode: opts.queueMode,
   });
   // Sign-in throttling: one count shared by every replica through Redis in queue mode, per process when embedded.
@@ -253,6 +265,14 @@ export function createServices(db: Database, opts: ServiceOptions) {
       transport: opts.notify?.transport,
     }),
     aiMetrics: aiServices.aiMetrics,
+    retention: createRetentionService({
+      retention: repos.retention,
+      transaction,
+      clock,
+      pruneCache: opts.requirementsCache
+        ? (cutoff, dryRun) => pruneRequirementsCache(opts.requirementsCache!, cutoff, dryRun)
+        : undefined,
+    }),
     signingKeys,
   };
   // Single sign-on (OIDC and SAML) creates users and issues tokens through the auth service above.

@@ -42,6 +42,8 @@ describe('loadWorkerConfig', () => {
       sandbox: 'auto',
       fetchDenyPrivate: false,
       runGraceSeconds: 60,
+      runOutputLimitBytes: 100 * 1024 * 1024,
+      bufferMb: 64,
       logLevel: 'info',
     });
   });
@@ -60,6 +62,8 @@ describe('loadWorkerConfig', () => {
         BATON_SANDBOX: 'off',
         BATON_FETCH_DENY_PRIVATE: 'true',
         BATON_RUN_GRACE_SECONDS: '5',
+        BATON_RUN_OUTPUT_LIMIT_MB: '7',
+        BATON_WORKER_BUFFER_MB: '8',
         BATON_LOG_LEVEL: 'debug',
       }),
     );
@@ -74,6 +78,8 @@ describe('loadWorkerConfig', () => {
       sandbox: 'off',
       fetchDenyPrivate: true,
       runGraceSeconds: 5,
+      runOutputLimitBytes: 7 * 1024 * 1024,
+      bufferMb: 8,
       logLevel: 'debug',
     });
   });
@@ -161,6 +167,11 @@ describe('loadWorkerConfig', () => {
     ['BATON_FETCH_DENY_PRIVATE', 'yes', /BATON_FETCH_DENY_PRIVATE: must be true or false/],
     ['BATON_RUN_GRACE_SECONDS', '0', /BATON_RUN_GRACE_SECONDS: must be between 1 and 86400/],
     ['BATON_RUN_GRACE_SECONDS', 'soon', /BATON_RUN_GRACE_SECONDS: must be a whole number/],
+    ['BATON_RUN_OUTPUT_LIMIT_MB', '0', /BATON_RUN_OUTPUT_LIMIT_MB: must be between 1 and 2047/],
+    ['BATON_RUN_OUTPUT_LIMIT_MB', '2048', /BATON_RUN_OUTPUT_LIMIT_MB: must be between 1 and 2047/],
+    ['BATON_RUN_OUTPUT_LIMIT_MB', '1.5', /BATON_RUN_OUTPUT_LIMIT_MB: must be a whole number/],
+    ['BATON_WORKER_BUFFER_MB', '0', /BATON_WORKER_BUFFER_MB: must be between 1 and 65536/],
+    ['BATON_WORKER_BUFFER_MB', '1.5', /BATON_WORKER_BUFFER_MB: must be a whole number/],
     ['BATON_LOG_LEVEL', 'verbose', /BATON_LOG_LEVEL: must be one of error, warn, info, debug/],
   ])('names %s when it is %p', (name, value, message) => {
     const env = baseEnv();

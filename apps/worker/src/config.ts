@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { keyFromEnvOrFile, parseWorkerKey, SANDBOX_SETTINGS, type SandboxSetting } from '@baton/executor';
+import { redisConnectionString } from '@baton/queue';
 
 export const HELP = `Usage: baton worker [--concurrency N] [--labels a,b] [--name NAME]
 
@@ -18,7 +19,10 @@ Options (each wins over its variable):
   -h, --help        this text
 
 Environment:
-  BATON_REDIS_URL           redis:// or rediss:// URL (required)
+  BATON_REDIS_URL           redis:// or rediss:// URL (required unless BATON_REDIS_SENTINELS is set)
+  BATON_REDIS_SENTINELS     host:port,host:port: find the master through these Redis Sentinels
+  BATON_REDIS_SENTINEL_NAME the master group the Sentinels watch (required with BATON_REDIS_SENTINELS)
+  BATON_REDIS_CA_FILE       PEM certificates a rediss:// server's certificate must chain to
   BATON_WORKER_KEY          the key run bundles are sealed with, as on the API (required)
   BATON_WORKER_KEY_FILE     or a file holding it (mode 0600 or stricter), so it is not in the environment
   BATON_QUEUE_PREFIX        namespace of every Redis key (default baton)
@@ -26,12 +30,15 @@ Environment:
   BATON_SANDBOX             auto | bwrap | off (default auto)
   BATON_FETCH_DENY_PRIVATE  true: refuse checkouts and Galaxy servers at loopback or private addresses (default false)
   BATON_RUN_GRACE_SECONDS   on stop, how long running runs may go on before they are canceled (default 60)
+  BATON_RUN_OUTPUT_LIMIT_MB mebibytes of output a run's log keeps, 1..2047; set it as on the API (default 100)
+  BATON_WORKER_BUFFER_MB    events held while Redis is unreachable past which no new run is leased (default 64)
   BATON_LOG_LEVEL           error | warn | info | debug (default info)`;
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 const LOG_LEVELS: readonly LogLevel[] = ['error', 'warn', 'info', 'debug'];
 
 export interface WorkerConfig {
+  /** BATON_REDIS_* as one connection string (redisConnectionString in @baton/queue) */
   redisUrl: string;
   /** 32 bytes; read once, then removed from the environment */
   workerKey: Buffer;
@@ -44,6 +51,10 @@ export interface WorkerConfig {
   /** BATON_FETCH_DENY_PRIVATE: checkouts and Galaxy servers may not be at loopback or private addresses */
   fetchDenyPrivate: boolean;
   runGraceSeconds: number;
+  /** BATON_RUN_OUTPUT_LIMIT_MB in bytes: past it the log is cut with a notice and events keep only metadata */
+  runOutputLimitBytes: number;
+  /** BATON_WORKER_BUFFER_MB: unsent run events (bytes of JSON) past which the worker leases no new run */
+  bufferMb: number;
   logLevel: LogLevel;
 }
 
@@ -60,6 +71,9 @@ const LABEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 const NAME_PATTERN = /^[^\p{C}]{1,200}$/u;
 /** setTimeout's limit is about 24.8 days; a day of grace is plenty. */
 const MAX_GRACE_SECONDS = 86_400;
+/** The unsent-event buffer: a worker cut off from Redis stops leasing past it (it never drops events). */
+export const DEFAULT_BUFFER_MB = 64;
+const MAX_BUFFER_MB = 65_536;
 
 /** Decimal digits only, like `baton serve`: Number() would read " " as 0 and "0x10" as 16. */
 function wholeNumber(text: string, min: number, max: number, what: string): number {
@@ -127,10 +141,21 @@ export function loadWorkerConfig(argv: string[], env: NodeJS.ProcessEnv = proces
 
   const redisUrl = check(() => {
     const url = read('BATON_REDIS_URL');
-    if (url === undefined) throw new WorkerConfigError('BATON_REDIS_URL: must be set (a worker needs Redis)');
-    if (!/^rediss?:\/\/\S+$/.test(url))
+    const sentinels = read('BATON_REDIS_SENTINELS');
+    if (url === undefined && sentinels === undefined)
+      throw new WorkerConfigError('BATON_REDIS_URL: must be set (a worker needs Redis)');
+    if (url !== undefined && !/^rediss?:\/\/\S+$/.test(url))
       throw new WorkerConfigError('BATON_REDIS_URL: must start with redis:// or rediss://');
-    return url;
+    try {
+      return redisConnectionString({
+        url,
+        sentinels,
+        sentinelName: read('BATON_REDIS_SENTINEL_NAME'),
+        caFile: read('BATON_REDIS_CA_FILE'),
+      })!;
+    } catch (err) {
+      throw new WorkerConfigError((err as Error).message);
+    }
   });
   const workerKey = check(() => {
     if ('problem' in fromEnvOrFile) throw new WorkerConfigError(fromEnvOrFile.problem);
@@ -189,6 +214,15 @@ export function loadWorkerConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     const text = read('BATON_RUN_GRACE_SECONDS');
     return text === undefined ? 60 : wholeNumber(text, 1, MAX_GRACE_SECONDS, 'BATON_RUN_GRACE_SECONDS');
   });
+  const bufferMb = check(() => {
+    const text = read('BATON_WORKER_BUFFER_MB');
+    return text === undefined ? DEFAULT_BUFFER_MB : wholeNumber(text, 1, MAX_BUFFER_MB, 'BATON_WORKER_BUFFER_MB');
+  });
+  const runOutputLimitMb = check(() => {
+    const text = read('BATON_RUN_OUTPUT_LIMIT_MB');
+    // At most 2047, as on the API: a log's byte count is a 32-bit column in PostgreSQL.
+    return text === undefined ? 100 : wholeNumber(text, 1, 2047, 'BATON_RUN_OUTPUT_LIMIT_MB');
+  });
   const logLevel = check(() => {
     const l = read('BATON_LOG_LEVEL') ?? 'info';
     if (!(LOG_LEVELS as readonly string[]).includes(l))
@@ -211,6 +245,8 @@ export function loadWorkerConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       sandbox: sandbox!,
       fetchDenyPrivate: fetchDenyPrivate!,
       runGraceSeconds: runGraceSeconds!,
+      runOutputLimitBytes: runOutputLimitMb! * 1024 * 1024,
+      bufferMb: bufferMb!,
       logLevel: logLevel!,
     },
   };

@@ -12,6 +12,7 @@ import {
 } from '@baton/executor';
 import {
   createRedisRunQueue,
+  createRunClaims,
   createRunEventProducer,
   createWorkerRegistry,
   type WorkerHeartbeat,
@@ -104,9 +105,16 @@ export async function startWorker(config: WorkerConfig, logger: Logger): Promise
     await registry.close();
     throw err;
   }
-  const events = createRunEventProducer({ redisUrl, prefix, onError: onError('events') });
-  // The queue reports lost leases to the daemon, which is built on the queue: a late-bound reference.
+  // The queue reports lost leases and the producer a full buffer to the daemon, which is built on both: late-bound.
   const lostTo: { daemon?: WorkerDaemon } = {};
+  const events = createRunEventProducer({
+    redisUrl,
+    prefix,
+    maxBufferedBytes: config.bufferMb * 1024 * 1024,
+    onError: onError('events'),
+    onBackpressure: (full) => lostTo.daemon?.eventBufferFull(full),
+  });
+  const claims = createRunClaims({ redisUrl, prefix, onError: onError('claims') });
   const queue = createRedisRunQueue({
     redisUrl,
     prefix,
@@ -125,6 +133,7 @@ export async function startWorker(config: WorkerConfig, logger: Logger): Promise
     queue,
     events,
     registry,
+    claims,
     runPlaybook,
     workerKey: config.workerKey,
     name,
@@ -136,6 +145,7 @@ export async function startWorker(config: WorkerConfig, logger: Logger): Promise
       sandbox,
       requirementsCache: path.join(config.workDir, 'baton-requirements'),
       fetchPolicy: { denyPrivate: config.fetchDenyPrivate },
+      maxLogBytes: config.runOutputLimitBytes,
     },
     logger,
     graceMs: config.runGraceSeconds * 1000,
@@ -159,6 +169,7 @@ export async function startWorker(config: WorkerConfig, logger: Logger): Promise
       // Subscriptions first (stop waited for them), then the queue, then the rest: see createRedisRunQueue.
       await queue.close();
       await events.close();
+      await claims.close();
       await registry.close();
     },
   };

@@ -16,6 +16,7 @@ export * from './runs/run-bundle.schemas.js';
 export * from './runs/run-event.schemas.js';
 export * from './runs/run.schemas.js';
 export * from './runs/run-approval.schemas.js';
+export * from './runs/run-output-limit.js';
 export * from './pipelines/pipeline.schemas.js';
 export * from './launching/launch-target.schemas.js';
 export * from './templates/template.schemas.js';

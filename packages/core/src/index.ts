@@ -65,3 +65,4 @@ export * from './notifiers/notify-transport.js';
 export * from './notifiers/notifier.service.js';
 export * from './notifiers/notify-sender.js';
 export * from './known-hosts/known-host.service.js';
+export * from './retention/retention.service.js';

@@ -1,8 +1,9 @@
 export { openDatabase, createRepositories } from './database.js';
 export type { Database, Repositories, TransactionRunner } from './database.js';
-export { parseDatabaseUrl, toNumber } from './dialect.js';
-export { DuplicateKeyError, isUniqueViolation } from './errors.js';
-export type { DatabaseTarget, DialectName } from './dialect.js';
+export { DEFAULT_POOL_SIZE, parseDatabaseUrl, postgresPoolConfig, toNumber } from './dialect.js';
+export { DuplicateKeyError, isUniqueViolation, databaseOutage } from './errors.js';
+export type { DatabaseOutage } from './errors.js';
+export type { DatabaseOptions, DatabaseTarget, DialectName } from './dialect.js';
 export type { PageQuery } from './page.js';
 export type { UserRow, UserRepo, UserPatch } from './users/user.repo.js';
 export type { TokenRow, TokenRepo, PersonalTokenRow } from './auth/token.repo.js';
@@ -71,3 +72,12 @@ export type {
   DeliveryPatch,
 } from './notifiers/notifier.repo.js';
 export type { KnownHostRepo, KnownHostRow, KnownHostScope, KnownHostKey } from './known-hosts/known-host.repo.js';
+export type { RetentionRepo, PrunableRun, OutputSize } from './retention/retention.repo.js';
+export {
+  backupSqlite,
+  inspectSqliteBackup,
+  NotABatonDatabaseError,
+  unknownMigrations,
+  withReadonlyRepositories,
+} from './retention/sqlite-backup.js';
+export type { BackupInspection, BackupSummary } from './retention/sqlite-backup.js';

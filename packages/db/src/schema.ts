@@ -174,6 +174,8 @@ export interface RunTable {
   last_seq: number;
   log_lines: number;
   log_bytes: number;
+  /** 1 when the stored log was cut at the run output limit */
+  output_truncated: number;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
@@ -190,6 +192,8 @@ export interface RunTable {
   held_by: string | null;
   hold_policies: string | null;
   hold_expires_at: string | null;
+  /** when retention removed its log and events (BATON_RETENTION_DAYS) */
+  output_pruned_at: string | null;
 }
 
 export interface RunEventTable {

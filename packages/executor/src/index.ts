@@ -26,6 +26,7 @@ export {
   WorkerLostAbort,
 } from './playbook/run-playbook.js';
 export { cleanupLeftoverRuns } from './playbook/run-leftovers.js';
+export { pruneRequirementsCache } from './playbook/requirements-cache.js';
 export {
   probeBwrap,
   resolveSandboxMode,
@@ -51,7 +52,17 @@ export {
   type InventoryHosts,
   inventoryHosts,
 } from './inventory/inventory-shards.js';
-export { openBundle, parseWorkerKey, SealedBundleError, sealBundle } from './bundle/sealed-bundle.js';
+export {
+  BUNDLE_LIFETIME_MS,
+  openBundle,
+  type OpenedBundle,
+  openSealedBundle,
+  parseWorkerKey,
+  SealedBundleError,
+  SealedBundleExpiredError,
+  sealBundle,
+  type SealOptions,
+} from './bundle/sealed-bundle.js';
 export { readRequirementsAtCommit, type RequirementsAtCommit } from './git/requirements-lookup.js';
 export type { HostTrust } from './known-hosts/host-trust.js';
 export {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { keyFromEnvOrFile, parseWorkerKey } from '@baton/executor';
 import { z } from 'zod';
 import { loadMetricsToken, MetricsConfigError } from './metrics-config.js';
+import { ConnectionConfigError, type ConnectionSettings, loadConnectionSettings } from './connection-config.js';
 import { AiConfigError, loadAiAskRate, loadAiProvider } from './ai-config.js';
 import type { AiProviderSettings } from '@baton/core';
 import { loadSamlSettings, SamlConfigError, type SamlSettings } from './saml-config.js';
@@ -63,6 +64,10 @@ const Env = z.object({
   BATON_WORK_DIR: z.string().min(1).optional(),
   BATON_SANDBOX: z.enum(['auto', 'bwrap', 'off']).default('auto'),
   BATON_RUN_GRACE_SECONDS: graceSeconds.default(60),
+  // Mebibytes of output a run's log keeps. At most 2047: the log's byte count is a 32-bit column in PostgreSQL.
+  BATON_RUN_OUTPUT_LIMIT_MB: wholeNumber(1, 2047).default(100),
+  // Unset: runs keep their log and events forever. Up to a century: a larger cut-off date is not representable.
+  BATON_RETENTION_DAYS: wholeNumber(1, 36_500).optional(),
   BATON_PUBLIC_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL, e.g. https://baton.example.com' })
     .refine((u) => !/[?#]/.test(u), 'must not carry a query or fragment')
@@ -81,6 +86,11 @@ export interface Config {
   publicUrl: string;
   dataDir: string;
   databaseUrl: string;
+  /** BATON_DATABASE_POOL (connection-config.ts) */
+  databasePool: number;
+  /** BATON_DATABASE_CA_FILE (connection-config.ts) */
+  databaseCaFile?: string | undefined;
+  /** Redis as one connection string (connection-config.ts: URL, Sentinels, CA); set = queue mode */
   redisUrl?: string | undefined;
   masterKey?: string | undefined;
   workerKey?: string | undefined;
@@ -105,6 +115,10 @@ export interface Config {
   sandbox: 'auto' | 'bwrap' | 'off';
   /** on shutdown, how long running runs may go on before they are canceled */
   runGraceSeconds: number;
+  /** BATON_RUN_OUTPUT_LIMIT_MB in bytes: past it a run's log is cut with a notice and events keep only metadata */
+  runOutputLimitBytes: number;
+  /** BATON_RETENTION_DAYS: finished runs older than this lose their log and events; undefined: kept forever */
+  retentionDays?: number | undefined;
   /** SAML sign-in (saml-config.ts); undefined when no BATON_SAML_* variable is set */
   saml?: SamlSettings | undefined;
   /** OpenID Connect sign-in (sso-config.ts); undefined when no BATON_OIDC_* variable is set */
@@ -138,11 +152,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
-  if (e.BATON_REDIS_URL) {
+  const dataDir = path.resolve(e.BATON_DATA_DIR);
+  const databaseUrl = e.BATON_DATABASE_URL ?? `sqlite:${path.join(dataDir, 'baton.db')}`;
+  let connection: ConnectionSettings;
+  try {
+    connection = loadConnectionSettings(present, databaseUrl);
+  } catch (err) {
+    if (err instanceof ConnectionConfigError) throw new ConfigError(`invalid configuration:\n  ${err.message}`);
+    throw err;
+  }
+  if (connection.redisUrl) {
     // Queue mode seals every job's bundle under the worker key: without it no worker could run anything.
     if (!e.BATON_WORKER_KEY)
       throw new ConfigError(
-        "invalid configuration:\n  BATON_WORKER_KEY: must be set in queue mode (BATON_REDIS_URL is set); the same key as the workers'",
+        "invalid configuration:\n  BATON_WORKER_KEY: must be set in queue mode (BATON_REDIS_URL or BATON_REDIS_SENTINELS is set); the same key as the workers'",
       );
     try {
       parseWorkerKey(e.BATON_WORKER_KEY);
@@ -150,7 +173,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError(`invalid configuration:\n  BATON_WORKER_KEY: ${(err as Error).message}`);
     }
   }
-  const dataDir = path.resolve(e.BATON_DATA_DIR);
   const publicUrl = (e.BATON_PUBLIC_URL ?? `http://${hostForUrl(e.BATON_HOST)}:${e.BATON_PORT}`).replace(/\/+$/, '');
   let sso: ReturnType<typeof loadSsoConfig>;
   try {
@@ -186,8 +208,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.BATON_PORT,
     host: e.BATON_HOST,
     dataDir,
-    databaseUrl: e.BATON_DATABASE_URL ?? `sqlite:${path.join(dataDir, 'baton.db')}`,
-    redisUrl: e.BATON_REDIS_URL,
+    databaseUrl,
+    databasePool: connection.databasePool,
+    databaseCaFile: connection.databaseCaFile,
+    redisUrl: connection.redisUrl,
     masterKey: e.BATON_MASTER_KEY,
     workerKey: e.BATON_WORKER_KEY,
     queuePrefix: e.BATON_QUEUE_PREFIX,
@@ -201,10 +225,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auditSigningKeyFile: e.BATON_AUDIT_SIGNING_KEY_FILE,
     uiDir: e.BATON_UI_DIR,
     shutdownGraceSeconds: e.BATON_SHUTDOWN_GRACE_SECONDS,
-    executors: e.BATON_EXECUTORS ?? (e.BATON_REDIS_URL ? 0 : 2),
+    executors: e.BATON_EXECUTORS ?? (connection.redisUrl ? 0 : 2),
     workDir: path.resolve(e.BATON_WORK_DIR ?? os.tmpdir()),
     sandbox: e.BATON_SANDBOX,
     runGraceSeconds: e.BATON_RUN_GRACE_SECONDS,
+    runOutputLimitBytes: e.BATON_RUN_OUTPUT_LIMIT_MB * 1024 * 1024,
+    retentionDays: e.BATON_RETENTION_DAYS,
     // Where users and forges reach Baton (webhook URLs, later sign-in callbacks and links); no trailing slash.
     publicUrl,
     saml,

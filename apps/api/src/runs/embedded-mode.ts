@@ -35,6 +35,8 @@ export interface EmbeddedModeOptions {
   /** ansible's grace periods after SIGINT and SIGTERM on cancel (tests shorten them) */
   interruptGraceMs?: number | undefined;
   terminateGraceMs?: number | undefined;
+  /** BATON_RUN_OUTPUT_LIMIT_MB in bytes: the log the executor keeps (runPlaybook's maxLogBytes) */
+  outputLimitBytes?: number | undefined;
 }
 
 /** One pass of the recovery sweep, its findings logged. */
@@ -54,6 +56,8 @@ export interface EmbeddedMode {
   executors: EmbeddedExecutors;
   /** Readiness beyond the database (queue mode: Redis answers); rejects when not ready. */
   ping?(): Promise<void>;
+  /** Queue mode: whether this replica led at its last beat (leader-only chores: the sweep, retention); absent: alone. */
+  leads?(): boolean;
   /** Stops taking runs, lets running ones go on for `graceMs`, cancels the rest, then ends the seams. */
   stop(graceMs: number): Promise<void>;
 }
@@ -95,6 +99,7 @@ export async function startEmbeddedMode(services: RunServices, opts: EmbeddedMod
       fetchPolicy: { denyPrivate: opts.fetchDenyPrivate ?? false },
       ...(opts.interruptGraceMs !== undefined ? { interruptGraceMs: opts.interruptGraceMs } : {}),
       ...(opts.terminateGraceMs !== undefined ? { terminateGraceMs: opts.terminateGraceMs } : {}),
+      ...(opts.outputLimitBytes !== undefined ? { maxLogBytes: opts.outputLimitBytes } : {}),
     },
     capacity: opts.executors,
     name: opts.name,

@@ -10,6 +10,7 @@ import {
   createRunEventConsumer,
   createWorkerRegistry,
   openRedis,
+  removeDeadConsumers,
   ReplicaConflictError,
   withTimeout,
 } from '@baton/queue';
@@ -88,15 +89,27 @@ export async function startQueueMode(services: QueueServices, opts: QueueModeOpt
     ttlMs: LEADER_TTL_MS,
     onError: reportError('leader lease'),
   });
+  // Stream consumers of replicas that died, once the living have claimed their entries (ingest-consumers.ts).
+  const removeGoneConsumers = async (): Promise<void> => {
+    try {
+      const { removed } = await removeDeadConsumers({ redis, prefix: opts.prefix, live: await replicas.liveNames() });
+      if (removed.length > 0)
+        logger.info('removed the event stream consumers of gone replicas', { consumers: removed });
+    } catch (err) {
+      reportError('removing gone event stream consumers')(err);
+    }
+  };
   let executors: EmbeddedMode | undefined;
   let beat: NodeJS.Timeout | undefined;
+  let leading = false;
   try {
     await consumer.start();
     const mirror = async () =>
       services.workers.mirror(await daemons.list()).catch(reportError('mirroring worker heartbeats'));
     await mirror();
     // The first leader reconciles at once: pending runs a dead Redis forgot are queued again, lost runs finished.
-    if (await leader.tryLead()) await sweepOnce(services, logger);
+    leading = await leader.tryLead();
+    if (leading) await sweepOnce(services, logger);
     executors = await startEmbeddedMode(services, { ...opts, recovery: false });
 
     let lastSweep = Date.now();
@@ -108,9 +121,11 @@ export async function startQueueMode(services: QueueServices, opts: QueueModeOpt
       void (async () => {
         await replicas.beat().catch(reportError('replica heartbeat'));
         await mirror();
-        if ((await leader.tryLead()) && Date.now() - lastSweep >= sweepEvery) {
+        leading = await leader.tryLead();
+        if (leading && Date.now() - lastSweep >= sweepEvery) {
           lastSweep = Date.now();
           await sweepOnce(services, logger);
+          await removeGoneConsumers();
         }
       })().finally(() => {
         beating = false;
@@ -128,6 +143,7 @@ export async function startQueueMode(services: QueueServices, opts: QueueModeOpt
 
   return {
     executors: started.executors,
+    leads: () => leading,
     // /readyz: a replica that cannot reach Redis cannot dispatch or ingest.
     async ping() {
       await withTimeout(redis.ping(), 2_000, () => new Error('Redis did not answer within 2 s'));

@@ -69,6 +69,8 @@ export interface RunWiringOptions {
   fetchPolicy?: FetchPolicy | undefined;
   /** Queue mode (BATON_REDIS_URL): BullMQ and Redis pub/sub instead of the in-process seams; jobs carry sealed bundles. */
   queueMode?: QueueModeSettings | undefined;
+  /** BATON_RUN_OUTPUT_LIMIT_MB in bytes: the ingester holds it whichever executor wrote the events */
+  outputLimitBytes?: number | undefined;
 }
 
 export interface QueueModeSettings {
@@ -130,6 +132,7 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
     onError: reportRunError,
     onStored: runMetrics.onStored,
     onFinished: runMetrics.onFinished,
+    outputLimitBytes: opts.outputLimitBytes,
   });
   onLost = (runId) =>
     void ingester

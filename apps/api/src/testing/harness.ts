@@ -82,6 +82,8 @@ export async function createHarness(
     notify?: ServiceOptions['notify'];
     /** BATON_FETCH_DENY_PRIVATE */
     fetchDenyPrivate?: boolean;
+    /** BATON_RUN_OUTPUT_LIMIT_MB, in bytes so a test can make it small: for the ingester and the executors */
+    outputLimitBytes?: number;
   } = {},
 ): Promise<Harness> {
   const tdb = await createTestDatabase(dialect);
@@ -100,6 +102,7 @@ export async function createHarness(
     ai: opts.ai,
     notify: opts.notify ?? { allowPrivate: true },
     fetchDenyPrivate: opts.fetchDenyPrivate,
+    runOutputLimitBytes: opts.outputLimitBytes,
   });
   const { app, operations } = createApp({
     services,
@@ -139,6 +142,7 @@ export async function createHarness(
         interruptGraceMs: opts.executors.interruptGraceMs,
         terminateGraceMs: opts.executors.terminateGraceMs,
         requirementsCache: opts.executors.requirementsCache,
+        outputLimitBytes: opts.outputLimitBytes,
       })
     : undefined;
   const close = async () => {

@@ -167,6 +167,14 @@ export const Run = z
       .optional(),
     last_seq: z.number().int(),
     log_lines: z.number().int(),
+    output_truncated: z.boolean().meta({
+      description:
+        'the run printed more than BATON_RUN_OUTPUT_LIMIT_MB: its log ends with a notice line and later events carry only their metadata (no `res`)',
+    }),
+    output_pruned_at: Timestamp.nullable().meta({
+      description:
+        'when retention (BATON_RETENTION_DAYS) removed the log and events of this finished run: its log then reads empty and its events as [], while outcomes, host counts and log_lines stay',
+    }),
     created_at: Timestamp,
     started_at: Timestamp.nullable(),
     finished_at: Timestamp.nullable(),

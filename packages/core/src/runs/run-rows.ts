@@ -22,6 +22,7 @@ export function freshRunState(
   | 'last_seq'
   | 'log_lines'
   | 'log_bytes'
+  | 'output_truncated'
   | 'created_at'
   | 'started_at'
   | 'finished_at'
@@ -29,6 +30,7 @@ export function freshRunState(
   | 'held_by'
   | 'hold_policies'
   | 'hold_expires_at'
+  | 'output_pruned_at'
 > {
   return {
     status: 'pending',
@@ -41,6 +43,7 @@ export function freshRunState(
     last_seq: 0,
     log_lines: 0,
     log_bytes: 0,
+    output_truncated: 0,
     created_at: at,
     started_at: null,
     finished_at: null,
@@ -48,6 +51,7 @@ export function freshRunState(
     held_by: null,
     hold_policies: null,
     hold_expires_at: null,
+    output_pruned_at: null,
   };
 }
 

@@ -102,6 +102,8 @@ export function toRunView(
     ...(opts.withHostStats ? { host_stats: stats } : {}),
     last_seq: row.last_seq,
     log_lines: row.log_lines,
+    output_truncated: row.output_truncated === 1,
+    output_pruned_at: row.output_pruned_at,
     created_at: row.created_at,
     started_at: row.started_at,
     finished_at: row.finished_at,

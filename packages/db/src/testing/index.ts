@@ -104,6 +104,7 @@ export function testRunRow(id: string, over: Partial<RunRow> = {}): RunRow {
     last_seq: 0,
     log_lines: 0,
     log_bytes: 0,
+    output_truncated: 0,
     created_at: new Date().toISOString(),
     started_at: null,
     finished_at: null,
@@ -120,6 +121,7 @@ export function testRunRow(id: string, over: Partial<RunRow> = {}): RunRow {
     held_by: null,
     hold_policies: null,
     hold_expires_at: null,
+    output_pruned_at: null,
     ...over,
   };
 }
