@@ -146,6 +146,8 @@ describe.each(DIALECTS)('runs on %s', (dialect) => {
         host_summary: null,
         last_seq: 0,
         log_lines: 0,
+        output_truncated: false,
+        output_pruned_at: null,
         created_at: expect.any(String),
         started_at: null,
         finished_at: null,
