@@ -24,10 +24,20 @@ export interface TestHttpsServer {
   close(): Promise<void>;
 }
 
-export async function startHttpsServer(): Promise<TestHttpsServer> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-https-'));
-  const key = path.join(dir, 'key.pem');
-  const cert = path.join(dir, 'cert.pem');
+export interface CertificateFiles {
+  /** the certificate, PEM: also the CA file a client trusts */
+  cert: string;
+  /** its private key, PEM, mode 0600 */
+  key: string;
+}
+
+/**
+ * A throw-away self-signed certificate (its own CA) for 127.0.0.1 and localhost, made by openssl: for tests that start
+ * a TLS server (HTTPS, Redis, PostgreSQL) and show that a client trusting it connects and one trusting another is refused.
+ */
+export function selfSignedCertificate(dir: string, name: string): CertificateFiles {
+  const cert = path.join(dir, `${name}.crt`);
+  const key = path.join(dir, `${name}.key`);
   execFileSync(
     'openssl',
     [
@@ -45,12 +55,19 @@ export async function startHttpsServer(): Promise<TestHttpsServer> {
       '-days',
       '1',
       '-subj',
-      '/CN=127.0.0.1',
+      `/CN=${name}`,
       '-addext',
       'subjectAltName=IP:127.0.0.1,DNS:localhost',
     ],
     { stdio: 'ignore' },
   );
+  fs.chmodSync(key, 0o600);
+  return { cert, key };
+}
+
+export async function startHttpsServer(): Promise<TestHttpsServer> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-https-'));
+  const { key, cert } = selfSignedCertificate(dir, '127.0.0.1');
   const ca = fs.readFileSync(cert, 'utf8');
   const routes = new Map<string, HttpsRoute>();
   const authorizations: Array<string | undefined> = [];

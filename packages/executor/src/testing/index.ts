@@ -119,7 +119,13 @@ export async function startSshd(
 
 export const tempDir = (stem: string) => fs.mkdtempSync(path.join(os.tmpdir(), `${stem}-`));
 
-export { startHttpsServer, type HttpsRoute, type TestHttpsServer } from './https-server.js';
+export {
+  selfSignedCertificate,
+  startHttpsServer,
+  type CertificateFiles,
+  type HttpsRoute,
+  type TestHttpsServer,
+} from './https-server.js';
 export { expectGitError, gitFirstOnPath, ownTmpdirForGitOperations } from './git-checks.js';
 export { inlineBundle, LOCAL_INVENTORY, play, runCollecting } from './playbook-runs.js';
 export * from './galaxy-repos.js';
