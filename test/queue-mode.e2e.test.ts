@@ -102,10 +102,26 @@ function inventoryOf(c: QueueCluster, r: Replica, content: string): Promise<stri
   return mine.get(content)!;
 }
 
-/** Entries of the event stream that Redis handed to `consumer` and that were not acknowledged yet. */
-async function pendingOf(c: QueueCluster, consumer: string): Promise<number> {
+/** Ids of the event stream's entries that Redis handed to `consumer` and that were not acknowledged yet. */
+async function pendingIdsOf(c: QueueCluster, consumer: string): Promise<string[]> {
   const out = await c.redis.cli('xpending', `${c.prefix}:events`, 'ingest', '-', '+', '1000', consumer);
-  return out.split('\n').filter((l) => /^\d+-\d+$/.test(l.trim())).length;
+  return out
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => /^\d+-\d+$/.test(l));
+}
+const pendingOf = async (c: QueueCluster, consumer: string): Promise<number> =>
+  (await pendingIdsOf(c, consumer)).length;
+
+/** The seqs of the run events that `consumer` holds unacknowledged. */
+async function heldSeqsOf(c: QueueCluster, consumer: string): Promise<number[]> {
+  const seqs: number[] = [];
+  for (const id of await pendingIdsOf(c, consumer)) {
+    const out = await c.redis.cli('xrange', `${c.prefix}:events`, id, id);
+    const json = out.split('\n').find((l) => l.trim().startsWith('{'));
+    if (json) seqs.push((JSON.parse(json) as RunEvent).seq);
+  }
+  return seqs;
 }
 
 const daemonsOf = async (c: QueueCluster, r: Replica): Promise<Worker[]> => {
@@ -337,15 +353,16 @@ describe('queue mode end to end', () => {
       streamLane.run(async (c) => {
         const [a, b] = c.replicas as [Replica, Replica];
         const inv = await inventoryOf(c, a, ONE_HOST);
-        // Long enough (about 20 s of events) that a busy machine still gives B entries to hold before the run ends.
-        // The pause is a pipe lookup on the controller: the pace of a command task without a module process each time.
-        const steps = 60;
-        const tasks = Array.from(
-          { length: steps },
-          (_, i) =>
-            `    - ansible.builtin.debug: { msg: "step ${i + 1}" }\n` +
-            `    - ansible.builtin.debug: { msg: "{{ lookup('pipe', 'sleep 0.4') }}" }\n`,
-        ).join('');
+        // Events stream steadily (a retry about every 0.3 s) until the test opens the gate, after B is dead: B can
+        // be caught holding entries however loaded the machine is, and the run then ends in seconds.
+        const gate = path.join(tempDir('baton-queue-gate-'), 'open');
+        const tasks =
+          `    - ansible.builtin.debug: { msg: "before" }\n`.repeat(3) +
+          `    - ansible.builtin.debug: { msg: "{{ lookup('pipe', 'sleep 0.3') }}" }\n` +
+          `      until: lookup('pipe', 'test -e ${gate} && echo open || echo shut') == 'open'\n` +
+          `      retries: 100000\n` +
+          `      delay: 0\n` +
+          `    - ansible.builtin.debug: { msg: "after" }\n`.repeat(3);
         const run = await c.submit(a, { playbook: play(tasks), inventory_id: inv });
         const stream = await c.sse(a, run.id);
         await waitFor(
@@ -354,24 +371,28 @@ describe('queue mode end to end', () => {
           60_000,
         );
 
-        // Frozen, B still takes its share of the stream from Redis but never acknowledges it: then it dies.
-        let held = 0;
-        for (let attempt = 0; attempt < 10 && held === 0; attempt++) {
+        // Frozen, B still takes its share of the stream from Redis but never stores it: then it dies. (An entry it
+        // stored but had not acknowledged when frozen does not count: the run would not need it back.)
+        let unstored: number[] = [];
+        for (let attempt = 0; attempt < 10 && unstored.length === 0; attempt++) {
           b.pause();
           await new Promise((r) => setTimeout(r, 1_500));
-          held = await pendingOf(c, b.consumer);
-          if (held === 0) b.resume();
+          const stored = new Set((await c.events(a, run.id)).map((e) => e.seq));
+          unstored = (await heldSeqsOf(c, b.consumer)).filter((seq) => !stored.has(seq));
+          if (unstored.length === 0) b.resume();
         }
-        expect(held).toBeGreaterThan(0);
+        expect(unstored.length).toBeGreaterThan(0);
         await b.kill();
+        fs.writeFileSync(gate, '');
 
-        // A claims B's entries once they are 30 s idle.
+        // A claims B's entries once they are 30 s idle: the run's end waits for them.
         const done = await c.finished(a, run.id, 120_000);
         expect(done).toMatchObject({ conclusion: 'succeeded' });
         const events = await c.events(a, run.id);
         expectGapFree(events.map((e) => e.seq));
         expect(events.length).toBe(done.last_seq);
-        expect(events.filter((e) => e.kind === 'runner_on_ok')).toHaveLength(steps * 2);
+        expect(events.filter((e) => e.kind === 'runner_on_ok')).toHaveLength(7);
+        expect(events.filter((e) => e.kind === 'runner_retry').length).toBeGreaterThan(0);
         expect(events[events.length - 1]).toMatchObject({
           kind: 'status',
           data: { status: 'finished', conclusion: 'succeeded' },
@@ -381,6 +402,19 @@ describe('queue mode end to end', () => {
         await stream.until((s) => s.ended(), 'the end of the stream on replica A', 30_000);
         expectGapFree(stream.seqs());
         expect(stream.seqs()).toHaveLength(events.length);
+
+        // The leader's sweep then removes B's consumer from the group (it holds nothing any more); A's stays.
+        const consumers = async (): Promise<string[]> =>
+          (await c.redis.cli('xinfo', 'consumers', `${c.prefix}:events`, 'ingest'))
+            .split('\n')
+            .map((line, i, lines) => (lines[i - 1] === 'name' ? line.trim() : ''))
+            .filter(Boolean);
+        await waitFor(
+          "B's stream consumer to be removed",
+          async () => (!(await consumers()).includes(b.consumer) ? true : undefined),
+          180_000,
+        );
+        expect(await consumers()).toContain(a.consumer);
       }),
     CASE_TIMEOUT_MS,
   );

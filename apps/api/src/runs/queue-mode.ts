@@ -10,6 +10,7 @@ import {
   createRunEventConsumer,
   createWorkerRegistry,
   openRedis,
+  removeDeadConsumers,
   ReplicaConflictError,
   withTimeout,
 } from '@baton/queue';
@@ -88,6 +89,16 @@ export async function startQueueMode(services: QueueServices, opts: QueueModeOpt
     ttlMs: LEADER_TTL_MS,
     onError: reportError('leader lease'),
   });
+  // Stream consumers of replicas that died, once the living have claimed their entries (ingest-consumers.ts).
+  const removeGoneConsumers = async (): Promise<void> => {
+    try {
+      const { removed } = await removeDeadConsumers({ redis, prefix: opts.prefix, live: await replicas.liveNames() });
+      if (removed.length > 0)
+        logger.info('removed the event stream consumers of gone replicas', { consumers: removed });
+    } catch (err) {
+      reportError('removing gone event stream consumers')(err);
+    }
+  };
   let executors: EmbeddedMode | undefined;
   let beat: NodeJS.Timeout | undefined;
   let leading = false;
@@ -114,6 +125,7 @@ export async function startQueueMode(services: QueueServices, opts: QueueModeOpt
         if (leading && Date.now() - lastSweep >= sweepEvery) {
           lastSweep = Date.now();
           await sweepOnce(services, logger);
+          await removeGoneConsumers();
         }
       })().finally(() => {
         beating = false;
