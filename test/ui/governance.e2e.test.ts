@@ -1,6 +1,8 @@
 // Governance pages in a real browser against a real `baton serve`: teams, grants ("who can use this"), users, API
 // tokens, policies, the audit trail and workers, and what a viewer is (not) offered.
+import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
+import { openDatabase } from '@baton/db';
 import {
   ADMIN_PASSWORD,
   call,
@@ -275,6 +277,48 @@ describe('audit trail and workers', () => {
       expect(await row.locator('[data-freshness]').getAttribute('data-freshness')).toBe('fresh');
       await page.getByText(/Embedded mode: these executors run inside/).waitFor();
       await visited(page, 'governance-workers');
+    });
+  });
+
+  it('shows a worker daemon that takes no new run because its event buffer is full, and why', async () => {
+    // The row the API mirrors from a paused daemon's heartbeat (mirroring itself: worker.service.test.ts); written
+    // into the server's own database, so the page reads it through the real API.
+    const db = openDatabase(`sqlite:${path.join(ui().env.BATON_DATA_DIR!, 'baton.db')}`);
+    const now = new Date().toISOString();
+    try {
+      await db.repos.workers.upsert({
+        id: 'wrk_01M8PAUSED0000000000000000',
+        name: 'daemon-cut-off',
+        host: 'worker-7',
+        mode: 'daemon',
+        labels: [],
+        capacity: 2,
+        running: [],
+        started_at: now,
+        heartbeat_at: now,
+        lease_expires_at: now,
+        paused: 'event_buffer_full',
+      });
+    } finally {
+      await db.close();
+    }
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'admin', ADMIN_PASSWORD);
+      await page.goto(`${ui().base}/ui/workers`);
+      const row = page.locator('tr[data-worker="daemon-cut-off"]');
+      await row.getByText('Paused: event buffer full').waitFor();
+      expect(await row.locator('[data-paused]').getAttribute('data-paused')).toBe('event_buffer_full');
+      expect(await row.locator('[data-paused]').getAttribute('title')).toMatch(/BATON_WORKER_BUFFER_MB/);
+      await page.getByRole('status').filter({ hasText: 'daemon-cut-off takes no new runs' }).waitFor();
+      // The embedded executor beside it leases as before.
+      expect(
+        await page
+          .locator('tr[data-worker]')
+          .filter({ hasText: 'embedded (in-process)' })
+          .locator('[data-paused]')
+          .count(),
+      ).toBe(0);
+      await visited(page, 'governance-workers-paused');
     });
   });
 });

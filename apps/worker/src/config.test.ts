@@ -44,6 +44,7 @@ describe('loadWorkerConfig', () => {
       runGraceSeconds: 60,
       runOutputLimitBytes: 100 * 1024 * 1024,
       bufferMb: 64,
+      retentionDays: undefined,
       logLevel: 'info',
     });
   });
@@ -64,6 +65,7 @@ describe('loadWorkerConfig', () => {
         BATON_RUN_GRACE_SECONDS: '5',
         BATON_RUN_OUTPUT_LIMIT_MB: '7',
         BATON_WORKER_BUFFER_MB: '8',
+        BATON_RETENTION_DAYS: '30',
         BATON_LOG_LEVEL: 'debug',
       }),
     );
@@ -80,6 +82,7 @@ describe('loadWorkerConfig', () => {
       runGraceSeconds: 5,
       runOutputLimitBytes: 7 * 1024 * 1024,
       bufferMb: 8,
+      retentionDays: 30,
       logLevel: 'debug',
     });
   });
@@ -172,6 +175,8 @@ describe('loadWorkerConfig', () => {
     ['BATON_RUN_OUTPUT_LIMIT_MB', '1.5', /BATON_RUN_OUTPUT_LIMIT_MB: must be a whole number/],
     ['BATON_WORKER_BUFFER_MB', '0', /BATON_WORKER_BUFFER_MB: must be between 1 and 65536/],
     ['BATON_WORKER_BUFFER_MB', '1.5', /BATON_WORKER_BUFFER_MB: must be a whole number/],
+    ['BATON_RETENTION_DAYS', '0', /BATON_RETENTION_DAYS: must be between 1 and 36500/],
+    ['BATON_RETENTION_DAYS', '7d', /BATON_RETENTION_DAYS: must be a whole number/],
     ['BATON_LOG_LEVEL', 'verbose', /BATON_LOG_LEVEL: must be one of error, warn, info, debug/],
   ])('names %s when it is %p', (name, value, message) => {
     const env = baseEnv();

@@ -32,6 +32,7 @@ Environment:
   BATON_RUN_GRACE_SECONDS   on stop, how long running runs may go on before they are canceled (default 60)
   BATON_RUN_OUTPUT_LIMIT_MB mebibytes of output a run's log keeps, 1..2047; set it as on the API (default 100)
   BATON_WORKER_BUFFER_MB    events held while Redis is unreachable past which no new run is leased (default 64)
+  BATON_RETENTION_DAYS      Galaxy requirements cache entries unused this many days are removed, hourly (default keep)
   BATON_LOG_LEVEL           error | warn | info | debug (default info)`;
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
@@ -55,6 +56,8 @@ export interface WorkerConfig {
   runOutputLimitBytes: number;
   /** BATON_WORKER_BUFFER_MB: unsent run events (bytes of JSON) past which the worker leases no new run */
   bufferMb: number;
+  /** BATON_RETENTION_DAYS, as on the API: requirements cache entries unused this long are pruned; undefined: kept */
+  retentionDays: number | undefined;
   logLevel: LogLevel;
 }
 
@@ -223,6 +226,11 @@ export function loadWorkerConfig(argv: string[], env: NodeJS.ProcessEnv = proces
     // At most 2047, as on the API: a log's byte count is a 32-bit column in PostgreSQL.
     return text === undefined ? 100 : wholeNumber(text, 1, 2047, 'BATON_RUN_OUTPUT_LIMIT_MB');
   });
+  const retentionDays = check(() => {
+    const text = read('BATON_RETENTION_DAYS');
+    // The API's range (apps/api/src/config/config.ts): one setting for the whole installation.
+    return text === undefined ? undefined : wholeNumber(text, 1, 36_500, 'BATON_RETENTION_DAYS');
+  });
   const logLevel = check(() => {
     const l = read('BATON_LOG_LEVEL') ?? 'info';
     if (!(LOG_LEVELS as readonly string[]).includes(l))
@@ -247,6 +255,7 @@ export function loadWorkerConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       runGraceSeconds: runGraceSeconds!,
       runOutputLimitBytes: runOutputLimitMb! * 1024 * 1024,
       bufferMb: bufferMb!,
+      retentionDays,
       logLevel: logLevel!,
     },
   };

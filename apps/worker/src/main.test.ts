@@ -143,6 +143,29 @@ describe('baton worker (process) on real Redis', () => {
     running = undefined;
   });
 
+  it('with BATON_RETENTION_DAYS, removes the requirements cache entries no run used for that long, keeps the rest', async () => {
+    const cache = path.join(workDir, 'baton-requirements', 'prj_01ARZ3NDEKTSV4RRFFQ69G5FAV');
+    const entry = (name: string, daysAgo: number) => {
+      const dir = path.join(cache, name);
+      fs.mkdirSync(path.join(dir, 'collections'), { recursive: true });
+      fs.writeFileSync(path.join(dir, 'collections', 'x.txt'), 'installed');
+      fs.writeFileSync(path.join(dir, '.complete'), '');
+      const at = new Date(Date.now() - daysAgo * 86_400_000);
+      fs.utimesSync(path.join(dir, '.complete'), at, at);
+      return dir;
+    };
+    const stale = entry('a'.repeat(64), 10);
+    const recent = entry('b'.repeat(64), 2);
+    running = startWorker(envOf({ BATON_RETENTION_DAYS: '7' }), ['--name', 'proc-retention']);
+    await eventually(() => running!.stdout().includes('retention: pruned the requirements cache'), 'the prune');
+    expect(fs.existsSync(stale)).toBe(false);
+    expect(fs.existsSync(path.join(recent, 'collections', 'x.txt'))).toBe(true);
+    expect(running.stdout()).toContain('"cache_entries":1');
+    running.kill('SIGTERM');
+    expect(await running.exited).toEqual({ code: 0, signal: null });
+    running = undefined;
+  });
+
   it('runs a sealed job from the Redis queue and streams its events, gap-free from seq 1 to a finished status', async () => {
     running = startWorker(envOf(), ['--name', 'proc-run']);
     await eventually(

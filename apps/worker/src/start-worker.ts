@@ -21,6 +21,7 @@ import {
 } from '@baton/queue';
 import type { Logger } from 'winston';
 import { type WorkerConfig, WorkerConfigError } from './config.js';
+import { startRequirementsRetention } from './requirements-retention.js';
 import { createWorkerDaemon, type WorkerDaemon } from './worker-daemon.js';
 
 /** A worker of the same name that beat this recently, from another process, is taken to be alive. */
@@ -129,6 +130,7 @@ export async function startWorker(config: WorkerConfig, logger: Logger): Promise
       if (reason === 'expired' && worker === name) lostTo.daemon?.leaseLost(runId);
     },
   });
+  const requirementsCache = path.join(config.workDir, 'baton-requirements');
   const daemon = createWorkerDaemon({
     queue,
     events,
@@ -143,7 +145,7 @@ export async function startWorker(config: WorkerConfig, logger: Logger): Promise
     playbookOptions: {
       workRoot: config.workDir,
       sandbox,
-      requirementsCache: path.join(config.workDir, 'baton-requirements'),
+      requirementsCache,
       fetchPolicy: { denyPrivate: config.fetchDenyPrivate },
       maxLogBytes: config.runOutputLimitBytes,
     },
@@ -152,6 +154,10 @@ export async function startWorker(config: WorkerConfig, logger: Logger): Promise
   });
   lostTo.daemon = daemon;
   await daemon.start();
+  const retention =
+    config.retentionDays === undefined
+      ? undefined
+      : startRequirementsRetention({ cacheDir: requirementsCache, days: config.retentionDays, logger });
   logger.info('worker started', {
     name,
     labels: config.labels,
@@ -165,6 +171,7 @@ export async function startWorker(config: WorkerConfig, logger: Logger): Promise
     daemon,
     abortNow: () => daemon.abortAll(),
     async stop(graceMs) {
+      await retention?.stop();
       await daemon.stop(graceMs);
       // Subscriptions first (stop waited for them), then the queue, then the rest: see createRedisRunQueue.
       await queue.close();

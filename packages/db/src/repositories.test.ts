@@ -130,6 +130,7 @@ describe.each(DIALECTS)('repositories on %s', (dialect) => {
         started_at: now,
         heartbeat_at: now,
         lease_expires_at: now,
+        paused: null,
       });
       await t.db.repos.workers.heartbeat('w1', { running: ['run_J1'], heartbeat_at: now, lease_expires_at: now });
       const worker = await sql<{

@@ -353,6 +353,8 @@ export interface WorkerTable {
   started_at: string;
   heartbeat_at: string;
   lease_expires_at: string;
+  /** why the worker leases no new run ('event_buffer_full'); null while it leases */
+  paused: string | null;
 }
 
 export interface TemplateTable {

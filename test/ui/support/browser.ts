@@ -28,6 +28,8 @@ export interface UiServer {
   base: string;
   /** an admin's API token, for setting things up through the API */
   adminToken: string;
+  /** the server's environment (BATON_DATA_DIR, BATON_DATABASE_URL…) */
+  env: Record<string, string>;
 }
 
 /**
@@ -49,7 +51,7 @@ export async function startServer(
   const server = await serve(env, { port });
   const { token } = await login(server.base, 'admin', ADMIN_PASSWORD);
   if (!token) throw new Error('admin could not sign in');
-  return { server, base: server.base, adminToken: token };
+  return { server, base: server.base, adminToken: token, env };
 }
 
 export async function launchBrowser(): Promise<Browser> {

@@ -248,6 +248,7 @@ describe.each(DIALECTS)('GET /metrics gauges on %s', (dialect) => {
         started_at: ago(seconds),
         heartbeat_at: ago(seconds),
         lease_expires_at: ago(seconds),
+        paused: null,
       });
     }
     const text = await scrape();

@@ -265,6 +265,10 @@ export const Worker = z
     last_heartbeat: Timestamp,
     lease_expires_at: Timestamp,
     freshness: WorkerFreshness,
+    paused: z.enum(['event_buffer_full']).nullable().meta({
+      description:
+        'why the worker leases no new run, or null while it leases: event_buffer_full = it cannot reach Redis and its unsent events passed BATON_WORKER_BUFFER_MB (none is dropped; it leases again once they are sent)',
+    }),
   })
   .meta({ id: 'Worker' });
 export type Worker = z.infer<typeof Worker>;

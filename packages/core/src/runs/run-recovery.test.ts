@@ -159,6 +159,7 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
         started_at: at,
         heartbeat_at: at,
         lease_expires_at: at,
+        paused: null,
       });
       return name;
     };
@@ -242,6 +243,7 @@ describe.each(DIALECTS)('run recovery on %s', (dialect) => {
         started_at: at(age),
         heartbeat_at: at(age),
         lease_expires_at: at(age),
+        paused: null,
       });
     }
     await newRecovery(await queueHoldingAllBut()).reconcile();

@@ -88,6 +88,7 @@ describe.each(DIALECTS)('worker service on %s', (dialect) => {
       last_heartbeat: T0.toISOString(),
       lease_expires_at: at(30_000).toISOString(),
       freshness: 'fresh',
+      paused: null,
     });
     expect(zeta).toMatchObject({ name: 'zeta-1', mode: 'daemon', labels: ['linux', 'eu'], capacity: 4 });
 
@@ -149,6 +150,7 @@ describe.each(DIALECTS)('worker service on %s', (dialect) => {
       running: ['run_01ARZ3NDEKTSV4RRFFQ69G5FAV'],
       last_heartbeat: at(99_000).toISOString(),
       freshness: 'fresh',
+      paused: null,
     });
 
     // Another replica mirrors an older read: nothing moves back. A newer beat keeps the id.
@@ -174,9 +176,32 @@ describe.each(DIALECTS)('worker service on %s', (dialect) => {
     expect(third.started_at).toBe(at(110_000).toISOString());
   });
 
+  it("mirrors a daemon's pause (its event buffer full) and its end once a later beat leases again", async () => {
+    now = at(200_000);
+    const beat = (over: Partial<DaemonBeat> = {}): DaemonBeat => ({
+      name: 'daemon-paused',
+      host: 'box-p',
+      labels: [],
+      capacity: 1,
+      running: [],
+      started_at: at(190_000).toISOString(),
+      last_heartbeat: at(199_000).toISOString(),
+      lease_expires_at: null,
+      ...over,
+    });
+    const paused = async () => (await service.list(viewer)).find((w) => w.name === 'daemon-paused')!.paused;
+    await service.mirror([beat({ paused: 'event_buffer_full' })]);
+    expect(await paused()).toBe('event_buffer_full');
+    // An older read of the same daemon (from before the pause) changes nothing.
+    await service.mirror([beat({ last_heartbeat: at(198_000).toISOString() })]);
+    expect(await paused()).toBe('event_buffer_full');
+    await service.mirror([beat({ last_heartbeat: at(204_000).toISOString() })]);
+    expect(await paused()).toBeNull();
+  });
+
   it('ignores a heartbeat of an unknown worker', async () => {
     await service.heartbeat('ghost', [], at(90_000));
-    expect((await service.list(viewer)).map((w) => w.name)).toEqual(['alpha-1', 'daemon-1', 'zeta-1']);
+    expect((await service.list(viewer)).map((w) => w.name)).toEqual(['alpha-1', 'daemon-1', 'daemon-paused', 'zeta-1']);
   });
 
   it('shows a non-admin only the ids of running runs they may see, and everyone how many there are', async () => {

@@ -50,6 +50,7 @@ export function toWorkerView(row: WorkerRow, now: Date, canSeeRun: (runId: strin
     last_heartbeat: row.heartbeat_at,
     lease_expires_at: row.lease_expires_at,
     freshness: freshnessOf(new Date(row.heartbeat_at), now),
+    paused: row.paused === 'event_buffer_full' ? 'event_buffer_full' : null,
   };
 }
 
@@ -63,6 +64,8 @@ export interface DaemonBeat {
   started_at: string;
   last_heartbeat: string;
   lease_expires_at: string | null;
+  /** set while the daemon leases no new run: its unsent-event buffer is full */
+  paused?: 'event_buffer_full' | undefined;
 }
 
 export function createWorkerService(deps: {
@@ -100,6 +103,7 @@ export function createWorkerService(deps: {
         heartbeat_at: iso(now),
         // Nothing is leased yet; until its first heartbeat the worker counts as alive for one default lease.
         lease_expires_at: iso(new Date(now.getTime() + STALE_WITHIN_MS)),
+        paused: null,
       });
     },
 
@@ -130,6 +134,7 @@ export function createWorkerService(deps: {
           started_at: d.started_at,
           heartbeat_at: d.last_heartbeat,
           lease_expires_at: d.lease_expires_at ?? d.last_heartbeat,
+          paused: d.paused ?? null,
         });
       }
     },

@@ -11,6 +11,7 @@ import * as m0009 from './0009_notifications.js';
 import * as m0010 from './0010_host_trust.js';
 import * as m0011 from './0011_output_limits.js';
 import * as m0012 from './0012_retention.js';
+import * as m0013 from './0013_worker_paused.js';
 
 /** The one migration set, shared by SQLite and PostgreSQL. Append only; never edit a released migration. */
 const migrations: Record<string, Migration> = {
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   '0010_host_trust': m0010,
   '0011_output_limits': m0011,
   '0012_retention': m0012,
+  '0013_worker_paused': m0013,
 };
 
 export const migrationProvider: MigrationProvider = {

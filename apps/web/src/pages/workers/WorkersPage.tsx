@@ -24,10 +24,24 @@ export function FreshnessBadge({ freshness }: { freshness: Worker['freshness'] }
   );
 }
 
+/** Why a worker leases no new run, said where its lease is: it is alive, but not taking work. */
+const PAUSED: Record<NonNullable<Worker['paused']>, { label: string; why: string }> = {
+  event_buffer_full: {
+    label: 'Paused: event buffer full',
+    why: 'It cannot send its runs’ events to Redis and holds more than BATON_WORKER_BUFFER_MB of them. None is dropped; its running runs go on, and it takes new runs again once the events are sent.',
+  },
+};
+
+export function PausedBadge({ paused }: { paused: NonNullable<Worker['paused']> }) {
+  const look = PAUSED[paused];
+  return <Badge tone="held" icon="pause" label={look.label} title={look.why} data={{ paused }} />;
+}
+
 export default function WorkersPage() {
   const workers = useApi<Worker[]>('/v1/workers', { refetchInterval: REFRESH_MS });
   const list = workers.data ?? [];
   const embedded = list.length > 0 && list.every((w) => w.mode === 'embedded');
+  const paused = list.filter((w) => w.paused !== null && w.freshness !== 'dead');
   return (
     <>
       <PageHeader title="Workers" subtitle={`Executors that run playbooks. Refreshed every ${REFRESH_MS / 1000} s.`} />
@@ -47,6 +61,13 @@ export default function WorkersPage() {
             <p className="banner banner-info">
               Embedded mode: these executors run inside <code>baton serve</code> itself. For more capacity or other
               hosts, run the server in queue mode with <code>baton worker</code> daemons.
+            </p>
+          ) : null}
+          {paused.length > 0 ? (
+            <p className="banner banner-warn" role="status">
+              {paused.length === 1 ? `${paused[0]!.name} takes` : `${paused.length} workers take`} no new runs: their
+              events cannot reach Redis and their buffers are full. Check the network between them and Redis; no event
+              is lost.
             </p>
           ) : null}
           <div className="table-wrap">
@@ -72,7 +93,10 @@ export default function WorkersPage() {
                       <strong>{w.name}</strong>
                     </td>
                     <td>
-                      <FreshnessBadge freshness={w.freshness} />
+                      <span className="worker-lease">
+                        <FreshnessBadge freshness={w.freshness} />
+                        {w.paused ? <PausedBadge paused={w.paused} /> : null}
+                      </span>
                     </td>
                     <td>{w.mode === 'embedded' ? 'embedded (in-process)' : 'daemon'}</td>
                     <td>{w.host}</td>
