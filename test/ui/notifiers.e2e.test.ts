@@ -1,7 +1,8 @@
 // The notifications pages in a real browser against a real `baton serve` (BATON_NOTIFY_ALLOW_PRIVATE=true, so a local
 // receiver can be reached): an operator creates a webhook notifier, sees its signing secret once, sends a test and
 // watches it become delivered while the receiver checks the signature; a receiver answering 500 shows `retrying`; a
-// template's page lists the notifiers that hear of its runs; a viewer is offered no "New notifier".
+// template's page lists the notifiers that hear of its runs; a notifier shared from its page reaches the user granted
+// it; a viewer is offered no "New notifier".
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -113,6 +114,39 @@ describe('the notifications pages', () => {
       const list = page.getByTestId('template-notifiers');
       await list.getByRole('link', { name: 'ops hook' }).waitFor();
       await visited(page, 'template-notifiers');
+    });
+  });
+
+  it('shares a notifier from its “Who can use this”: the user granted use sees it and its deliveries, no one else', async () => {
+    const other = await createUser(ui(), 'otto', 'operator');
+    const otherToken = await tokenFor(ui(), 'otto', other.password);
+    await withPage(browser(), async (page) => {
+      await signIn(page, ui().base, 'nora', operator.password);
+      const { id } = await createThroughForm(page, 'shared hook');
+      expect((await call(ui(), otherToken, 'GET', `/v1/notifiers/${id}`)).status).toBe(404);
+      const panel = page.getByRole('region', { name: 'Who can use this' });
+      await panel.getByLabel('Grant to').selectOption('user');
+      await panel.getByLabel('User', { exact: true }).selectOption({ label: 'otto (operator)' });
+      await panel.getByLabel('Level').selectOption('use');
+      await panel.getByRole('button', { name: 'Grant' }).click();
+      await panel.getByRole('row').filter({ hasText: 'otto' }).filter({ hasText: 'use' }).waitFor();
+      expect(await panel.getByRole('alert').count()).toBe(0);
+      await visited(page, 'notifier-shared');
+      expect((await call(ui(), otherToken, 'GET', `/v1/notifiers/${id}`)).status).toBe(200);
+      expect((await call(ui(), otherToken, 'GET', `/v1/notifiers/${id}/deliveries`)).status).toBe(200);
+      // `use` is not `manage`: the grantee cannot change or delete it.
+      expect((await call(ui(), otherToken, 'DELETE', `/v1/notifiers/${id}`)).status).toBe(403);
+      const viewerToken = await tokenFor(ui(), 'vic', viewer.password);
+      expect((await call(ui(), viewerToken, 'GET', `/v1/notifiers/${id}`)).status).toBe(404);
+      // The grantee's page shows it and its deliveries, and offers nothing that needs `manage`.
+      await withPage(browser(), async (theirs) => {
+        await signIn(theirs, ui().base, 'otto', other.password);
+        await theirs.goto(`${ui().base}/ui/notifiers/${id}`);
+        await theirs.getByRole('heading', { name: 'shared hook', level: 1 }).waitFor();
+        await theirs.getByRole('heading', { name: 'Deliveries' }).waitFor();
+        expect(await theirs.getByRole('button', { name: /Send test|Rotate secret|Delete/ }).count()).toBe(0);
+        await visited(theirs, 'notifier-shared-grantee');
+      });
     });
   });
 

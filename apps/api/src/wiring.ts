@@ -20,6 +20,7 @@ import {
   DEFAULT_THROTTLE,
   type Keyring,
   type NotifyTransport,
+  type PasswordHashParams,
   type SsoSettings,
   type ThrottleLimits,
 } from '@baton/core';
@@ -79,6 +80,8 @@ export interface ServiceOptions {
   requirementsCache?: string | undefined;
   /** notifications: BATON_NOTIFY_ALLOW_PRIVATE, and a transport of a test's own (the real ones by default) */
   notify?: { allowPrivate?: boolean | undefined; transport?: NotifyTransport | undefined } | undefined;
+  /** scrypt's cost for users' passwords: only tests lower it (the default is OWASP's floor, see crypto/password.ts) */
+  passwordHashParams?: PasswordHashParams | undefined;
 }
 
 /** The composition root of the domain layer: every service gets exactly the repositories it uses. */
@@ -92,7 +95,13 @@ export function createServices(db: Database, opts: ServiceOptions) {
     clock,
     configured: opts.auditSigningKey,
   });
-  const users = createUserService({ users: repos.users, transaction, authz, clock });
+  const users = createUserService({
+    users: repos.users,
+    transaction,
+    authz,
+    clock,
+    passwordHashParams: opts.passwordHashParams,
+  });
   // "What still references this?" for the 409 on delete. Each referencing domain adds its lookup here
   // (templates, schedules and triggers through launch_refs, which each of them keeps current).
   const tagged = (kind: string, rows: Array<{ id: string; name: string }>) => rows.map((r) => ({ kind, ...r }));
@@ -218,6 +227,7 @@ export function createServices(db: Database, opts: ServiceOptions) {
         tpl: async (id) => Boolean(await repos.templates.findById(id)),
         sch: async (id) => Boolean(await repos.schedules.findById(id)),
         trg: async (id) => Boolean(await repos.triggers.findById(id)),
+        ntf: async (id) => Boolean(await repos.notifiers.findById(id)),
       },
     }),
     audit: createAuditService({ audit: repos.audit, signingKeys, clock, authz }),

@@ -74,7 +74,7 @@ export const RULES: Rule[] = [
   ...crud('trigger', 'Trigger'),
   { kind: 'trigger', operation: 'rotateTriggerSecret', needs: 'manage' },
   ...crud('notifier', 'Notifier'),
-  { kind: 'notifier', operation: 'testNotifier', needs: 'use' },
+  { kind: 'notifier', operation: 'testNotifier', needs: 'manage' },
   { kind: 'notifier', operation: 'rotateNotifierSecret', needs: 'manage' },
   { kind: 'notifier', operation: 'listNotifierDeliveries', needs: 'use' },
   ...knownHosts('inventory known hosts', 'Inventory'),

@@ -29,7 +29,7 @@ const GRANTED: Record<Actor, GrantLevel | null> = {
   admin: 'manage',
 };
 /** Objects that take no grants (rule 3's creator grant is all there is): only their creator (and admins) see them. */
-const UNGRANTABLE: ReadonlySet<Kind> = new Set(['notifier']);
+const UNGRANTABLE: ReadonlySet<Kind> = new Set([]);
 const UNKNOWN = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl';
 const LOCAL = 'ansible_connection=local ansible_python_interpreter=/usr/bin/python3';

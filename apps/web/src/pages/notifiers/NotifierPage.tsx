@@ -4,8 +4,7 @@ import type { Delivery, Notifier, NotifierWithSecret } from '@baton/contracts';
 import { useState } from 'react';
 import { useParams } from 'wouter';
 import { useApi, useApiMutation } from '../../api/hooks';
-import { useHasRole } from '../../auth/auth';
-import { AccessPanel } from '../../ui/AccessPanel';
+import { AccessPanel, useCanManage } from '../../ui/AccessPanel';
 import { FormError } from '../../ui/forms';
 import { Details, EmptyState, PageHeader, SecretOnce } from '../../ui/layout';
 import { DeleteButton, NotLoaded, useDeleteObject } from '../../ui/ObjectPage';
@@ -16,7 +15,8 @@ const ACTIVE = new Set(['pending', 'retrying']);
 
 export default function NotifierPage() {
   const { id } = useParams<{ id: string }>();
-  const canChange = useHasRole('operator');
+  // Test, rotate and delete need `manage` on it (a `use` grant only lets one see it and its deliveries).
+  const canChange = useCanManage(id);
   const q = useApi<Notifier>(`/v1/notifiers/${id}`);
   const log = useApi<Delivery[]>(`/v1/notifiers/${id}/deliveries?limit=50`, {
     refetchInterval: (query) => ((query.state.data ?? []).some((d) => ACTIVE.has(d.status)) ? 2000 : false),
