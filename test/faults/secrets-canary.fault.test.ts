@@ -1,9 +1,11 @@
-// One distinct canary in every kind of secret Baton holds (embedded mode, SQLite): each credential type's secret inputs,
+// One distinct canary in every kind of secret Baton holds (SQLite; embedded mode, then queue mode with a `baton worker`
+// on Redis): each credential type's secret inputs,
 // a survey password answer (launched, and stored in a trigger), the trigger's and the notifier's secrets, the AI
 // provider key, API tokens, the master and worker keys. Real runs use them (env, vault, become, ssh key with a
 // passphrase, a survey password printed by debug); a notifier and the AI provider are called. Then each canary is
-// searched for in the database file and its -wal/-shm, the server's log, every HTTP answer and SSE stream the test read,
-// and the run directories. A secret may appear there only sealed; a generated one only in the one answer that shows it.
+// searched for in the database file and its -wal/-shm, the server's (and worker's) log, every HTTP answer and SSE stream
+// the test read, the run directories and (queue mode) every Redis key of the installation. A secret may appear there
+// only sealed; a generated one only in the one answer that shows it.
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -13,8 +15,19 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { createRepo } from '@baton/executor/testing';
+import { Redis } from 'ioredis';
 import { openSse } from '../../apps/api/src/testing/sse-client.js';
-import { ADMIN_PASSWORD, cleanupProcesses, login, serve, type Server, tempDir } from '../support/baton-process.js';
+import {
+  ADMIN_PASSWORD,
+  cleanupProcesses,
+  type Daemon,
+  daemon,
+  login,
+  serve,
+  type Server,
+  tempDir,
+  waitFor,
+} from '../support/baton-process.js';
 import { finishedRun, LOCAL_INVENTORY, recordingClient } from './support.js';
 
 const exec = promisify(execFile);
@@ -51,8 +64,44 @@ function filesUnder(dir: string): Array<{ file: string; bytes: Buffer }> {
   return out;
 }
 
-describe('secrets canary', () => {
-  it('finds no secret in clear text in the database, WAL, logs, answers, streams or run directories', async () => {
+const REDIS_URL = process.env.BATON_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** Every key of the installation's prefix with its whole content (each type read its own way), as bytes. */
+async function redisContents(prefix: string): Promise<Array<{ key: string; bytes: Buffer }>> {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    const out: Array<{ key: string; bytes: Buffer }> = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      cursor = next;
+      for (const key of keys) {
+        const type = await redis.type(key);
+        const parts: Buffer[] =
+          type === 'string'
+            ? [(await redis.getBuffer(key)) ?? Buffer.alloc(0)]
+            : type === 'hash'
+              ? Object.entries(await redis.hgetallBuffer(key)).flatMap(([f, v]) => [Buffer.from(f), v])
+              : type === 'list'
+                ? await redis.lrangeBuffer(key, 0, -1)
+                : type === 'set'
+                  ? await redis.smembersBuffer(key)
+                  : type === 'zset'
+                    ? await redis.zrangeBuffer(key, '0', '-1')
+                    : type === 'stream'
+                      ? (await redis.xrangeBuffer(key, '-', '+')).flatMap(([id, fields]) => [id, ...fields])
+                      : [Buffer.from(`unread type ${type}`)];
+        out.push({ key, bytes: Buffer.concat(parts.map((p) => Buffer.concat([p, Buffer.from('\n')]))) });
+      }
+    } while (cursor !== '0');
+    return out;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+describe.each(['embedded', 'queue'] as const)('secrets canary in %s mode', (mode) => {
+  it('finds no secret in clear text in the database, WAL, logs, answers, streams, run directories or Redis', async () => {
     const root = tempDir('baton-canary-');
     const dataDir = path.join(root, 'data');
     const workDir = path.join(root, 'work');
@@ -96,6 +145,9 @@ describe('secrets canary', () => {
     ).stdout;
     fs.rmSync(vaultPass);
 
+    // Queue mode: the runs go through Redis (sealed bundles, the event stream) to a `baton worker` process.
+    const prefix = `baton_t_${Date.now()}_canary_${tag}`;
+    const queue = mode === 'queue' ? { BATON_REDIS_URL: REDIS_URL, BATON_QUEUE_PREFIX: prefix } : undefined;
     const server: Server = await serve({
       BATON_DATA_DIR: dataDir,
       BATON_WORK_DIR: workDir,
@@ -104,8 +156,16 @@ describe('secrets canary', () => {
       BATON_WORKER_KEY: secrets.workerKeyHex as string,
       BATON_NOTIFY_ALLOW_PRIVATE: 'true',
       BATON_SANDBOX: 'off',
-      BATON_EXECUTORS: '1',
+      ...(queue ?? { BATON_EXECUTORS: '1' }),
     });
+    const worker: Daemon | undefined = queue
+      ? daemon(['worker', '--name', `canary-${tag}`, '--concurrency', '2'], {
+          ...queue,
+          BATON_WORKER_KEY: secrets.workerKeyHex as string,
+          BATON_WORK_DIR: workDir,
+          BATON_SANDBOX: 'off',
+        })
+      : undefined;
     // Generated secrets: each may appear in the one answer that shows it (index into the client's answers).
     const generated: Array<{ name: string; value: string; shownIn: number }> = [];
     try {
@@ -244,17 +304,25 @@ describe('secrets canary', () => {
       const runLog = client.answers.find((a) => a.url === `/v1/runs/${run.id}/logs`)!.body;
       expect(runLog).toContain('env=********');
       // The secrets were really used: the provider and the webhook were sent theirs.
-      const sent = endpoint.received.join('\n');
-      expect(sent).toContain(secrets.aiKey as string);
-      expect(sent).toContain(secrets.webhookHeader as string);
+      // (Deliveries go out from the notification loop, a moment after the run's end is stored.)
+      await waitFor('the webhook delivery of a finished run', async () =>
+        endpoint.received.join('\n').includes(secrets.webhookHeader as string) ? true : undefined,
+      );
+      expect(endpoint.received.join('\n')).toContain(secrets.aiKey as string);
 
       expect((await server.stop()).code).toBe(0);
+      if (worker) expect((await worker.stop()).code).toBe(0);
+      const redisKeys = queue ? await redisContents(prefix) : [];
+      // The search is not vacuous: the runs' jobs (their sealed bundles) are still in Redis, kept for a day.
+      if (queue) expect(redisKeys.map((k) => k.key)).toContain(`${prefix}:runs:${run.id}`);
 
       // Where to look, and what was found.
       const places: Array<{ where: string; bytes: Buffer }> = [
         ...filesUnder(dataDir).map((f) => ({ where: f.file, bytes: f.bytes })),
         ...filesUnder(workDir).map((f) => ({ where: `run directory ${f.file}`, bytes: f.bytes })),
         { where: 'server log', bytes: Buffer.from(server.output()) },
+        ...(worker ? [{ where: 'worker log', bytes: Buffer.from(worker.output()) }] : []),
+        ...redisKeys.map((k) => ({ where: `Redis key ${k.key}`, bytes: k.bytes })),
         { where: 'SSE stream', bytes: Buffer.from(JSON.stringify(stream.frames)) },
         ...client.answers.map((a, i) => ({
           where: `answer #${i} ${a.method} ${a.url}`,
@@ -279,7 +347,14 @@ describe('secrets canary', () => {
       expect(found).toEqual([]);
     } finally {
       await server.kill();
+      await worker?.stop();
       await endpoint.close();
+      if (queue) {
+        const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+        const keys = await redis.keys(`${prefix}:*`);
+        if (keys.length) await redis.del(...keys);
+        redis.disconnect();
+      }
     }
   }, 240_000);
 });

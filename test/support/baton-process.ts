@@ -156,6 +156,39 @@ export async function serve(
   };
 }
 
+/** A long-running `bin/baton <args>` (e.g. `worker`): its output kept, killed by cleanupProcesses if still running. */
+export interface Daemon {
+  output(): string;
+  /** SIGTERM, then the exit (SIGKILL after the command timeout). */
+  stop(): Promise<Result>;
+}
+
+export function daemon(args: string[], env: Record<string, string>): Daemon {
+  const child = spawn(BATON, args, { env: cleanEnv(env), cwd: cwdFor(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<Result>((resolve) => {
+    child.on('error', (err) => resolve({ code: null, signal: null, stdout, stderr: `${stderr}\n${err.message}` }));
+    child.on('close', (code, signal) => {
+      live.delete(child);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  return {
+    output: () => stdout + stderr,
+    async stop() {
+      const timer = setTimeout(() => child.kill('SIGKILL'), CMD_TIMEOUT_MS);
+      child.kill('SIGTERM');
+      const r = await exited;
+      clearTimeout(timer);
+      return r;
+    },
+  };
+}
+
 /** Runs fn against a started server and always stops it; returns the server's exit. */
 export async function withServer(env: Record<string, string>, fn: (s: Server) => Promise<void>): Promise<Result> {
   const s = await serve(env);
