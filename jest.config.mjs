@@ -16,7 +16,8 @@ export default {
     '^.+\\.tsx?$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.json', diagnostics: false }],
   },
   testTimeout: 60_000,
-  maxWorkers: 2,
+  // Three on two cores: a worker waiting on a child process (ansible, a browser, a server) leaves the CPU to the others.
+  maxWorkers: 3,
   // Known long files first when Jest has no timings of its own (CI): the run does not end on one of them alone.
   testSequencer: '<rootDir>/test/support/slow-first-sequencer.mjs',
 };

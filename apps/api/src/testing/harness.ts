@@ -55,6 +55,7 @@ export interface EmbeddedExecutorsOption {
 
 let counter = 0;
 export const PASSWORD = 'correct horse battery staple';
+const TEST_PASSWORD_HASH_PARAMS = { N: 2 ** 10, r: 8, p: 1 };
 
 export async function createHarness(
   dialect: DialectName,
@@ -103,6 +104,9 @@ export async function createHarness(
     notify: opts.notify ?? { allowPrivate: true },
     fetchDenyPrivate: opts.fetchDenyPrivate,
     runOutputLimitBytes: opts.outputLimitBytes,
+    // Test users' passwords at a thirty-second of scrypt's cost: every harness signs several users in, and at the real
+    // cost (crypto/password.ts, what `baton serve` and the CLI use) their hashing was a few percent of the suite's CPU.
+    passwordHashParams: TEST_PASSWORD_HASH_PARAMS,
   });
   const { app, operations } = createApp({
     services,

@@ -53,6 +53,13 @@ describe('passwords (scrypt)', () => {
     expect(await verifyPassword('correct horse battery stapl', a)).toBe(false);
     expect(await verifyPassword('anything', 'not-a-hash')).toBe(false);
   });
+
+  it('records a lower cost it was given in the hash, and verification follows the hash, not the default', async () => {
+    const cheap = await hashPassword('correct horse battery staple', { N: 1024, r: 8, p: 1 });
+    expect(cheap).toMatch(/^scrypt\$1024\$8\$1\$/);
+    expect(await verifyPassword('correct horse battery staple', cheap)).toBe(true);
+    expect(await verifyPassword('correct horse battery stapler', cheap)).toBe(false);
+  });
 });
 
 describe('tokens', () => {

@@ -8,15 +8,25 @@ const scrypt = promisify(crypto.scrypt) as (
   opts: crypto.ScryptOptions,
 ) => Promise<Buffer>;
 
+/** scrypt's cost: N (a power of two), block size r, parallelism p. Each hash records its own, so any verifies. */
+export interface PasswordHashParams {
+  N: number;
+  r: number;
+  p: number;
+}
+
 // scrypt with N=2^15, r=8, p=1 (32 MiB, ~50-100 ms): OWASP's recommended floor.
-const PARAMS = { N: 2 ** 15, r: 8, p: 1 };
+export const DEFAULT_PASSWORD_HASH_PARAMS: Readonly<PasswordHashParams> = { N: 2 ** 15, r: 8, p: 1 };
 const KEY_LEN = 32;
 const MAXMEM = 64 * 1024 * 1024;
 
-export async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(
+  password: string,
+  params: Readonly<PasswordHashParams> = DEFAULT_PASSWORD_HASH_PARAMS,
+): Promise<string> {
   const salt = crypto.randomBytes(16);
-  const key = await scrypt(password.normalize('NFKC'), salt, KEY_LEN, { ...PARAMS, maxmem: MAXMEM });
-  return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64'), key.toString('base64')].join('$');
+  const key = await scrypt(password.normalize('NFKC'), salt, KEY_LEN, { ...params, maxmem: MAXMEM });
+  return ['scrypt', params.N, params.r, params.p, salt.toString('base64'), key.toString('base64')].join('$');
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {

@@ -14,7 +14,7 @@ import { type Clock, iso } from '../common/clock.js';
 import { ConflictError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
 import { decodeCursor, type Page, toPage } from '../common/paging.js';
-import { hashPassword } from '../crypto/password.js';
+import { hashPassword, type PasswordHashParams } from '../crypto/password.js';
 import { toUser } from './user.view.js';
 
 type TxRepos = {
@@ -29,10 +29,12 @@ export function createUserService(deps: {
   transaction: <T>(fn: (r: TxRepos) => Promise<T>) => Promise<T>;
   authz: Pick<Authorizer, 'requireAdmin'>;
   clock: Clock;
+  /** scrypt's cost for the passwords users choose; default DEFAULT_PASSWORD_HASH_PARAMS (the test harness lowers it) */
+  passwordHashParams?: Readonly<PasswordHashParams> | undefined;
 }) {
   /** Creates a user; `actor` is a user id, or `system` / `cli` for bootstrap and the command line. */
   async function createAs(actor: string, body: UserCreateBody): Promise<User> {
-    const password_hash = await hashPassword(body.password);
+    const password_hash = await hashPassword(body.password, deps.passwordHashParams);
     const now = deps.clock();
     const row = {
       id: newId('usr', now.getTime()),
@@ -78,7 +80,8 @@ export function createUserService(deps: {
     id: string,
     body: UserUpdateBody,
   ): Promise<User> {
-    const password_hash = body.password === undefined ? undefined : await hashPassword(body.password);
+    const password_hash =
+      body.password === undefined ? undefined : await hashPassword(body.password, deps.passwordHashParams);
     return deps.transaction(async (r) => {
       // Lock the admins before reading the user, so the role read below is current (see guardLastAdmin).
       const admins = body.role !== undefined && body.role !== 'admin' ? await r.users.lockAdmins() : undefined;
