@@ -6,6 +6,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { type Database, openDatabase } from '../database.js';
 import type { DialectName } from '../dialect.js';
+import { migrationProvider } from '../migrations/index.js';
 import type { RunRow } from '../runs/run.repo.js';
 
 export const DIALECTS: DialectName[] = ['sqlite', 'postgres'];
@@ -26,13 +27,82 @@ function withDatabaseName(url: string, name: string): string {
   return u.toString();
 }
 
+/**
+ * What the migrations are: their names and code. A template made from other migrations (an edited or added one) has
+ * another name, so it is never used for them.
+ */
+async function migrationsDigest(): Promise<string> {
+  const migrations = await migrationProvider.getMigrations();
+  const h = crypto.createHash('sha256');
+  for (const [name, m] of Object.entries(migrations).sort(([a], [b]) => (a < b ? -1 : 1)))
+    h.update(`${name}\0${m.up.toString()}\0`);
+  return h.digest('hex').slice(0, 16);
+}
+
+/**
+ * Migrating a fresh database for each test file cost the suite minutes (SQLite and PostgreSQL alike), so each
+ * dialect is migrated once into a template that test databases are copied from: a file per process for SQLite,
+ * `baton_tpl_<digest>` on the server for PostgreSQL (built once, under an advisory lock, by whichever process
+ * comes first; it stays for later runs). The migrations themselves are still run and tested by their own tests.
+ */
+let sqliteTemplate: Promise<string> | undefined;
+
+function sqliteTemplateFile(): Promise<string> {
+  sqliteTemplate ??= (async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-db-template-'));
+    const file = path.join(dir, 'baton.db');
+    const db = openDatabase(`sqlite:${file}`);
+    await db.migrate();
+    // Closing checkpoints the WAL into the file: the file alone is then the whole migrated database.
+    await db.close();
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    return file;
+  })();
+  return sqliteTemplate;
+}
+
+let pgTemplate: Promise<string> | undefined;
+
+function postgresTemplate(): Promise<string> {
+  pgTemplate ??= (async () => {
+    const name = `baton_tpl_${await migrationsDigest()}`;
+    const admin = new pg.Client({ connectionString: TEST_PG_URL });
+    await admin.connect();
+    try {
+      // One builder at a time across processes; the others wait, then find it built.
+      await admin.query('select pg_advisory_lock(hashtext($1))', [name]);
+      const found = await admin.query('select 1 from pg_database where datname = $1', [name]);
+      if (found.rowCount === 0) {
+        // Built under another name and renamed when complete: a build cut short never passes for a template.
+        const building = `${name}_b${crypto.randomBytes(3).toString('hex')}`;
+        await admin.query(`create database ${building}`);
+        const db = openDatabase(withDatabaseName(TEST_PG_URL, building));
+        try {
+          await db.migrate();
+        } finally {
+          await db.close();
+        }
+        await admin.query(`alter database ${building} rename to ${name}`);
+      }
+      await admin.query('select pg_advisory_unlock(hashtext($1))', [name]);
+    } finally {
+      await admin.end();
+    }
+    return name;
+  })();
+  // A failed build is not remembered: the next test database tries again.
+  pgTemplate.catch(() => (pgTemplate = undefined));
+  return pgTemplate;
+}
+
 /** A fresh, migrated database of the given dialect. */
 export async function createTestDatabase(dialect: DialectName): Promise<TestDatabase> {
   if (dialect === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-db-'));
-    const url = `sqlite:${path.join(dir, 'baton.db')}`;
+    const file = path.join(dir, 'baton.db');
+    fs.copyFileSync(await sqliteTemplateFile(), file);
+    const url = `sqlite:${file}`;
     const db = openDatabase(url);
-    await db.migrate();
     return {
       url,
       db,
@@ -45,13 +115,16 @@ export async function createTestDatabase(dialect: DialectName): Promise<TestData
   // The creation time in the name lets a later test run drop leftovers of a killed run without touching
   // databases that a run going on right now is using (scripts/test.sh drops only ones older than an hour).
   const name = `baton_t_${Math.floor(Date.now() / 1000)}_${crypto.randomBytes(4).toString('hex')}`;
+  const template = await postgresTemplate();
   const admin = new pg.Client({ connectionString: TEST_PG_URL });
   await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
+  try {
+    await admin.query(`create database ${name} template ${template}`);
+  } finally {
+    await admin.end();
+  }
   const url = withDatabaseName(TEST_PG_URL, name);
   const db = openDatabase(url);
-  await db.migrate();
   return {
     url,
     db,
