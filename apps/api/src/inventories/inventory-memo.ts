@@ -30,15 +30,32 @@ export function memo<T>(size: number) {
   };
 }
 
-/** ansible-inventory's reading of stored inventory content, remembered the same way (each caller gets a copy). */
-export function memoizeInventoryParser<T>(parse: (content: string) => Promise<T>, size = 256) {
-  const parsed = memo<T>(size);
+export type Memo<T> = ReturnType<typeof memo<T>>;
+
+/**
+ * ansible-inventory's reading of stored inventory content, remembered the same way (each caller gets a copy).
+ * `cache`: one to share between wirings of a process (see inventory.wiring.ts).
+ */
+export function memoizeInventoryParser<T>(
+  parse: (content: string) => Promise<T>,
+  size = 256,
+  parsed: Memo<T> = memo<T>(size),
+) {
   return async (content: string): Promise<T> => structuredClone(await parsed(digest(content), () => parse(content)));
 }
 
-export function memoizeInventoryTool(tool: InventoryTool, size = 256): InventoryTool {
-  const parsed = memo<{ format: Awaited<ReturnType<InventoryTool['parse']>>['format'] }>(size);
-  const listed = memo<Awaited<ReturnType<InventoryTool['hosts']>>>(size);
+export type InventoryToolCaches = {
+  parsed: Memo<{ format: Awaited<ReturnType<InventoryTool['parse']>>['format'] }>;
+  listed: Memo<Awaited<ReturnType<InventoryTool['hosts']>>>;
+};
+
+export const inventoryToolCaches = (size = 256): InventoryToolCaches => ({ parsed: memo(size), listed: memo(size) });
+
+export function memoizeInventoryTool(
+  tool: InventoryTool,
+  size = 256,
+  { parsed, listed }: InventoryToolCaches = inventoryToolCaches(size),
+): InventoryTool {
   return {
     parse: (content) => parsed(digest(content), () => tool.parse(content).then(({ format }) => ({ format }))),
     // Callers get their own copy: the host list is an object they could change.

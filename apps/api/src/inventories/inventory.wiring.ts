@@ -7,9 +7,10 @@ import {
   createInventorySourceService,
   type InventorySourceRunners,
 } from '@baton/core';
+import type { ParsedInventory } from '@baton/contracts';
 import type { Database } from '@baton/db';
 import { type FetchPolicy, loadUrlInventory, parseInventory, runInventorySource, type Sandbox } from '@baton/executor';
-import { memoizeInventoryParser } from './inventory-memo.js';
+import { memo, memoizeInventoryParser } from './inventory-memo.js';
 
 /** Bounds of one ansible-inventory run or URL fetch: a refresh answers synchronously, so these bound the request. */
 export const INVENTORY_LIMITS = { timeoutMs: 60_000, maxOutputBytes: 16 * 1024 * 1024 } as const;
@@ -28,16 +29,26 @@ export interface InventoryWiringOptions {
   fetchPolicy?: FetchPolicy | undefined;
 }
 
+/**
+ * Readings remembered for the whole process, not per wiring: `baton serve` has one wiring, and a process holding
+ * several (a test run makes one per harness) asks ansible-inventory each question once. A reading depends only on
+ * the content (the sandbox changes where ansible-inventory may look, not what a plain inventory file says).
+ */
+const PARSED_INVENTORIES = memo<ParsedInventory>(256);
+
 export function createInventoryServices(db: Database, opts: InventoryWiringOptions) {
   const { repos, transaction } = db;
   // ansible-inventory, shared by the inventories domain and imports (which parse before their transaction).
-  const parse = memoizeInventoryParser((content) =>
-    parseInventory({
-      content,
-      timeoutMs: INVENTORY_LIMITS.timeoutMs,
-      maxOutputBytes: INVENTORY_LIMITS.maxOutputBytes,
-      sandbox: opts.sandbox,
-    }),
+  const parse = memoizeInventoryParser(
+    (content) =>
+      parseInventory({
+        content,
+        timeoutMs: INVENTORY_LIMITS.timeoutMs,
+        maxOutputBytes: INVENTORY_LIMITS.maxOutputBytes,
+        sandbox: opts.sandbox,
+      }),
+    256,
+    PARSED_INVENTORIES,
   );
   const runners: InventorySourceRunners = {
     runSource: (o) => runInventorySource({ ...o, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),

@@ -47,7 +47,7 @@ import {
   withTimeout,
 } from '@baton/queue';
 import { INVENTORY_LIMITS } from '../inventories/inventory.wiring.js';
-import { memoizeInventoryTool } from '../inventories/inventory-memo.js';
+import { inventoryToolCaches, memoizeInventoryTool } from '../inventories/inventory-memo.js';
 import { processAlive } from './process-alive.js';
 import { createRunMetrics } from '../system/run-metrics.js';
 
@@ -92,6 +92,9 @@ const withinQueueTimeout = <T>(work: Promise<T>, what: string): Promise<T> =>
         `the run queue (Redis) did not answer within ${QUEUE_TIMEOUT_MS / 1000} s while ${what}; try again`,
       ),
   );
+
+/** ansible-inventory's answers for runs, remembered for the process (as inventory.wiring.ts does for stored ones). */
+const INVENTORY_TOOL_CACHES = inventoryToolCaches(256);
 
 export function createRunServices(db: Database, opts: RunWiringOptions) {
   const { repos } = db;
@@ -201,12 +204,16 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
     self: { hostname: os.hostname(), pid: process.pid, processAlive },
   });
   // Submit, cancel and retry; ansible and git are the executor's own functions, bounded like inventory parsing.
-  const inventoryTool = memoizeInventoryTool({
-    parse: (content: string) => parseInventory({ content, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),
-    hosts: (o: { content: string; limit?: string | undefined }) =>
-      inventoryHosts({ ...o, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),
-    forHosts: inventoryForHosts,
-  });
+  const inventoryTool = memoizeInventoryTool(
+    {
+      parse: (content: string) => parseInventory({ content, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),
+      hosts: (o: { content: string; limit?: string | undefined }) =>
+        inventoryHosts({ ...o, ...INVENTORY_LIMITS, sandbox: opts.sandbox }),
+      forHosts: inventoryForHosts,
+    },
+    256,
+    INVENTORY_TOOL_CACHES,
+  );
   const runPreparer = createRunPreparer({
     projects: opts.projects,
     resolvePlaybook: (o) => resolvePlaybookAtBranch({ ...o, sandbox: opts.sandbox, fetchPolicy: opts.fetchPolicy }),
