@@ -365,10 +365,11 @@ describe('queue mode end to end', () => {
           `    - ansible.builtin.debug: { msg: "after" }\n`.repeat(3);
         const run = await c.submit(a, { playbook: play(tasks), inventory_id: inv });
         const stream = await c.sse(a, run.id);
+        // The retries have begun: from here on events arrive steadily until the gate opens.
         await waitFor(
-          'the run to stream events',
-          async () => ((await c.events(a, run.id)).length >= 8 ? true : undefined),
-          60_000,
+          'the run to stream its retries',
+          async () => ((await c.events(a, run.id)).some((e) => e.kind === 'runner_retry') ? true : undefined),
+          90_000,
         );
 
         // Frozen, B still takes its share of the stream from Redis but never stores it: then it dies. (An entry it
