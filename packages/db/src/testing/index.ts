@@ -103,6 +103,8 @@ export async function createTestDatabase(dialect: DialectName): Promise<TestData
     fs.copyFileSync(await sqliteTemplateFile(), file);
     const url = `sqlite:${file}`;
     const db = openDatabase(url);
+    // Connected now, as migrating used to leave it: a test that closes it sees a closed connection, not a lazy one.
+    await db.ping();
     return {
       url,
       db,
@@ -125,6 +127,7 @@ export async function createTestDatabase(dialect: DialectName): Promise<TestData
   }
   const url = withDatabaseName(TEST_PG_URL, name);
   const db = openDatabase(url);
+  await db.ping();
   return {
     url,
     db,
