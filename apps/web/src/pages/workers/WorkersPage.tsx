@@ -65,9 +65,10 @@ export default function WorkersPage() {
           ) : null}
           {paused.length > 0 ? (
             <p className="banner banner-warn" role="status">
-              {paused.length === 1 ? `${paused[0]!.name} takes` : `${paused.length} workers take`} no new runs: their
-              events cannot reach Redis and their buffers are full. Check the network between them and Redis; no event
-              is lost.
+              {paused.length === 1
+                ? `${paused[0]!.name} takes no new runs: its events cannot reach Redis and its buffer is full.`
+                : `${paused.length} workers take no new runs: their events cannot reach Redis and their buffers are full.`}{' '}
+              Check the network between the workers and Redis; no event is lost.
             </p>
           ) : null}
           <div className="table-wrap">
@@ -95,7 +96,8 @@ export default function WorkersPage() {
                     <td>
                       <span className="worker-lease">
                         <FreshnessBadge freshness={w.freshness} />
-                        {w.paused ? <PausedBadge paused={w.paused} /> : null}
+                        {/* A lost worker's last word is history, not its state. */}
+                        {w.paused && w.freshness !== 'dead' ? <PausedBadge paused={w.paused} /> : null}
                       </span>
                     </td>
                     <td>{w.mode === 'embedded' ? 'embedded (in-process)' : 'daemon'}</td>
