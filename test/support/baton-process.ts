@@ -99,38 +99,27 @@ export async function serve(
   opts: { ownProcessGroup?: boolean; port?: number } = {},
 ): Promise<Server> {
   const port = opts.port ?? (await freePort());
-  const child = spawn(BATON, ['serve'], {
-    env: cleanEnv({ ...env, BATON_HOST: '127.0.0.1', BATON_PORT: String(port) }),
-    cwd: cwdFor(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // A group of its own, so a test can signal the server's whole group the way a terminal's Ctrl-C does.
-    detached: opts.ownProcessGroup ?? false,
-  });
-  let spawnError: Error | undefined;
-  child.on('error', (err) => (spawnError = err));
-  live.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<Result>((resolve) => {
-    child.on('close', (code, signal) => {
-      live.delete(child);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
+  const p = keep(
+    ['serve'],
+    { ...env, BATON_HOST: '127.0.0.1', BATON_PORT: String(port) },
+    {
+      // A group of its own, so a test can signal the server's whole group the way a terminal's Ctrl-C does.
+      detached: opts.ownProcessGroup ?? false,
+    },
+  );
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + START_TIMEOUT_MS;
   let ready = false;
   while (!ready) {
+    const spawnError = p.spawnError();
     if (spawnError) throw spawnError;
-    if (child.exitCode !== null || child.signalCode !== null) {
-      const r = await exited;
+    if (p.child.exitCode !== null || p.child.signalCode !== null) {
+      const r = await p.exited;
       throw new Error(`baton serve exited (${r.code ?? r.signal}) before it was ready:\n${r.stdout}\n${r.stderr}`);
     }
     if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`baton serve was not ready within ${START_TIMEOUT_MS} ms:\n${stdout}\n${stderr}`);
+      p.child.kill('SIGKILL');
+      throw new Error(`baton serve was not ready within ${START_TIMEOUT_MS} ms:\n${p.output()}`);
     }
     ready = await fetch(`${base}/readyz`).then(
       (r) => r.status === 200,
@@ -138,22 +127,7 @@ export async function serve(
     );
     if (!ready) await new Promise((r) => setTimeout(r, 100));
   }
-  return {
-    base,
-    pid: child.pid!,
-    output: () => stdout + stderr,
-    async stop() {
-      const timer = setTimeout(() => child.kill('SIGKILL'), CMD_TIMEOUT_MS);
-      child.kill('SIGTERM');
-      const r = await exited;
-      clearTimeout(timer);
-      return r;
-    },
-    async kill() {
-      child.kill('SIGKILL');
-      return exited;
-    },
-  };
+  return { base, pid: p.child.pid!, output: p.output, stop: p.stop, kill: p.kill };
 }
 
 /** A long-running `bin/baton <args>` (e.g. `worker`): its output kept, killed by cleanupProcesses if still running. */
@@ -164,27 +138,51 @@ export interface Daemon {
 }
 
 export function daemon(args: string[], env: Record<string, string>): Daemon {
-  const child = spawn(BATON, args, { env: cleanEnv(env), cwd: cwdFor(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const p = keep(args, env);
+  return { output: p.output, stop: p.stop };
+}
+
+/** Starts `bin/baton <args>` and keeps its output; cleanupProcesses kills it if a test leaves it running. */
+function keep(args: string[], env: Record<string, string>, spawnOpts: { detached?: boolean } = {}) {
+  const child = spawn(BATON, args, {
+    env: cleanEnv(env),
+    cwd: cwdFor(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...spawnOpts,
+  });
   live.add(child);
+  let spawnError: Error | undefined;
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<Result>((resolve) => {
-    child.on('error', (err) => resolve({ code: null, signal: null, stdout, stderr: `${stderr}\n${err.message}` }));
+    child.on('error', (err) => {
+      spawnError = err;
+      resolve({ code: null, signal: null, stdout, stderr: `${stderr}\n${err.message}` });
+    });
     child.on('close', (code, signal) => {
       live.delete(child);
       resolve({ code, signal, stdout, stderr });
     });
   });
   return {
+    child,
+    exited,
+    spawnError: () => spawnError,
     output: () => stdout + stderr,
-    async stop() {
+    /** SIGTERM, then the exit (SIGKILL after the command timeout). */
+    async stop(): Promise<Result> {
       const timer = setTimeout(() => child.kill('SIGKILL'), CMD_TIMEOUT_MS);
       child.kill('SIGTERM');
       const r = await exited;
       clearTimeout(timer);
       return r;
+    },
+    /** SIGKILL (a crash: nothing is cleaned up), then the exit. */
+    async kill(): Promise<Result> {
+      child.kill('SIGKILL');
+      return exited;
     },
   };
 }
