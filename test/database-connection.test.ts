@@ -4,16 +4,14 @@
 //
 // The concurrent migrators are separate processes running packages/db's build, which the test brings up to date.
 import { execFile } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'kysely';
-import pg from 'pg';
-import { type DialectName, openDatabase, postgresPoolConfig } from '@baton/db';
-import { createTestDatabase, DIALECTS, TEST_PG_URL, type TestDatabase } from '@baton/db/testing';
+import { openDatabase, postgresPoolConfig } from '@baton/db';
+import { createEmptyTestDatabase, createTestDatabase, DIALECTS, type TestDatabase } from '@baton/db/testing';
 import { loadConfig } from '../apps/api/src/config/config.js';
 import { migrationProvider } from '../packages/db/src/migrations/index.js';
 import { startTlsPostgres, type TlsPostgres } from './support/tls-postgres.js';
@@ -119,30 +117,6 @@ describe('PostgreSQL over TLS', () => {
   });
 });
 
-/** A fresh, empty database of `dialect` (not migrated), and how to drop it. */
-async function emptyDatabase(dialect: DialectName): Promise<{ url: string; drop(): Promise<void> }> {
-  if (dialect === 'sqlite') {
-    const file = path.join(fs.mkdtempSync(path.join(dir, 'sqlite-')), 'baton.db');
-    return { url: `sqlite:${file}`, drop: async () => fs.rmSync(path.dirname(file), { recursive: true }) };
-  }
-  const name = `baton_t_${Math.floor(Date.now() / 1000)}_${crypto.randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: TEST_PG_URL });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(TEST_PG_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: TEST_PG_URL });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    },
-  };
-}
-
 const DB_DIST = path.resolve('packages/db/dist/index.js');
 /** One migrator process: prints the names of the migrations it applied as JSON. */
 const MIGRATOR = `
@@ -160,7 +134,7 @@ describe.each(DIALECTS)('migrations started by several processes at once on %s',
   }, 120_000);
 
   it('all end fine: one applies every migration, the others wait and find nothing to do', async () => {
-    const target = await emptyDatabase(dialect);
+    const target = await createEmptyTestDatabase(dialect);
     try {
       const outcomes = await Promise.all(
         Array.from({ length: PROCESSES }, () =>

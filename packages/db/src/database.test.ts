@@ -1,14 +1,9 @@
-import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import pg from 'pg';
 import { openDatabase } from './database.js';
 import { migrationProvider } from './migrations/index.js';
 import { parseDatabaseUrl } from './dialect.js';
 import { DuplicateKeyError, isUniqueViolation } from './errors.js';
-import { createTestDatabase, DIALECTS, TEST_PG_URL, type TestDatabase } from './testing/index.js';
+import { createEmptyTestDatabase, createTestDatabase, DIALECTS, type TestDatabase } from './testing/index.js';
 
 const now = '2026-11-21T10:00:00.000Z';
 const user = (id: string, username: string, role = 'operator') => ({
@@ -52,28 +47,7 @@ describe.each(DIALECTS)('database on %s', (dialect) => {
   // Test databases are copies of a migrated template (testing/index.ts): this one starts empty, as a new install does.
   it('migrates an empty database through every migration, in order', async () => {
     const names = Object.keys(await migrationProvider.getMigrations()).sort();
-    let url: string;
-    let dropEmpty: () => Promise<void>;
-    if (dialect === 'sqlite') {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-db-empty-'));
-      url = `sqlite:${path.join(dir, 'baton.db')}`;
-      dropEmpty = async () => fs.rmSync(dir, { recursive: true, force: true });
-    } else {
-      const name = `baton_t_${Math.floor(Date.now() / 1000)}_${crypto.randomBytes(4).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: TEST_PG_URL });
-      await admin.connect();
-      await admin.query(`create database ${name}`);
-      await admin.end();
-      const u = new URL(TEST_PG_URL);
-      u.pathname = `/${name}`;
-      url = u.toString();
-      dropEmpty = async () => {
-        const c = new pg.Client({ connectionString: TEST_PG_URL });
-        await c.connect();
-        await c.query(`drop database if exists ${name} with (force)`);
-        await c.end();
-      };
-    }
+    const { url, drop: dropEmpty } = await createEmptyTestDatabase(dialect);
     const empty = openDatabase(url);
     try {
       expect(await empty.migrate()).toEqual(names);

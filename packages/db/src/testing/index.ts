@@ -95,6 +95,40 @@ function postgresTemplate(): Promise<string> {
   return pgTemplate;
 }
 
+/** A new PostgreSQL database (a copy of `template`, or empty): its name and how to drop it. */
+async function createPgDatabase(template?: string): Promise<{ name: string; url: string; drop(): Promise<void> }> {
+  // The creation time in the name lets a later test run drop leftovers of a killed run without touching
+  // databases that a run going on right now is using (scripts/test.sh drops only ones older than an hour).
+  const name = `baton_t_${Math.floor(Date.now() / 1000)}_${crypto.randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: TEST_PG_URL });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}${template ? ` template ${template}` : ''}`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    name,
+    url: withDatabaseName(TEST_PG_URL, name),
+    async drop() {
+      const c = new pg.Client({ connectionString: TEST_PG_URL });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+/** A fresh, empty database of the given dialect (not migrated, as a new installation finds it) and how to drop it. */
+export async function createEmptyTestDatabase(dialect: DialectName): Promise<{ url: string; drop(): Promise<void> }> {
+  if (dialect === 'postgres') return createPgDatabase();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-db-empty-'));
+  return {
+    url: `sqlite:${path.join(dir, 'baton.db')}`,
+    drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
 /** A fresh, migrated database of the given dialect. */
 export async function createTestDatabase(dialect: DialectName): Promise<TestDatabase> {
   if (dialect === 'sqlite') {
@@ -114,29 +148,15 @@ export async function createTestDatabase(dialect: DialectName): Promise<TestData
       },
     };
   }
-  // The creation time in the name lets a later test run drop leftovers of a killed run without touching
-  // databases that a run going on right now is using (scripts/test.sh drops only ones older than an hour).
-  const name = `baton_t_${Math.floor(Date.now() / 1000)}_${crypto.randomBytes(4).toString('hex')}`;
-  const template = await postgresTemplate();
-  const admin = new pg.Client({ connectionString: TEST_PG_URL });
-  await admin.connect();
-  try {
-    await admin.query(`create database ${name} template ${template}`);
-  } finally {
-    await admin.end();
-  }
-  const url = withDatabaseName(TEST_PG_URL, name);
-  const db = openDatabase(url);
+  const created = await createPgDatabase(await postgresTemplate());
+  const db = openDatabase(created.url);
   await db.ping();
   return {
-    url,
+    url: created.url,
     db,
     async drop() {
       await db.close();
-      const c = new pg.Client({ connectionString: TEST_PG_URL });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
+      await created.drop();
     },
   };
 }
