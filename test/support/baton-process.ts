@@ -16,7 +16,7 @@ export const ADMIN_PASSWORD = 'admin password for tests';
 const CMD_TIMEOUT_MS = 60_000;
 const START_TIMEOUT_MS = 45_000;
 
-for (const entry of ['apps/api/dist/cli.js', 'apps/worker/dist/main.js']) {
+for (const entry of ['apps/api/dist/bundle/cli.js', 'apps/worker/dist/bundle/main.js']) {
   if (!fs.existsSync(path.join(ROOT, entry)))
     throw new Error(`${entry} is missing: run "pnpm build" before the CLI tests`);
 }

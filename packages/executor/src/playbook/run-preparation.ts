@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import fsSync from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import type { KnownHostEntry, RunBundle } from '@baton/contracts';
 import { GitError, checkoutCommit } from '../git/git.js';
 import { type Sandbox, sandboxed } from '../sandbox/sandbox.js';
@@ -29,10 +29,14 @@ const INVENTORY_EXTENSION: Record<RunBundle['inventory']['format'], string> = {
   json: '.json',
 };
 /**
- * The callback plugin ships as a file next to src/ and dist/: both compile-time locations of this module are
- * two levels below the package root, so this resolves in the sources (tests) and in the build output alike.
+ * The callback plugin ships as a file in the package, beside src/ and dist/. Found through the package's own name
+ * rather than this module's location: this code also runs from the apps' bundles (scripts/bundle.mjs), which live
+ * elsewhere.
  */
-const CALLBACK_PLUGIN_DIR = fileURLToPath(new URL('../../callback', import.meta.url));
+const CALLBACK_PLUGIN_DIR = path.join(
+  path.dirname(createRequire(import.meta.url).resolve('@baton/executor/package.json')),
+  'callback',
+);
 /** Where a project is checked out inside the run directory. */
 export const PROJECT_DIR = 'project';
 
