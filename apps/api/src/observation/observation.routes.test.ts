@@ -28,7 +28,7 @@ const SITE = `- hosts: all
       check_mode: false
       changed_when: false
     - name: wait a while
-      ansible.builtin.command: "sleep {{ (count.stdout | int) * 1.5 }}"
+      ansible.builtin.command: "sleep {{ ((count.stdout | int) - 1) * 1.5 }}"
       when: inventory_hostname == 'slow.example'
       changed_when: false
       check_mode: false
@@ -317,7 +317,8 @@ describe.each(DIALECTS)('observation on %s', (dialect) => {
       });
       expect(wait.task_path).toMatch(/^site\.yml:\d+$/);
       expect(wait.slowest_hosts[0]!.host).toBe('slow.example');
-      // 1.5 s more each run (more than a loaded machine adds to a task): the newer half's median is above the older half's.
+      // 1.5 s more each run from none in the first (more than a loaded machine adds to a task): the newer half's median
+      // is above the older half's.
       expect(wait.trend_pct).toBeGreaterThan(0);
       expect(wait.last_s).toBeGreaterThanOrEqual(wait.p50_s);
       expect(wait.p95_s).toBeGreaterThanOrEqual(wait.p50_s);
@@ -328,9 +329,9 @@ describe.each(DIALECTS)('observation on %s', (dialect) => {
       expect(detail.status).toBe(200);
       const points = (detail.body as TaskDetail).points;
       expect(points).toHaveLength(5);
-      // Oldest first, each at least the sleep its run was given (1.5 s × its count): a lower bound only, as a loaded
-      // machine adds seconds of its own to any run, so one run is not always measured slower than the one before.
-      points.forEach((point, i) => expect(point.duration_s).toBeGreaterThanOrEqual(1.5 * (i + 1) - 0.05));
+      // Oldest first, each at least the sleep its run was given (1.5 s × (its count - 1)): a lower bound only, as a
+      // loaded machine adds seconds of its own to any run, so one run is not always measured slower than the one before.
+      points.forEach((point, i) => expect(point.duration_s).toBeGreaterThanOrEqual(1.5 * i - 0.05));
       expect(Object.keys(points[0]!.hosts)).toEqual(['slow.example']);
 
       const onHost = (await get(`/v1/tasks?host=slow.example`)).body as TaskTrend[];
