@@ -69,7 +69,8 @@ const HOSTILE: unknown[] = [
   [null],
   [huge],
   ['x', 1, {}],
-  new Array(10_000).fill('x'),
+  // Longer than any array a schema allows; 10,000 wrong elements (an issue each, for every nested schema) only cost time.
+  new Array(1_001).fill('x'),
   {},
   Object.create(null),
   { __proto__: { polluted: true } },
@@ -126,11 +127,18 @@ describe('every contracts schema under hostile input', () => {
   });
 
   it.each(exported)('%s never throws, and nothing nested in it does', (_name, schema) => {
+    // Collected, then one assertion: an expect() per call (some 600,000 in all) was most of this file's half minute.
+    const thrown: string[] = [];
     for (const s of reachable(schema)) {
-      for (const value of [...HOSTILE, ...shapedGarbage(s)]) {
-        expect(() => s.safeParse(value)).not.toThrow();
+      for (const [i, value] of [...HOSTILE, ...shapedGarbage(s)].entries()) {
+        try {
+          s.safeParse(value);
+        } catch (err) {
+          thrown.push(`${s._zod.def.type} schema, hostile value #${i}: ${(err as Error).message}`);
+        }
       }
     }
+    expect(thrown).toEqual([]);
   });
 
   it('refuses each of the URLs that once made the inventory source body throw, with an issue at url', () => {
