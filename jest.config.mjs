@@ -8,6 +8,7 @@ export default {
   moduleNameMapper: {
     '^@baton/db/testing$': '<rootDir>/packages/db/src/testing/index.ts',
     '^@baton/executor/testing$': '<rootDir>/packages/executor/src/testing/index.ts',
+    '^@baton/queue/redis$': '<rootDir>/packages/queue/src/redis/index.ts',
     '^@baton/(contracts|core|db|queue|executor)$': '<rootDir>/packages/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

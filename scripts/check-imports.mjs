@@ -154,7 +154,8 @@ for (const file of files) {
         'packages',
         pkg,
         'src',
-        spec.includes('/testing') ? 'testing/index.ts' : 'index.ts',
+        // a subpath (@baton/db/testing, @baton/queue/redis) is the index of that folder
+        spec.split('/')[2] ? `${spec.split('/')[2]}/index.ts` : 'index.ts',
       );
       if (!typeOnly && fs.existsSync(entry)) edges.push(entry);
       continue;

@@ -15,7 +15,7 @@ import type { Run, RunEvent, Worker } from '@baton/contracts';
 import { cleanupProcesses, run as runBaton, tempDir, waitFor } from './support/baton-process.js';
 import { type QueueCluster, type Replica, startQueueCluster } from './support/queue-cluster.js';
 import { createRepo, createRoleRepo, roleRequirement } from '@baton/executor/testing';
-import { createRedisRunQueue } from '@baton/queue';
+import { createRedisRunQueue } from '@baton/queue/redis';
 
 const LOCAL = 'ansible_connection=local ansible_python_interpreter=/usr/bin/python3';
 const ONE_HOST = `h1 ${LOCAL}\n`;

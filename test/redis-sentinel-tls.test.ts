@@ -6,14 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type Redis } from 'ioredis';
-import {
-  closeRedis,
-  createRedisRunQueue,
-  openRedis,
-  RedisUnavailableError,
-  type RunQueue,
-  whenFirstReady,
-} from '@baton/queue';
+import { RedisUnavailableError, type RunQueue } from '@baton/queue';
+import { closeRedis, createRedisRunQueue, openRedis, whenFirstReady } from '@baton/queue/redis';
 import { loadConfig } from '../apps/api/src/config/config.js';
 import { loadWorkerConfig } from '../apps/worker/src/config.js';
 import { type RedisProcess, startRedis, startSentinel, stopAllRedis } from './support/redis-servers.js';

@@ -7,6 +7,7 @@ import { parseWorkerKey, type Sandbox } from '@baton/executor';
 import type { Config } from './config/config.js';
 import { ConfigError } from './config/config.js';
 import { loadKeyring } from './config/master-key.js';
+import { loadQueueRedis } from './runs/run.wiring.js';
 import { createServices, type Services } from './wiring.js';
 
 export interface Runtime {
@@ -78,7 +79,12 @@ export async function openRuntime(
     // Only `baton serve` talks to Redis; the other commands never enqueue.
     queueMode:
       opts.queueMode && config.redisUrl && config.workerKey
-        ? { redisUrl: config.redisUrl, prefix: config.queuePrefix, workerKey: parseWorkerKey(config.workerKey) }
+        ? {
+            redisUrl: config.redisUrl,
+            prefix: config.queuePrefix,
+            workerKey: parseWorkerKey(config.workerKey),
+            redis: await loadQueueRedis(),
+          }
         : undefined,
   });
   return { config, db, services };

@@ -13,7 +13,6 @@ import type { Config } from './config/config.js';
 import { ConfigError } from './config/config.js';
 import { createLogger } from './logger.js';
 import { type EmbeddedMode, startEmbeddedMode } from './runs/embedded-mode.js';
-import { startQueueMode } from './runs/queue-mode.js';
 import { sandboxHiddenPaths } from './runs/sandbox-paths.js';
 import { startScheduler } from './schedules/scheduler.js';
 import { startTickLoop } from './system/tick-loop.js';
@@ -120,14 +119,16 @@ async function start(
     };
     // Queue mode: worker daemons run the playbooks; this replica ingests their events and may lead the recovery sweep.
     // Embedded mode: reconcile what a previous process left, then run executors in this process, named after it.
-    embedded = config.redisUrl
-      ? await startQueueMode(rt.services, {
-          ...executorOptions,
-          redisUrl: config.redisUrl,
-          prefix: config.queuePrefix,
-          database: rt.db.dialect,
-        })
-      : await startEmbeddedMode(rt.services, executorOptions);
+    if (config.redisUrl) {
+      // Loaded only here: queue-mode.js brings the Redis implementations (BullMQ, ioredis).
+      const { startQueueMode } = await import('./runs/queue-mode.js');
+      embedded = await startQueueMode(rt.services, {
+        ...executorOptions,
+        redisUrl: config.redisUrl,
+        prefix: config.queuePrefix,
+        database: rt.db.dialect,
+      });
+    } else embedded = await startEmbeddedMode(rt.services, executorOptions);
   } catch (err) {
     if (server) {
       server.closeAllConnections();

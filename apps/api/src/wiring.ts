@@ -33,7 +33,7 @@ import {
   resolveBranchHead,
   type Sandbox,
 } from '@baton/executor';
-import { createInProcessLoginThrottle, createRedisLoginThrottle } from '@baton/queue';
+import { createInProcessLoginThrottle } from '@baton/queue';
 import { createInventoryServices } from './inventories/inventory.wiring.js';
 import { createLaunchingServices } from './launching/launching.wiring.js';
 import { createRunServices, type QueueModeSettings } from './runs/run.wiring.js';
@@ -165,7 +165,12 @@ export function createServices(db: Database, opts: ServiceOptions) {
   // (Its Redis connection errors are not reported here: the run queue's connections report the same outage.)
   const limits = opts.throttle ?? DEFAULT_THROTTLE;
   const loginThrottle = opts.queueMode
-    ? createRedisLoginThrottle({ redisUrl: opts.queueMode.redisUrl, prefix: opts.queueMode.prefix, limits, clock })
+    ? opts.queueMode.redis.createRedisLoginThrottle({
+        redisUrl: opts.queueMode.redisUrl,
+        prefix: opts.queueMode.prefix,
+        limits,
+        clock,
+      })
     : createInProcessLoginThrottle(limits, clock);
   const launching = createLaunchingServices(db, {
     authz,
@@ -195,7 +200,11 @@ export function createServices(db: Database, opts: ServiceOptions) {
     ...observation,
     environment: opts.ai?.environment,
     askRate: opts.ai?.askRate ?? DEFAULT_AI_ASK_RATE,
-    redis: opts.queueMode && { redisUrl: opts.queueMode.redisUrl, prefix: opts.queueMode.prefix },
+    redis: opts.queueMode && {
+      redisUrl: opts.queueMode.redisUrl,
+      prefix: opts.queueMode.prefix,
+      createRedisRateLimiter: opts.queueMode.redis.createRedisRateLimiter,
+    },
   });
   const services = {
     authz,

@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import type { RunEvent } from '@baton/contracts';
 import { cleanupLeftoverRuns, sealBundle } from '@baton/executor';
 import { inlineBundle, play } from '@baton/executor/testing';
-import { createRedisRunQueue, EVENT_FIELD, runEventStreamKey } from '@baton/queue';
+import { createRedisRunQueue, EVENT_FIELD, runEventStreamKey } from '@baton/queue/redis';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const REGISTER = path.join(REPO_ROOT, 'scripts/ts/register.mjs');

@@ -10,6 +10,7 @@ import {
   type Sandbox,
   SandboxUnavailableError,
 } from '@baton/executor';
+import { withTimeout } from '@baton/queue';
 import {
   createRedisRunQueue,
   createRunClaims,
@@ -17,8 +18,7 @@ import {
   createWorkerRegistry,
   type WorkerHeartbeat,
   type WorkerRegistry,
-  withTimeout,
-} from '@baton/queue';
+} from '@baton/queue/redis';
 import type { Logger } from 'winston';
 import { type WorkerConfig, WorkerConfigError } from './config.js';
 import { startRequirementsRetention } from './requirements-retention.js';

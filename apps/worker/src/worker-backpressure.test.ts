@@ -15,7 +15,7 @@ import {
   openRedis,
   runEventStreamKey,
   type WorkerHeartbeat,
-} from '@baton/queue';
+} from '@baton/queue/redis';
 import { createWorkerDaemon } from './worker-daemon.js';
 
 const REDIS_URL = process.env.BATON_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';

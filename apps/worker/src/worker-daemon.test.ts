@@ -5,19 +5,15 @@ import type { RunBundle, RunEvent } from '@baton/contracts';
 import { type RunOutcome, type RunPlaybookOptions, runPlaybook, sealBundle } from '@baton/executor';
 import { inlineBundle, play, tempDir } from '@baton/executor/testing';
 import {
-  closeRedis,
   createInProcessRunQueue,
-  createRunClaims,
-  openRedis,
-  type RunClaims,
   type JobHandler,
   LeaseExpiredError,
   type Lease,
   type LeaseLossReason,
   type RunJob,
   type RunQueue,
-  type WorkerHeartbeat,
 } from '@baton/queue';
+import { closeRedis, createRunClaims, openRedis, type RunClaims, type WorkerHeartbeat } from '@baton/queue/redis';
 import { createWorkerDaemon, type WorkerDaemon, type WorkerDaemonDeps } from './worker-daemon.js';
 
 const KEY = crypto.randomBytes(32);

@@ -14,15 +14,8 @@ import {
   ShutdownAbort,
   WorkerLostAbort,
 } from '@baton/executor';
-import {
-  type Lease,
-  LeaseExpiredError,
-  type RunClaims,
-  type RunJob,
-  type RunQueue,
-  type WorkerRegistry,
-  type WorkerSubscription,
-} from '@baton/queue';
+import { type Lease, LeaseExpiredError, type RunJob, type RunQueue, type WorkerSubscription } from '@baton/queue';
+import { type RunClaims, type WorkerRegistry } from '@baton/queue/redis';
 
 export const DEFAULT_HEARTBEAT_MS = 5_000;
 

@@ -1,3 +1,6 @@
+// What embedded mode needs: the seams, their in-process implementations and errors, and the Redis settings parsing
+// (config). The Redis implementations (BullMQ, ioredis: some 300 modules) are `@baton/queue/redis`, loaded only by
+// what runs in queue mode.
 export * from './event-bus.js';
 export * from './in-process/in-process-event-bus.js';
 export * from './in-process/in-process-run-queue.js';
@@ -6,20 +9,8 @@ export * from './login-throttle.js';
 export * from './run-fan-out.js';
 export * from './run-queue.js';
 export * from './run-queue-errors.js';
-export * from './redis/redis-run-queue.js';
+export * from './redis/redis-run-queue-errors.js';
 export * from './timers.js';
-export * from './redis/worker-registry.js';
-export * from './redis/redis-leader.js';
-export * from './redis/replica-registry.js';
-export * from './redis/redis-connection.js';
 export * from './redis/redis-endpoint.js';
-export * from './redis/redis-event-bus.js';
-export * from './redis/redis-login-throttle.js';
-export * from './redis/run-event-producer.js';
-export * from './redis/run-event-consumer.js';
-export * from './redis/run-event-stream-keys.js';
 export * from './rate-limit.js';
 export * from './in-process/in-process-rate-limiter.js';
-export * from './redis/redis-rate-limiter.js';
-export * from './redis/run-claims.js';
-export * from './redis/ingest-consumers.js';

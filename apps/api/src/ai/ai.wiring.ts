@@ -17,7 +17,8 @@ import {
   type TaskTrendService,
 } from '@baton/core';
 import type { Database, RunRow } from '@baton/db';
-import { createInProcessRateLimiter, createRedisRateLimiter } from '@baton/queue';
+import { createInProcessRateLimiter } from '@baton/queue';
+import type { createRedisRateLimiter } from '@baton/queue/redis';
 import { createAiMetrics } from '../system/ai-metrics.js';
 import { createAiProvider } from './providers/provider-factory.js';
 import { checkScript } from './script-check.js';
@@ -42,8 +43,8 @@ export interface AiWiringDeps {
   environment?: AiProviderSettings | undefined;
   /** BATON_AI_ASK_RATE (per user per minute) */
   askRate: number;
-  /** queue mode: the ask limit is counted in Redis, across replicas */
-  redis?: { redisUrl: string; prefix: string } | undefined;
+  /** queue mode: the ask limit is counted in Redis, across replicas (the factory comes from @baton/queue/redis) */
+  redis?: { redisUrl: string; prefix: string; createRedisRateLimiter: typeof createRedisRateLimiter } | undefined;
 }
 
 /** The AI helpers and their settings, over the services whose grants they reuse. */
@@ -59,7 +60,13 @@ export function createAiServices(db: Pick<Database, 'repos' | 'transaction'>, de
   });
   const limits = { perWindow: deps.askRate, windowSeconds: 60 };
   const askLimiter = deps.redis
-    ? createRedisRateLimiter({ ...deps.redis, name: 'ai-ask', limits, clock: deps.clock })
+    ? deps.redis.createRedisRateLimiter({
+        redisUrl: deps.redis.redisUrl,
+        prefix: deps.redis.prefix,
+        name: 'ai-ask',
+        limits,
+        clock: deps.clock,
+      })
     : createInProcessRateLimiter({ limits, clock: deps.clock });
   const aiMetrics = createAiMetrics();
 

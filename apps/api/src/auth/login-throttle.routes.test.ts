@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type Clock, Keyring, generateMasterKey } from '@baton/core';
 import { type Database, openDatabase } from '@baton/db';
 import { DIALECTS } from '@baton/db/testing';
-import { closeRedis, openRedis } from '@baton/queue';
+import * as queueRedis from '@baton/queue/redis';
+import { closeRedis, openRedis } from '@baton/queue/redis';
 import type { Express } from 'express';
 import supertest from 'supertest';
 import { createApp } from '../app.js';
@@ -35,7 +36,12 @@ function replica(db: Database, opts: ServiceOptions): { services: Services; app:
 
 describe.each(DIALECTS)('sign-in throttling across replicas on %s', (dialect) => {
   const prefix = `baton_t_${Date.now()}_${crypto.randomBytes(3).toString('hex')}_${dialect}`;
-  const queueMode: QueueModeSettings = { redisUrl: REDIS_URL, prefix, workerKey: crypto.randomBytes(32) };
+  const queueMode: QueueModeSettings = {
+    redisUrl: REDIS_URL,
+    prefix,
+    workerKey: crypto.randomBytes(32),
+    redis: queueRedis,
+  };
   let now = Date.now();
   const clock: Clock = () => new Date(now);
   let a: Harness;

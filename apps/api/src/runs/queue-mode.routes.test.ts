@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { newId } from '@baton/core';
 import { DIALECTS, testRunRow } from '@baton/db/testing';
 import { openBundle } from '@baton/executor';
-import { closeRedis, createRedisRunQueue, openRedis, type RunJob } from '@baton/queue';
+import { type RunJob } from '@baton/queue';
+import { closeRedis, createRedisRunQueue, openRedis } from '@baton/queue/redis';
 import { bearer, createHarness, expectProblem, type Harness } from '../testing/harness.js';
 
 const REDIS_URL = process.env.BATON_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';

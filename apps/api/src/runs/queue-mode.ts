@@ -3,6 +3,7 @@
 // from the Redis stream, mirrors their heartbeats into the workers table, and, while it leads, runs the recovery
 // sweep. Executors of its own are optional (BATON_EXECUTORS).
 import os from 'node:os';
+import { withTimeout } from '@baton/queue';
 import {
   closeRedis,
   createLeaderLease,
@@ -12,8 +13,7 @@ import {
   openRedis,
   removeDeadConsumers,
   ReplicaConflictError,
-  withTimeout,
-} from '@baton/queue';
+} from '@baton/queue/redis';
 import { ConfigError } from '../config/config.js';
 import type { Services } from '../wiring.js';
 import {

@@ -38,14 +38,13 @@ import {
 import {
   createInProcessEventBus,
   createInProcessRunQueue,
-  createRedisEventBus,
-  createRedisRunQueue,
   type EventBus,
   type OnLeaseLost,
   type RunJob,
   type RunQueue,
   withTimeout,
 } from '@baton/queue';
+import type * as QueueRedis from '@baton/queue/redis';
 import { INVENTORY_LIMITS } from '../inventories/inventory.wiring.js';
 import { inventoryToolCaches, memoizeInventoryTool } from '../inventories/inventory-memo.js';
 import { processAlive } from './process-alive.js';
@@ -78,7 +77,17 @@ export interface QueueModeSettings {
   prefix: string;
   /** BATON_WORKER_KEY, parsed: every job's bundle is sealed under it */
   workerKey: Buffer;
+  /**
+   * `@baton/queue/redis`, imported by whoever starts queue mode (loadQueueRedis): embedded mode never loads BullMQ and
+   * ioredis (some 300 modules; start-up time and memory).
+   */
+  redis: QueueRedisModule;
 }
+
+export type QueueRedisModule = typeof QueueRedis;
+
+/** Loads the Redis implementations; only queue mode calls it. */
+export const loadQueueRedis = (): Promise<QueueRedisModule> => import('@baton/queue/redis');
 
 /** How long a request waits for Redis before it gives up on it. */
 const QUEUE_TIMEOUT_MS = 5_000;
@@ -108,7 +117,7 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
   };
   const q = opts.queueMode;
   const runQueue: RunQueue = q
-    ? createRedisRunQueue({
+    ? q.redis.createRedisRunQueue({
         redisUrl: q.redisUrl,
         prefix: q.prefix,
         ...lease,
@@ -117,7 +126,7 @@ export function createRunServices(db: Database, opts: RunWiringOptions) {
       })
     : createInProcessRunQueue(lease);
   const eventBus: EventBus = q
-    ? createRedisEventBus({ redisUrl: q.redisUrl, prefix: q.prefix, onError: reportRunError })
+    ? q.redis.createRedisEventBus({ redisUrl: q.redisUrl, prefix: q.prefix, onError: reportRunError })
     : createInProcessEventBus();
   const runAccess = createRunAccess({ runs: repos.runs, authz: opts.authz, teams: repos.teams });
   // Approval policies: evaluated at every submission (runs, pipelines, retries), snapshotted onto what they hold.

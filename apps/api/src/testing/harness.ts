@@ -19,7 +19,7 @@ import { DEFAULT_LEASE_MS } from '@baton/queue';
 import { createApp } from '../app.js';
 import { databaseGauges } from '../system/metrics.js';
 import { type EmbeddedMode, startEmbeddedMode } from '../runs/embedded-mode.js';
-import type { QueueModeSettings } from '../runs/run.wiring.js';
+import { loadQueueRedis, type QueueModeSettings } from '../runs/run.wiring.js';
 import type { Operation } from '../http/registry.js';
 import { createLogger } from '../logger.js';
 import { createServices, type ServiceOptions, type Services } from '../wiring.js';
@@ -68,7 +68,8 @@ export async function createHarness(
     logStream?: NodeJS.WritableStream;
     inventoryUrlCa?: string;
     executors?: EmbeddedExecutorsOption;
-    queueMode?: QueueModeSettings;
+    /** queue mode's settings; the Redis implementations are loaded here */
+    queueMode?: Omit<QueueModeSettings, 'redis'>;
     /** SAML sign-in settings (sso/saml.routes.test.ts) */
     saml?: SamlSettings;
     /** single sign-on role map, team sync and code lifetime (both protocols) */
@@ -96,7 +97,7 @@ export async function createHarness(
     inventoryUrlCa: opts.inventoryUrlCa,
     throttle: opts.throttle ?? { ...DEFAULT_THROTTLE, perAddress: 1000 },
     leaseMs: opts.executors?.leaseMs,
-    queueMode: opts.queueMode,
+    queueMode: opts.queueMode && { ...opts.queueMode, redis: await loadQueueRedis() },
     saml: opts.saml,
     sso: opts.sso,
     oidc: opts.oidc,
