@@ -1,7 +1,6 @@
 // E-mail over SMTP with nodemailer: the server's address checked like every destination and pinned, STARTTLS
 // required / TLS from the first byte / plain, one deadline per attempt, plain text and HTML bodies.
 import type { AttemptResult, NotificationMessage, TransportTarget } from '@baton/core';
-import nodemailer from 'nodemailer';
 import { checkedDestination, type Resolve } from './destination.js';
 import { emailHtml, emailText } from './message-text.js';
 
@@ -27,6 +26,8 @@ export async function sendEmail(
   const dest = await checkedDestination(cfg.host, { allowPrivate: opts.allowPrivate, resolve: opts.resolve });
   if (!dest.ok) return { ok: false, error: dest.reason, retry: dest.retry };
   const password = typeof target.secrets.password === 'string' ? target.secrets.password : undefined;
+  // Loaded at the first e-mail, not at start: most servers never send one (start-up time and memory).
+  const { default: nodemailer } = await import('nodemailer');
   const transport = nodemailer.createTransport({
     // The checked address, with the configured name for TLS: no second lookup can lead elsewhere.
     host: dest.address.address,
