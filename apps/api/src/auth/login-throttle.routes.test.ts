@@ -7,7 +7,6 @@ import { type Clock, Keyring, generateMasterKey } from '@baton/core';
 import { type Database, openDatabase } from '@baton/db';
 import { DIALECTS } from '@baton/db/testing';
 import * as queueRedis from '@baton/queue/redis';
-import { closeRedis, openRedis } from '@baton/queue/redis';
 import type { Express } from 'express';
 import supertest from 'supertest';
 import { createApp } from '../app.js';
@@ -69,10 +68,10 @@ describe.each(DIALECTS)('sign-in throttling across replicas on %s', (dialect) =>
     await b.services.closeRuns();
     await db2.close();
     await a.close();
-    const redis = openRedis(REDIS_URL, 'login-throttle-test-cleanup');
+    const redis = queueRedis.openRedis(REDIS_URL, 'login-throttle-test-cleanup');
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);
-    await closeRedis(redis);
+    await queueRedis.closeRedis(redis);
   });
 
   it('counts failures on replica A against sign-ins on replica B: 429 with Retry-After there too', async () => {
