@@ -45,7 +45,9 @@ const bundleWith = (knownHosts: string) =>
     {
       inventory: {
         content: [
-          `target ansible_host=127.0.0.1 ansible_port=${sshd.port} ansible_user=root ansible_python_interpreter=/usr/bin/python3`,
+          // ansible_timeout: ssh's connect timeout (10 s by default) ran out once on a loaded CI machine, which made the host
+          // unreachable for that reason instead of for its changed key.
+          `target ansible_host=127.0.0.1 ansible_port=${sshd.port} ansible_user=root ansible_timeout=60 ansible_python_interpreter=/usr/bin/python3`,
           'localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3',
           '',
         ].join('\n'),
