@@ -267,6 +267,44 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
     }
   }, 180_000);
 
+  it('lets an executor process go after BATON_EXECUTOR_IDLE_SECONDS without runs, never during one, and starts another for the next run', async () => {
+    const env = {
+      ...(await freshEnv(dialect)),
+      ...UNSANDBOXED,
+      BATON_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      BATON_EXECUTORS: '1',
+      BATON_EXECUTOR_IDLE_SECONDS: '1',
+      BATON_LOG_LEVEL: 'debug',
+    };
+    const s = await serve(env);
+    const executor = () => childrenOf(s.pid).find((pid) => environOf(pid).includes('BATON_EXECUTOR_PROCESS=1'));
+    try {
+      const { token } = await login(s.base, 'admin', ADMIN_PASSWORD);
+      // A run three times as long as the idle time keeps the process it started on.
+      const long = await startSleepingRun(s, token!, 3);
+      const first = executor();
+      expect(first).toBeDefined();
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      expect(executor()).toBe(first);
+      expect(await finishedRun(s, token!, long.id)).toMatchObject({ conclusion: 'succeeded' });
+      // Then, idle, it goes: the server is one process.
+      await waitFor('the idle executor process to exit', async () => (executor() === undefined ? true : undefined));
+      expect(childrenOf(s.pid)).toEqual([]);
+
+      const gated = await startSleepingRun(s, token!, { until: 'gate' });
+      const second = executor();
+      expect(second).toBeDefined();
+      expect(second).not.toBe(first);
+      fs.writeFileSync(gated.gate, '');
+      expect(await finishedRun(s, token!, gated.id)).toMatchObject({ conclusion: 'succeeded' });
+      // Retiring is not a loss: logged at debug, never as the error a crashed executor process is.
+      expect(s.output()).toContain('the executor process exited after a time without runs');
+      expect(s.output()).not.toMatch(/the executor process exited \(/);
+    } finally {
+      await s.stop();
+    }
+  }, 180_000);
+
   it('leaves a live server’s running run alone when a second server starts on the same database (refused on SQLite)', async () => {
     const fresh = await freshEnv(dialect);
     const dataDir = fresh.BATON_DATA_DIR!;

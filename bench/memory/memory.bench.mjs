@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // bench/memory: idle resident memory of `baton serve` in embedded mode, summed over ALL its processes (the server
-// and its executor process, read from /proc), after a warm-up and after one run; then of `baton worker` in queue
+// and its executor process, read from /proc), after a warm-up, after one run and once the executor process has
+// exited for want of runs (BATON_EXECUTOR_IDLE_SECONDS); then of `baton worker` in queue
 // mode (a queue-mode `baton serve` on Redis beside it, measured too). Issue 19's target: embedded serve under 120 MB.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -19,14 +20,16 @@ import {
 
 const opts = options(
   `
-Usage: pnpm build && node bench/memory/memory.bench.mjs [--settle 5] [--warmup 20] [--redis redis://127.0.0.1:6379] [--no-worker]
+Usage: pnpm build && node bench/memory/memory.bench.mjs [--settle 5] [--warmup 20] [--executor-idle 60] [--redis redis://127.0.0.1:6379] [--no-worker]
 
 Idle RSS of \`baton serve\` (embedded, SQLite in a temp dir) summed over its process tree: after start, after
---warmup API requests, and after one 5-task run (each read --settle seconds after the activity). Then a queue-mode
+--warmup API requests, after one 5-task run (each read --settle seconds after the activity), and once the
+executor process has exited after --executor-idle seconds without runs (BATON_EXECUTOR_IDLE_SECONDS; the server's
+default is 60). Then a queue-mode
 serve on --redis (a key prefix of its own, deleted at the end) and one \`baton worker\`, after one run each.
 BATON_NODE_FLAGS reaches every node process bin/baton starts (e.g. to try V8 flags).
 `,
-  { settle: '5', warmup: '20', redis: 'redis://127.0.0.1:6379', 'no-worker': false },
+  { settle: '5', warmup: '20', 'executor-idle': '60', redis: 'redis://127.0.0.1:6379', 'no-worker': false },
 );
 const SETTLE_MS = Number(opts.settle) * 1000;
 
@@ -58,7 +61,10 @@ async function warmUp(serve) {
 }
 
 console.log(`memory: RSS summed over each process tree (settle ${opts.settle} s after activity)`);
-const embedded = await startServe({ bench: 'memory' });
+const embedded = await startServe({
+  bench: 'memory',
+  env: { BATON_EXECUTOR_IDLE_SECONDS: opts['executor-idle'] },
+});
 try {
   console.log('baton serve, embedded mode (SQLite):');
   await sleep(SETTLE_MS);
@@ -68,8 +74,17 @@ try {
   describe(`after ${opts.warmup}×3 requests`, embedded.child.pid);
   await oneRun(embedded);
   await sleep(SETTLE_MS);
-  const total = describe('after one run', embedded.child.pid);
-  console.log(`  → embedded serve idle after a run: ${mib(total)} (target under 120 MB = 114.4 MiB)`);
+  const warm = describe('after one run', embedded.child.pid);
+  console.log(`  → embedded serve after a run, executor process still up: ${mib(warm)}`);
+  // The executor process exits --executor-idle seconds after the run (a safety net of that plus a minute).
+  const deadline = Date.now() + (Number(opts['executor-idle']) + 60) * 1000;
+  while (treeMemory(embedded.child.pid).processes.length > 1) {
+    if (Date.now() > deadline) throw new Error('the executor process did not exit when idle');
+    await sleep(500);
+  }
+  await sleep(SETTLE_MS);
+  const idle = describe('idle, executor exited', embedded.child.pid);
+  console.log(`  → embedded serve idle: ${mib(idle)} (target under 120 MB = 114.4 MiB)`);
 } finally {
   await embedded.stop();
 }

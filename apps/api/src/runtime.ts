@@ -8,7 +8,7 @@ import type { Config } from './config/config.js';
 import { ConfigError } from './config/config.js';
 import { loadKeyring } from './config/master-key.js';
 import { loadQueueRedis } from './runs/run.wiring.js';
-import { createServices, type Services } from './wiring.js';
+import { createServices, loadSaml, type Services } from './wiring.js';
 
 export interface Runtime {
   config: Config;
@@ -70,7 +70,7 @@ export async function openRuntime(
     publicUrl: config.publicUrl,
     sso: config.sso,
     oidc: config.oidc,
-    saml: config.saml,
+    saml: config.saml && { settings: config.saml, module: await loadSaml() },
     ai: { environment: config.aiProvider, askRate: config.aiAskRate },
     notify: { allowPrivate: config.notifyAllowPrivate },
     fetchDenyPrivate: config.fetchDenyPrivate,

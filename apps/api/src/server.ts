@@ -115,6 +115,7 @@ async function start(
       leaseMs: DEFAULT_LEASE_MS,
       sandbox,
       executorProcess: true,
+      executorIdleMs: config.executorIdleSeconds * 1000,
       name: embeddedWorkerName(os.hostname(), process.pid),
     };
     // Queue mode: worker daemons run the playbooks; this replica ingests their events and may lead the recovery sweep.

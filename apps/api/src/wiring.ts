@@ -42,9 +42,13 @@ import { createAiServices } from './ai/ai.wiring.js';
 import { createImportServices } from './import/import.wiring.js';
 import { createNotifierServices } from './notifiers/notifier.wiring.js';
 import type { SamlSettings } from './config/saml-config.js';
-import { createSamlSignIn } from './sso/saml.js';
+import type * as SamlSignInModule from './sso/saml.js';
 import type { OidcSettings } from './config/sso-config.js';
 import { createOidcSignIn } from './sso/oidc.js';
+
+/** The SAML sign-in module (node-saml, xmldom, xml-crypto): loaded by `loadSaml()` only where SAML is configured. */
+export type SamlModule = typeof SamlSignInModule;
+export const loadSaml = (): Promise<SamlModule> => import('./sso/saml.js');
 
 export interface ServiceOptions {
   keyring: Keyring;
@@ -74,8 +78,11 @@ export interface ServiceOptions {
   ai?: { environment?: AiProviderSettings | undefined; askRate?: number | undefined } | undefined;
   /** OpenID Connect sign-in (BATON_OIDC_*); its routes answer 404 without it */
   oidc?: OidcSettings | undefined;
-  /** SAML sign-in (BATON_SAML_*); its routes answer 404 without it */
-  saml?: SamlSettings | undefined;
+  /**
+   * SAML sign-in (BATON_SAML_*) and node-saml's module, which only a server with SAML configured loads
+   * (`loadSaml()`: it is a large share of an idle server's memory); its routes answer 404 without it
+   */
+  saml?: { settings: SamlSettings; module: SamlModule } | undefined;
   /** the Galaxy requirements cache of this server's executors (`<data dir>/requirements`): retention prunes it too */
   requirementsCache?: string | undefined;
   /** notifications: BATON_NOTIFY_ALLOW_PRIVATE, and a transport of a test's own (the real ones by default) */
@@ -303,7 +310,11 @@ export function createServices(db: Database, opts: ServiceOptions) {
     clock,
   });
   const saml = opts.saml
-    ? createSamlSignIn(opts.saml, { ssoStates: repos.ssoStates, ssoAssertions: repos.ssoAssertions, clock })
+    ? opts.saml.module.createSamlSignIn(opts.saml.settings, {
+        ssoStates: repos.ssoStates,
+        ssoAssertions: repos.ssoAssertions,
+        clock,
+      })
     : undefined;
   const oidc = opts.oidc ? createOidcSignIn({ sso, auth: services.auth }, opts.oidc) : undefined;
   return { ...services, sso, saml, oidc };

@@ -10,6 +10,7 @@ export * from './grants/grant.schemas.js';
 export * from './audit/audit.schemas.js';
 export * from './credentials/credential.schemas.js';
 export * from './projects/project.schemas.js';
+export * from './projects/git-names.js';
 export * from './inventories/inventory.schemas.js';
 export * from './inventory-sources/inventory-source.schemas.js';
 export * from './runs/run-bundle.schemas.js';

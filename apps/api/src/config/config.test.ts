@@ -80,6 +80,7 @@ describe('loadConfig', () => {
       BATON_WORK_DIR: '/srv/runs',
       BATON_SANDBOX: 'off',
       BATON_RUN_GRACE_SECONDS: '5',
+      BATON_EXECUTOR_IDLE_SECONDS: '0',
       BATON_WORKER_KEY: WORKER_KEY,
       BATON_QUEUE_PREFIX: 'baton-eu.1',
     });
@@ -101,7 +102,17 @@ describe('loadConfig', () => {
       workDir: '/srv/runs',
       sandbox: 'off',
       runGraceSeconds: 5,
+      executorIdleSeconds: 0,
     });
+  });
+
+  it('lets the executor process go after 60 s without runs unless BATON_EXECUTOR_IDLE_SECONDS says', () => {
+    expect(loadConfig({}).executorIdleSeconds).toBe(60);
+    expect(loadConfig({ BATON_EXECUTOR_IDLE_SECONDS: '86400' }).executorIdleSeconds).toBe(86_400);
+    for (const bad of ['-1', '86401', '1.5', 'soon'])
+      expect(configError(() => loadConfig({ BATON_EXECUTOR_IDLE_SECONDS: bad })).message).toMatch(
+        /BATON_EXECUTOR_IDLE_SECONDS/,
+      );
   });
 
   it('runs 2 executors in embedded mode and none in queue mode unless BATON_EXECUTORS says', () => {

@@ -64,6 +64,8 @@ const Env = z.object({
   BATON_WORK_DIR: z.string().min(1).optional(),
   BATON_SANDBOX: z.enum(['auto', 'bwrap', 'off']).default('auto'),
   BATON_RUN_GRACE_SECONDS: graceSeconds.default(60),
+  // 0: the executor process stays while the server runs.
+  BATON_EXECUTOR_IDLE_SECONDS: wholeNumber(0, 86_400).default(60),
   // Mebibytes of output a run's log keeps. At most 2047: the log's byte count is a 32-bit column in PostgreSQL.
   BATON_RUN_OUTPUT_LIMIT_MB: wholeNumber(1, 2047).default(100),
   // Unset: runs keep their log and events forever. Up to a century: a larger cut-off date is not representable.
@@ -115,6 +117,8 @@ export interface Config {
   sandbox: 'auto' | 'bwrap' | 'off';
   /** on shutdown, how long running runs may go on before they are canceled */
   runGraceSeconds: number;
+  /** embedded mode: the executor process exits after this many seconds without a run (0: it stays) */
+  executorIdleSeconds: number;
   /** BATON_RUN_OUTPUT_LIMIT_MB in bytes: past it a run's log is cut with a notice and events keep only metadata */
   runOutputLimitBytes: number;
   /** BATON_RETENTION_DAYS: finished runs older than this lose their log and events; undefined: kept forever */
@@ -229,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workDir: path.resolve(e.BATON_WORK_DIR ?? os.tmpdir()),
     sandbox: e.BATON_SANDBOX,
     runGraceSeconds: e.BATON_RUN_GRACE_SECONDS,
+    executorIdleSeconds: e.BATON_EXECUTOR_IDLE_SECONDS,
     runOutputLimitBytes: e.BATON_RUN_OUTPUT_LIMIT_MB * 1024 * 1024,
     retentionDays: e.BATON_RETENTION_DAYS,
     // Where users and forges reach Baton (webhook URLs, later sign-in callbacks and links); no trailing slash.

@@ -27,6 +27,8 @@ export interface EmbeddedModeOptions {
    * which that process cannot load, and call runPlaybook in-process; the code path is otherwise the same.
    */
   executorProcess?: boolean | undefined;
+  /** the executor process exits after this long without a run, and the next run starts another; 0/unset: it stays */
+  executorIdleMs?: number | undefined;
   /**
    * Reconcile at start and sweep every `sweepIntervalMs` (default true). Queue mode turns both off: there the
    * sweep is the leader replica's, and this process only runs its optional executors.
@@ -84,6 +86,8 @@ export async function startEmbeddedMode(services: RunServices, opts: EmbeddedMod
       ? startExecutorProcess({
           workDir: opts.workDir,
           onLost: (message, cleaned) => logger.error(message, { removed_run_dirs: cleaned }),
+          idleExitMs: opts.executorIdleMs,
+          onRetired: () => logger.debug('the executor process exited after a time without runs'),
         })
       : undefined;
   const executors = createEmbeddedExecutors({

@@ -90,6 +90,14 @@ export interface ExecutorProcessOptions {
   /** where its run directories are: cleared of a dead executor process's leftovers at once, not at the next start */
   workDir?: string | undefined;
   onLost?: (message: string, cleaned: string[]) => void;
+  /**
+   * After this long without a run the process exits, and the next run starts another (BATON_EXECUTOR_IDLE_SECONDS):
+   * an idle server then holds one Node process instead of two; a start costs the next run ~0.1 s. 0 or unset: it
+   * stays.
+   */
+  idleExitMs?: number | undefined;
+  /** told when an idle process exits */
+  onRetired?: () => void;
 }
 
 /** Starts the executor process (again, if it died). Only from the built server: it loads this module's JavaScript. */
@@ -97,6 +105,24 @@ export function startExecutorProcess(opts: ExecutorProcessOptions = {}): Executo
   const runs = new Map<string, PendingRun>();
   let child: ChildProcess | undefined;
   let closing = false;
+  // Processes sent away for being idle: their exit is not a loss (they had no runs; a new one may already serve).
+  const retired = new WeakSet<ChildProcess>();
+  let idleTimer: ReturnType<typeof setTimeout> | undefined;
+
+  const retireWhenIdle = () => {
+    clearTimeout(idleTimer);
+    if (!opts.idleExitMs || closing || runs.size > 0 || !child) return;
+    idleTimer = setTimeout(() => {
+      const current = child;
+      if (closing || runs.size > 0 || !current) return;
+      child = undefined;
+      retired.add(current);
+      // It exits when its IPC channel closes (serveRuns), as at shutdown.
+      current.disconnect();
+      opts.onRetired?.();
+    }, opts.idleExitMs);
+    idleTimer.unref();
+  };
 
   const failAll = (err: Error) => {
     for (const [runId, run] of runs) {
@@ -131,6 +157,7 @@ export function startExecutorProcess(opts: ExecutorProcessOptions = {}): Executo
         run.opts.signal?.removeEventListener('abort', run.onAbort);
         if (message.type === 'done') run.resolve(message.outcome);
         else run.reject(new Error(message.message));
+        retireWhenIdle();
         break;
     }
   };
@@ -145,7 +172,7 @@ export function startExecutorProcess(opts: ExecutorProcessOptions = {}): Executo
     started.on('message', onMessage);
     started.on('exit', (code, signal) => {
       if (child === started) child = undefined;
-      if (closing) return;
+      if (closing || retired.has(started)) return;
       const message = `the executor process exited (${signal ?? code})`;
       failAll(new Error(message));
       // Its runs' launchers and agents died with it (parent-death signal); their directories (inventories, extra
@@ -157,7 +184,9 @@ export function startExecutorProcess(opts: ExecutorProcessOptions = {}): Executo
         );
       else opts.onLost?.(message, []);
     });
-    started.on('error', (err) => failAll(err));
+    started.on('error', (err) => {
+      if (!retired.has(started)) failAll(err);
+    });
     child = started;
     return started;
   };
@@ -169,10 +198,12 @@ export function startExecutorProcess(opts: ExecutorProcessOptions = {}): Executo
   // Started now, not with the first run: a Node start takes a few hundred milliseconds, which the first runs after
   // `baton serve` starts would otherwise wait for. After a crash the next run starts a new one.
   ensureChild();
+  retireWhenIdle();
 
   return {
     runPlaybook(bundle, opts) {
       const runId = bundle.run_id;
+      clearTimeout(idleTimer);
       const target = ensureChild();
       return new Promise<RunOutcome>((resolve, reject) => {
         const onAbort = () => {
@@ -192,6 +223,7 @@ export function startExecutorProcess(opts: ExecutorProcessOptions = {}): Executo
     },
     async close() {
       closing = true;
+      clearTimeout(idleTimer);
       const current = child;
       if (!current || current.exitCode !== null) return;
       const exited = new Promise<void>((resolve) => current.once('exit', () => resolve()));

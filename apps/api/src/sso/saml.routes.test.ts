@@ -14,6 +14,7 @@ import { databaseGauges } from '../system/metrics.js';
 import { bearer, createHarness, expectProblem, type Harness } from '../testing/harness.js';
 import { createServices, type Services } from '../wiring.js';
 import { SAML_ACS_BODY_LIMIT } from './saml.routes.js';
+import * as samlModule from './saml.js';
 import { makeKeyPair, postedForm, type SamlTestUser, startTestIdp, type TestIdp } from '../testing/saml-idp.js';
 
 const PUBLIC_URL = 'https://baton.test';
@@ -43,7 +44,7 @@ function replica(h: Harness, saml: SamlSettings | undefined, logStream?: NodeJS.
     clock: systemClock,
     tokenTtlSeconds: 3600,
     throttle: { ...DEFAULT_THROTTLE, perAddress: 1000 },
-    saml,
+    saml: saml && { settings: saml, module: samlModule },
     sso: SSO,
   });
   const { app } = createApp({

@@ -22,7 +22,7 @@ import { type EmbeddedMode, startEmbeddedMode } from '../runs/embedded-mode.js';
 import { loadQueueRedis, type QueueModeSettings } from '../runs/run.wiring.js';
 import type { Operation } from '../http/registry.js';
 import { createLogger } from '../logger.js';
-import { createServices, type ServiceOptions, type Services } from '../wiring.js';
+import { createServices, loadSaml, type ServiceOptions, type Services } from '../wiring.js';
 import type { SamlSettings } from '../config/saml-config.js';
 import type { OidcSettings } from '../config/sso-config.js';
 
@@ -98,7 +98,7 @@ export async function createHarness(
     throttle: opts.throttle ?? { ...DEFAULT_THROTTLE, perAddress: 1000 },
     leaseMs: opts.executors?.leaseMs,
     queueMode: opts.queueMode && { ...opts.queueMode, redis: await loadQueueRedis() },
-    saml: opts.saml,
+    saml: opts.saml && { settings: opts.saml, module: await loadSaml() },
     sso: opts.sso,
     oidc: opts.oidc,
     ai: opts.ai,

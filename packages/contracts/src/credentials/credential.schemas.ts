@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { idOf, NO_CONTROL_CHARACTERS, ObjectName, Timestamp } from '../common/common.schemas.js';
 import { tryParseUrl } from '../network/safe-url.js';
-import { reservedEnvNameReason } from './reserved-env-names.js';
+import { ENV_NAME_PATTERN, reservedEnvNameReason } from './reserved-env-names.js';
 
 /** The kinds of credential Baton stores, each with its own inputs (below). */
 export const CREDENTIAL_TYPES = [
@@ -45,9 +45,7 @@ export const CREDENTIAL_REQUIRED_SECRET: Readonly<Record<CredentialType, string>
   galaxy: 'token',
 };
 
-/** Environment variable names: shell-style, and none that reserved-env-names.ts keeps for the executor. */
-export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
-export { isReservedEnvName, reservedEnvNameReason } from './reserved-env-names.js';
+export { ENV_NAME_PATTERN, isReservedEnvName, reservedEnvNameReason } from './reserved-env-names.js';
 
 export const CREDENTIAL_LIMITS = {
   privateKey: 16_384, // an 8192-bit RSA key in encrypted PEM is about 6.5 kB

@@ -2,6 +2,9 @@
 // 400 naming the variable and the reason) and skipped by the executor for credentials stored before a name was
 // refused. Names are case-sensitive (the loader ignores ld_preload), except Baton's own BATON_*.
 
+/** Environment variable names: shell-style, and none of the names below, which are kept for the executor. */
+export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
 interface EnvNameRule {
   why: string;
   names?: readonly string[];

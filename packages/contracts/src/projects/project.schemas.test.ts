@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { gitUrlProblem } from './project.schemas.js';
+import { gitUrlProblem } from './git-names.js';
 
 describe('gitUrlProblem', () => {
   it.each([

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { checkedBy, decimalInteger, idOf, PageCursor, PageLimit, Timestamp } from '../common/common.schemas.js';
-import { branchNameProblem } from '../projects/project.schemas.js';
+import { branchNameProblem } from '../projects/git-names.js';
 import { MAX_INVENTORY_CONTENT_CHARS } from '../inventories/inventory.schemas.js';
 import { RunApproval } from './run-approval.schemas.js';
 
