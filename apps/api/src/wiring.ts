@@ -80,7 +80,7 @@ export interface ServiceOptions {
   oidc?: OidcSettings | undefined;
   /**
    * SAML sign-in (BATON_SAML_*) and node-saml's module, which only a server with SAML configured loads
-   * (`loadSaml()`: it is a large share of an idle server's memory); its routes answer 404 without it
+   * (`loadSaml()`: a few MiB an idle server need not hold); its routes answer 404 without it
    */
   saml?: { settings: SamlSettings; module: SamlModule } | undefined;
   /** the Galaxy requirements cache of this server's executors (`<data dir>/requirements`): retention prunes it too */
