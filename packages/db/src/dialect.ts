@@ -12,7 +12,7 @@ import {
   type SqliteDialectConfig,
   SqliteDriver,
 } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Schema } from './schema.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -134,12 +134,17 @@ export function postgresPoolConfig(url: string, opts: DatabaseOptions = {}): pg.
 }
 
 function openPostgres(url: string, opts: DatabaseOptions): Kysely<Schema> {
-  const pool = new pg.Pool(postgresPoolConfig(url, opts));
-  // An idle client losing its server (restart, failover) must not crash the process.
-  pool.on('error', () => {});
-  // Nor a client checked out of the pool that loses it between two queries (a transaction awaiting other work): pg
-  // emits that on the client, where no listener would end the process. Its next query fails and is reported.
-  pool.on('connect', (client) => client.on('error', () => {}));
+  // pg is loaded with the first query: a server on SQLite, the default, never holds it (bench/memory).
+  const pool = async (): Promise<pg.Pool> => {
+    const { default: driver } = await import('pg');
+    const created = new driver.Pool(postgresPoolConfig(url, opts));
+    // An idle client losing its server (restart, failover) must not crash the process.
+    created.on('error', () => {});
+    // Nor a client checked out of the pool that loses it between two queries (a transaction awaiting other work): pg
+    // emits that on the client, where no listener would end the process. Its next query fails and is reported.
+    created.on('connect', (client) => client.on('error', () => {}));
+    return created;
+  };
   return new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
 }
 
