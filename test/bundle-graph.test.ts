@@ -33,9 +33,9 @@ function packagesIn(files: string[]): Set<string> {
     const text = read(file);
     for (const m of text.matchAll(/^\/\/ \S*?\/node_modules\/\.pnpm\/[^/]+\/node_modules\/((?:@[^/]+\/)?[^/]+)\//gm))
       names.add(m[1]!);
-    for (const m of text.matchAll(/^import\b[^;]*?\bfrom\s*"([^."][^"]*)"/gm))
-      if (!m[1]!.startsWith('node:'))
-        names.add(m[1]!.split('/')[0]!.startsWith('@') ? m[1]!.split('/').slice(0, 2).join('/') : m[1]!.split('/')[0]!);
+    // A bare specifier's package: `@scope/name` or `name`, without a subpath.
+    for (const m of text.matchAll(/^import\b[^;]*?\bfrom\s*"((?:@[^/"]+\/)?[^/".][^/"]*)[^"]*"/gm))
+      if (!m[1]!.startsWith('node:')) names.add(m[1]!);
   }
   return names;
 }
