@@ -7,6 +7,8 @@
 // The output goes to apps/<app>/dist/bundle/, at the same depth as the modules it replaces (apps/api/dist/system/…),
 // so paths a module takes from its own location (the UI at ../../../web/dist) stay right. Native addons and what is
 // only resolved at run time stay outside, loaded from node_modules as before.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rolldown } from 'rolldown';
@@ -47,4 +49,26 @@ for (const app of APPS) {
   });
   await bundle.write({ dir: path.join(cwd, 'dist', 'bundle'), format: 'esm', cleanDir: true });
   await bundle.close();
+}
+
+// The callback plugin's bytecode beside it: ansible imports the plugin on every run, inside a sandbox whose read-only
+// root keeps Python from caching what it compiled, so each run would compile it again (~2 ms, bench/overhead).
+// Compiled by the interpreter ansible-playbook runs on (its #! line), else python3; skipped where neither is found.
+const plugin = path.join(root, 'packages', 'executor', 'callback', 'baton_events.py');
+const python = ansiblePython() ?? 'python3';
+const compiled = spawnSync(python, ['-m', 'py_compile', plugin], { stdio: ['ignore', 'ignore', 'pipe'] });
+if (compiled.status !== 0) {
+  console.warn(
+    `bundle: the callback plugin was not precompiled with ${python}: ${compiled.error?.message ?? compiled.stderr}`,
+  );
+}
+
+function ansiblePython() {
+  const found = spawnSync('sh', ['-c', 'command -v ansible-playbook'], { encoding: 'utf8' }).stdout.trim();
+  if (!found) return undefined;
+  const shebang = /^#!\s*(\S+)(?:[ \t]+(\S+))?/.exec(readFileSync(found, 'utf8').split('\n', 1)[0]);
+  if (!shebang) return undefined;
+  const [, program, argument] = shebang;
+  if (path.basename(program) === 'env') return argument;
+  return path.basename(program).startsWith('python') ? program : undefined;
 }

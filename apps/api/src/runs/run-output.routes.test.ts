@@ -337,6 +337,9 @@ describe.each(DIALECTS)('run output routes on %s', (dialect) => {
       expect(s.headers.get('content-type')).toMatch(/^text\/event-stream/);
       expect(s.headers.get('cache-control')).toBe('no-cache');
       expect(s.headers.get('x-accel-buffering')).toBe('no');
+      // delimited by the connection's end, without chunk framing (bench/sse: cheaper per event and client)
+      expect(s.headers.get('transfer-encoding')).toBeNull();
+      expect(s.headers.get('connection')).toBe('close');
       await s.until((x) => x.ended(), 'the stream to close');
       expect(events(s.frames)).toEqual(done.events);
       expect(s.frames.filter((f) => f.id !== undefined).map((f) => f.event)).toEqual(done.events.map((e) => e.kind));

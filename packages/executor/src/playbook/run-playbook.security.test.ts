@@ -122,7 +122,7 @@ describe.each(['off', 'bwrap'] as const)('env credentials (sandbox %s)', (mode) 
     expect(seen.outerEnviron).not.toContain('LD_');
     expect(seen.filesWithValue).toEqual([]);
     expect(seen.processesWithValue).toEqual([]);
-    // no program of the chain (setpriv, sh, chrt, bwrap, ansible) was asked to preload or audit anything
+    // no program of the chain (perl, sh, bwrap, ansible) was asked to preload or audit anything
     expect(log).not.toMatch(/ld\.so|cannot be preloaded|audit interface/);
     for (const name of [
       'LD_PRELOAD',

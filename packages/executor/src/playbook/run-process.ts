@@ -68,14 +68,49 @@ const OWN_GROUP = [
 ];
 
 /**
- * How the executor starts ansible-playbook and ansible-galaxy: the kernel kills the chain (the command itself in the
- * end: each step execs the next) if this server dies, even of SIGKILL (`setpriv --pdeathsig`); the command runs at
- * the lowest CPU priority (SCHED_IDLE: twenty processes starting at once must not starve the API), with stderr joined
- * to stdout so lines keep their order, and leads a process group of its own (a session of its own only when the
- * server has a terminal, see hasControllingTerminal), which cancel and timeouts signal. Spawn the result with
- * `detached` as given.
+ * Linux's numbers, by `process.arch`, of the two system calls perl has no built-in for: prctl (PR_SET_PDEATHSIG)
+ * and sched_setscheduler (SCHED_IDLE). On another architecture the chain falls back to setpriv, sh and chrt.
  */
-export function ownGroupChain(command: string, args: string[]): { command: string; args: string[]; detached: boolean } {
+const SYSCALLS: Partial<Record<string, { prctl: number; schedSetscheduler: number }>> = {
+  x64: { prctl: 157, schedSetscheduler: 144 },
+  arm64: { prctl: 167, schedSetscheduler: 119 },
+};
+
+/**
+ * The whole chain in one perl process: what setpriv, sh and chrt did as three more programs (bench/overhead: each
+ * exec is a millisecond or more before ansible starts). Arguments: whether to lead a process group of its own, the
+ * two syscall numbers, this server's pid, then the command. stderr is joined first, so its own complaints reach the
+ * log; the parent is checked after PR_SET_PDEATHSIG is set, so a server that died before is not missed.
+ */
+const LAUNCHER = [
+  'my ($group, $prctl, $sched, $parent) = splice(@ARGV, 0, 4);',
+  'open(STDERR, ">&", \\*STDOUT) or die "baton: stderr: $!\\n";',
+  'if ($group) { setpgrp(0, 0) or die "baton: setpgid: $!\\n" }',
+  'syscall($prctl, 1, 9) == 0 or die "baton: prctl: $!\\n";',
+  'exit 1 if getppid() != $parent;',
+  'my $param = pack("i", 0); syscall($sched, 0, 5, $param) == 0 or die "baton: sched_setscheduler: $!\\n";',
+  'exec { $ARGV[0] } @ARGV or die "baton: cannot run $ARGV[0]: $!\\n";',
+].join(' ');
+
+/**
+ * How the executor starts ansible-playbook and ansible-galaxy: the kernel kills the command if this server dies,
+ * even of SIGKILL (PR_SET_PDEATHSIG), it runs at the lowest CPU priority (SCHED_IDLE: twenty processes starting at
+ * once must not starve the API), with stderr joined to stdout so lines keep their order, and leads a process group of
+ * its own (a session of its own only when the server has a terminal, see hasControllingTerminal), which cancel and
+ * timeouts signal. Spawn the result with `detached` as given. `arch` is for the test of the fallback chain.
+ */
+export function ownGroupChain(
+  command: string,
+  args: string[],
+  arch: string = process.arch,
+): { command: string; args: string[]; detached: boolean } {
+  const ownSession = hasControllingTerminal();
+  const calls = SYSCALLS[arch];
+  if (calls) {
+    const group = ownSession ? '0' : '1';
+    const launch = [LAUNCHER, group, String(calls.prctl), String(calls.schedSetscheduler), String(process.pid)];
+    return { command: 'perl', args: ['-e', ...launch, command, ...args], detached: ownSession };
+  }
   const chain = [
     'setpriv',
     '--pdeathsig',
@@ -87,7 +122,6 @@ export function ownGroupChain(command: string, args: string[]): { command: strin
     command,
     ...args,
   ];
-  const ownSession = hasControllingTerminal();
   const [first, ...rest] = ownSession ? chain : [...OWN_GROUP, ...chain];
   return { command: first!, args: rest, detached: ownSession };
 }
