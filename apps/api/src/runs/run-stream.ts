@@ -184,9 +184,9 @@ export async function streamRunEvents(
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache');
   res.setHeader('X-Accel-Buffering', 'no');
-  // The stream is delimited by the connection's end, not by chunks: the framing cost a chunk header and two more
-  // socket writes per event and client, more than half the server's CPU per delivery with a thousand followers
-  // (bench/sse). SSE has its own end (`event: end`), and a stream is not followed by another request anyway.
+  // The stream is delimited by the connection's end, not by chunks: the framing costs a chunk header and two more
+  // socket writes per event and client (writing 4 events per tick to 1,000 local streams took 2.5× the CPU with it
+  // and strings, against no framing and shared bytes). SSE has its own end (`event: end`), which clients wait for.
   res.setHeader('Connection', 'close');
   res.removeHeader('Transfer-Encoding');
   res.flushHeaders();

@@ -119,8 +119,8 @@ const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /**
  * Starts `command` with the credential variables in its environment, and with them nowhere else: not in argv
- * (anyone reads /proc/<pid>/cmdline), not on disk, not in the environment of the processes around it (/bin/sh,
- * chrt, bwrap run outside the sandbox, and the dynamic loader of each would honour LD_AUDIT=./x.so from the
+ * (anyone reads /proc/<pid>/cmdline), not on disk, not in the environment of the processes around it (perl,
+ * /bin/sh, bwrap run outside the sandbox, and the dynamic loader of each would honour LD_AUDIT=./x.so from the
  * project's checkout). A FIFO serves `export NAME='value'` lines once to this launcher, which runs with the
  * run's base environment, sources them and execs the command.
  */

@@ -69,7 +69,8 @@ const OWN_GROUP = [
 
 /**
  * Linux's numbers, by `process.arch`, of the two system calls perl has no built-in for: prctl (PR_SET_PDEATHSIG)
- * and sched_setscheduler (SCHED_IDLE). On another architecture the chain falls back to setpriv, sh and chrt.
+ * and sched_setscheduler (SCHED_IDLE). Elsewhere the chain falls back to setpriv, sh and chrt. The launcher reads
+ * the death signal back, so a perl of another ABI (a 32-bit one on a 64-bit kernel) fails loudly, not silently.
  */
 const SYSCALLS: Partial<Record<string, { prctl: number; schedSetscheduler: number }>> = {
   x64: { prctl: 157, schedSetscheduler: 144 },
@@ -87,28 +88,37 @@ const LAUNCHER = [
   'open(STDERR, ">&", \\*STDOUT) or die "baton: stderr: $!\\n";',
   'if ($group) { setpgrp(0, 0) or die "baton: setpgid: $!\\n" }',
   'syscall($prctl, 1, 9) == 0 or die "baton: prctl: $!\\n";',
-  'exit 1 if getppid() != $parent;',
+  'my $signal = pack("i", 0);',
+  'syscall($prctl, 2, $signal) == 0 && unpack("i", $signal) == 9 or die "baton: the death signal did not hold\\n";',
+  'getppid() == $parent or die "baton: the server is gone\\n";',
   'my $param = pack("i", 0); syscall($sched, 0, 5, $param) == 0 or die "baton: sched_setscheduler: $!\\n";',
   'exec { $ARGV[0] } @ARGV or die "baton: cannot run $ARGV[0]: $!\\n";',
 ].join(' ');
+
+export interface LaunchChainOptions {
+  /** `process.arch` by default; the tests pick one without syscall numbers to run the fallback chain */
+  arch?: string | undefined;
+  /** the process that spawns the chain (this one by default): the chain ends itself if that one is gone */
+  parentPid?: number | undefined;
+}
 
 /**
  * How the executor starts ansible-playbook and ansible-galaxy: the kernel kills the command if this server dies,
  * even of SIGKILL (PR_SET_PDEATHSIG), it runs at the lowest CPU priority (SCHED_IDLE: twenty processes starting at
  * once must not starve the API), with stderr joined to stdout so lines keep their order, and leads a process group of
  * its own (a session of its own only when the server has a terminal, see hasControllingTerminal), which cancel and
- * timeouts signal. Spawn the result with `detached` as given. `arch` is for the test of the fallback chain.
+ * timeouts signal. Spawn the result with `detached` as given.
  */
 export function ownGroupChain(
   command: string,
   args: string[],
-  arch: string = process.arch,
+  { arch = process.arch, parentPid = process.pid }: LaunchChainOptions = {},
 ): { command: string; args: string[]; detached: boolean } {
   const ownSession = hasControllingTerminal();
-  const calls = SYSCALLS[arch];
+  const calls = process.platform === 'linux' ? SYSCALLS[arch] : undefined;
   if (calls) {
     const group = ownSession ? '0' : '1';
-    const launch = [LAUNCHER, group, String(calls.prctl), String(calls.schedSetscheduler), String(process.pid)];
+    const launch = [LAUNCHER, group, String(calls.prctl), String(calls.schedSetscheduler), String(parentPid)];
     return { command: 'perl', args: ['-e', ...launch, command, ...args], detached: ownSession };
   }
   const chain = [
