@@ -9,6 +9,7 @@ export default {
     '^@baton/db/testing$': '<rootDir>/packages/db/src/testing/index.ts',
     '^@baton/executor/testing$': '<rootDir>/packages/executor/src/testing/index.ts',
     '^@baton/queue/redis$': '<rootDir>/packages/queue/src/redis/index.ts',
+    '^@baton/queue/testing$': '<rootDir>/packages/queue/src/testing/index.ts',
     '^@baton/(contracts|core|db|queue|executor)$': '<rootDir>/packages/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

@@ -2,7 +2,6 @@
 // while its queue still reaches Redis: past BATON_WORKER_BUFFER_MB it leases no new run though it has a free slot,
 // says so in its heartbeat, loses no event, and leases again once the buffer has drained.
 import crypto from 'node:crypto';
-import net from 'node:net';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import type { RunBundle, RunEvent } from '@baton/contracts';
 import { type RunOutcome, type RunPlaybookOptions, sealBundle } from '@baton/executor';
@@ -16,43 +15,13 @@ import {
   runEventStreamKey,
   type WorkerHeartbeat,
 } from '@baton/queue/redis';
+import { startRedisProxy } from '@baton/queue/testing';
 import { createWorkerDaemon } from './worker-daemon.js';
 
 const REDIS_URL = process.env.BATON_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `baton_t_backpressure_${Date.now()}_${crypto.randomBytes(3).toString('hex')}`;
 const KEY = crypto.randomBytes(32);
 const EVENTS_PER_RUN = 60;
-
-/** A TCP hop to Redis that the test takes down (every connection cut, new ones refused) and brings back on its port. */
-async function redisHop(): Promise<{ url: string; down(): Promise<void>; up(): Promise<void> }> {
-  const target = new URL(REDIS_URL);
-  const sockets = new Set<net.Socket>();
-  let server: net.Server | undefined;
-  let port = 0;
-  const up = async (): Promise<void> => {
-    if (server) return;
-    const next = net.createServer((client) => {
-      const upstream = net.connect(Number(target.port || 6379), target.hostname);
-      for (const socket of [client, upstream]) {
-        sockets.add(socket);
-        socket.on('close', () => sockets.delete(socket));
-        socket.on('error', () => socket.destroy());
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => next.listen(port, '127.0.0.1', resolve));
-    port = (next.address() as net.AddressInfo).port;
-    server = next;
-  };
-  const down = async (): Promise<void> => {
-    const current = server;
-    server = undefined;
-    for (const socket of sockets) socket.destroy();
-    if (current) await new Promise<void>((resolve) => current.close(() => resolve()));
-  };
-  await up();
-  return { url: `redis://127.0.0.1:${port}`, down, up };
-}
 
 async function eventually(check: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -87,7 +56,7 @@ describe('a worker whose event buffer is full', () => {
   });
 
   it('leases no new run until the buffer drains, reports it in its heartbeat, and loses no event', async () => {
-    const hop = await redisHop();
+    const hop = await startRedisProxy(REDIS_URL);
     const pressure: boolean[] = [];
     const daemonRef: { current?: ReturnType<typeof createWorkerDaemon> } = {};
     const events = createRunEventProducer({

@@ -3,7 +3,7 @@ import net from 'node:net';
 import type { Redis } from 'ioredis';
 import type { RunEvent } from '@baton/contracts';
 
-/** Helpers for the Redis tests in src/redis (imported directly, not through testing/index.ts). */
+/** Helpers for the Redis tests in src/redis; startRedisProxy is also for other packages' tests (testing/index.ts). */
 
 export const TEST_REDIS_URL = process.env.BATON_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
