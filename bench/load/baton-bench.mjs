@@ -1,4 +1,4 @@
-// Shared by bench/load, bench/sse, bench/soak, bench/memory and bench/overhead: flags, a real `bin/baton`
+// Shared by bench/load, bench/sse, bench/soak, bench/memory, bench/overhead, bench/dispatch and bench/scale: flags, a real `bin/baton`
 // started with its output in a file (Node writes to a pipe synchronously: a reader that falls behind would stall
 // the server and the figure would measure the reader), a fresh PostgreSQL database for `--database`, the JSON API,
 // and what /proc says about a process tree.
@@ -59,7 +59,7 @@ export const mib = (kib) => `${(kib / 1024).toFixed(1)} MiB`;
 
 /**
  * `--database postgres://user@host:port/any` → a fresh database on that server, named for this bench and dropped
- * by `drop()` (as bench/scale does). Without a URL: SQLite in the data dir (nothing to drop).
+ * by `drop()`. Without a URL: SQLite in the data dir (nothing to drop).
  */
 export function freshDatabase(url, bench) {
   if (!url) return { url: undefined, label: 'sqlite', drop() {} };
