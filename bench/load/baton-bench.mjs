@@ -1,7 +1,7 @@
-// Shared by bench/load, bench/sse, bench/soak, bench/memory, bench/overhead, bench/dispatch and bench/scale: flags, a real `bin/baton`
-// started with its output in a file (Node writes to a pipe synchronously: a reader that falls behind would stall
-// the server and the figure would measure the reader), a fresh PostgreSQL database for `--database`, the JSON API,
-// and what /proc says about a process tree.
+// Shared by bench/load, bench/sse, bench/soak, bench/memory, bench/overhead, bench/dispatch and bench/scale: flags, a
+// real `bin/baton` started with its output in a file (Node writes to a pipe synchronously: a reader that falls behind
+// would stall the server and the figure would measure the reader), a fresh PostgreSQL database for `--database`, the
+// JSON API, and what /proc says about a process tree.
 import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
