@@ -7,11 +7,10 @@
 // The output goes to apps/<app>/dist/bundle/, at the same depth as the modules it replaces (apps/api/dist/system/…),
 // so paths a module takes from its own location (the UI at ../../../web/dist) stay right. Native addons and what is
 // only resolved at run time stay outside, loaded from node_modules as before.
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rolldown } from 'rolldown';
+import { compileCallbackPlugin } from './callback-bytecode.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -51,35 +50,4 @@ for (const app of APPS) {
   await bundle.close();
 }
 
-// The callback plugin's bytecode beside it: ansible imports the plugin on every run, inside a sandbox whose read-only
-// root keeps Python from caching what it compiled, so each run would compile it again (~2 ms, bench/overhead).
-// Checked by the source's hash, not its time, so a copy that does not keep file times leaves it valid. Compiled by
-// the interpreter ansible-playbook runs on (its #! line), else python3; a failure only warns.
-const pluginDir = path.join(root, 'packages', 'executor', 'callback');
-const python = ansiblePython() ?? 'python3';
-const compiled = spawnSync(python, ['-m', 'compileall', '-q', '-l', '--invalidation-mode', 'checked-hash', pluginDir], {
-  stdio: ['ignore', 'ignore', 'pipe'],
-  encoding: 'utf8',
-});
-if (compiled.status !== 0) {
-  console.warn(
-    `bundle: the callback plugin was not precompiled with ${python}: ${compiled.error?.message ?? compiled.stderr}`,
-  );
-}
-
-/** The interpreter named by ansible-playbook's #! line (directly or through env), if there is one. */
-function ansiblePython() {
-  try {
-    const found = spawnSync('sh', ['-c', 'command -v ansible-playbook'], { encoding: 'utf8' }).stdout?.trim();
-    if (!found) return undefined;
-    const words = /^#!(.*)/.exec(readFileSync(found, 'utf8').split('\n', 1)[0])?.[1]?.trim().split(/\s+/) ?? [];
-    // `#!/usr/bin/env [-S] [NAME=value…] python3 …`: the first word that is neither an option nor an assignment
-    const program =
-      path.basename(words[0] ?? '') === 'env'
-        ? words.slice(1).find((w) => !w.startsWith('-') && !w.includes('='))
-        : words[0];
-    return program && path.basename(program).startsWith('python') ? program : undefined;
-  } catch {
-    return undefined;
-  }
-}
+compileCallbackPlugin();

@@ -7,15 +7,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 
-const PLUGIN_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../packages/executor/callback');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const PLUGIN_DIR = path.join(ROOT, 'packages/executor/callback');
 const SOURCE = path.join(PLUGIN_DIR, 'baton_events.py');
 
-/** The interpreter of ansible-playbook's #! line (this machine's ansible: /usr/bin/python3 or through env). */
-function ansiblePython(): string {
-  const found = execFileSync('sh', ['-c', 'command -v ansible-playbook'], { encoding: 'utf8' }).trim();
-  const words = /^#!(.*)/.exec(fs.readFileSync(found, 'utf8').split('\n', 1)[0]!)![1]!.trim().split(/\s+/);
-  return path.basename(words[0]!) === 'env' ? words.find((w, i) => i > 0 && !w.startsWith('-'))! : words[0]!;
-}
+/** The interpreter the build compiles with (scripts/callback-bytecode.mjs: ansible-playbook's, else python3). */
+const ansiblePython = () =>
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts/callback-bytecode.mjs'), '--python'], {
+    encoding: 'utf8',
+  }).trim();
 
 const python = (code: string, ...args: string[]) =>
   execFileSync(ansiblePython(), ['-c', code, ...args], { encoding: 'utf8' }).trim();
