@@ -29,9 +29,10 @@ so both see the same machine, times:
   direct: ansible-playbook on the same playbook and inventory with the settings the executor gives ansible
           (default stdout callback, no colour, pipelining, no retry files, yaml/ini inventory, C.UTF-8, a private
           HOME, TMPDIR and control path dir) but without Baton's event callback, its sandbox or its priority.
-Prints the totals and their ratio (target 1.05) and, for Baton, p50 per step: submit → spawn (the executor's
-\`ansible-playbook started\` log line), spawn → playbook_on_start (ansible's start-up with the callback), the
-playbook (playbook_on_start → playbook_on_stats, event times), stats → finished (the executor's clean-up, the final
+Prints the totals and their ratio (target 1.05), how many runs started in the launch the executor keeps ahead, and
+for Baton, p50 per step: submit → spawn (the executor's \`ansible-playbook started\` log line; within it the
+POST's answer, submit → lease, the claim, the bundle, and run directory → spawn, which includes the hop to the
+executor process), spawn → playbook_on_start (ansible's start-up with the callback), the playbook (playbook_on_start → playbook_on_stats, event times), stats → finished (the executor's clean-up, the final
 status event's time) and finished → stream end (ingest, store, publish, SSE). --warmup runs of each are not counted.
 --idle-baseline runs the direct playbook under \`chrt --idle 0\` like the executor does (SCHED_IDLE: on a busy
 machine this alone makes ansible slower; on a quiet one it costs nothing).
@@ -46,7 +47,7 @@ const database = freshDatabase(opts.database, 'overhead');
 const serve = await startServe({ bench: 'overhead', database: database.url, env: { BATON_EXECUTORS: '1' } });
 const spawned = new Map(); // run id → epoch ms of the executor's spawn
 const tail = tailJsonLog(serve.logFile, (e) => {
-  if (e.message === 'ansible-playbook started') spawned.set(e.run_id, Date.parse(e.at));
+  if (e.message === 'ansible-playbook started') spawned.set(e.run_id, e);
 });
 
 // The direct run's private directory, like the executor's run directory.
@@ -97,6 +98,7 @@ async function viaBaton() {
     playbook,
     inventory_id: serve.inventory.id,
   });
+  const answered = performance.now();
   const events = await followRun(serve.baseUrl, serve.token, run.id);
   const wall = performance.now() - started;
   const endAt = Date.now();
@@ -104,11 +106,19 @@ async function viaBaton() {
   if (last?.data?.conclusion !== 'succeeded') throw new Error(`run ${run.id} ended ${JSON.stringify(last?.data)}`);
   tail.poll();
   const at = (kind) => events.find((e) => e.kind === kind)?.ts;
-  const spawnAt = spawned.get(run.id);
+  const spawnLine = spawned.get(run.id);
+  const spawnAt = Date.parse(spawnLine.at);
+  const leasedAt = Date.parse(spawnLine.leased_at);
   return {
     wall,
+    warm: spawnLine.warm === true,
     steps: {
       'submit → spawn': spawnAt - t0,
+      '  POST /v1/runs answered': answered - started,
+      '  submit → lease': leasedAt - t0,
+      '  claim': spawnLine.claim_ms,
+      '  bundle': spawnLine.bundle_ms,
+      '  run directory → spawn': spawnAt - leasedAt - spawnLine.claim_ms - spawnLine.bundle_ms,
       'spawn → playbook_on_start': at('playbook_on_start') - spawnAt,
       'playbook (start → stats)': at('playbook_on_stats') - at('playbook_on_start'),
       'stats → finished status': last.ts - at('playbook_on_stats'),
@@ -122,11 +132,13 @@ try {
   const baton = [];
   const plain = [];
   const steps = {};
+  let warm = 0;
   for (let i = 0; i < WARMUP + RUNS; i++) {
     const b = await viaBaton();
     const d = await direct();
     if (i < WARMUP) continue;
     baton.push(b.wall);
+    if (b.warm) warm++;
     plain.push(d);
     for (const [step, value] of Object.entries(b.steps)) (steps[step] ??= []).push(value);
   }
@@ -138,12 +150,13 @@ try {
   console.log(
     `  baton  ${(sum(baton) / 1000).toFixed(2)} s (p50 ${ms(percentile(baton, 50))} ms per run)\n` +
       `  direct ${(sum(plain) / 1000).toFixed(2)} s (p50 ${ms(percentile(plain, 50))} ms per run)\n` +
-      `  ratio ${(sum(baton) / sum(plain)).toFixed(3)} (target 1.05); ${ms((sum(baton) - sum(plain)) / RUNS)} ms more per run`,
+      `  ratio ${(sum(baton) / sum(plain)).toFixed(3)} (target 1.05); ${ms((sum(baton) - sum(plain)) / RUNS)} ms more per run\n` +
+      `  ${warm} of ${RUNS} runs started in the launch kept ahead (process chain and sandbox waiting)`,
   );
   console.log(
-    `  baton's steps, p50 ms: ${Object.entries(steps)
-      .map(([step, v]) => `${step} ${ms(percentile(v, 50))}`)
-      .join(', ')}`,
+    `  baton's steps, p50 ms:\n${Object.entries(steps)
+      .map(([step, v]) => `    ${step} ${ms(percentile(v, 50))}`)
+      .join('\n')}`,
   );
 } catch (err) {
   console.error(err);

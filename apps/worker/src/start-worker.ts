@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   cleanupLeftoverRuns,
+  createWarmLaunches,
   resolveSandboxMode,
   runPlaybook,
   type Sandbox,
@@ -131,6 +132,8 @@ export async function startWorker(config: WorkerConfig, logger: Logger): Promise
     },
   });
   const requirementsCache = path.join(config.workDir, 'baton-requirements');
+  // The next run's launch (process chain and sandbox) starts ahead, once a run ended.
+  const launches = createWarmLaunches();
   const daemon = createWorkerDaemon({
     queue,
     events,
@@ -148,6 +151,7 @@ export async function startWorker(config: WorkerConfig, logger: Logger): Promise
       requirementsCache,
       fetchPolicy: { denyPrivate: config.fetchDenyPrivate },
       maxLogBytes: config.runOutputLimitBytes,
+      launches,
     },
     logger,
     graceMs: config.runGraceSeconds * 1000,
@@ -173,6 +177,7 @@ export async function startWorker(config: WorkerConfig, logger: Logger): Promise
     async stop(graceMs) {
       await retention?.stop();
       await daemon.stop(graceMs);
+      launches.close();
       // Subscriptions first (stop waited for them), then the queue, then the rest: see createRedisRunQueue.
       await queue.close();
       await events.close();

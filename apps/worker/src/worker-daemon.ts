@@ -260,7 +260,8 @@ export function createWorkerDaemon(deps: WorkerDaemonDeps): WorkerDaemon {
               : event,
           );
         },
-        onSpawn: (pid, at) => logger.info('ansible-playbook started', { run_id: runId, pid, at: at.toISOString() }),
+        onSpawn: (pid, at, warm) =>
+          logger.info('ansible-playbook started', { run_id: runId, pid, at: at.toISOString(), warm }),
       });
     } catch (err) {
       // runPlaybook reports everything it meets as the run's outcome; reaching here is a bug in the executor.

@@ -26,6 +26,7 @@ export {
   WorkerLostAbort,
 } from './playbook/run-playbook.js';
 export { cleanupLeftoverRuns } from './playbook/run-leftovers.js';
+export { createWarmLaunches, type WarmLaunches, type WarmLaunchesOptions } from './playbook/run-launch.js';
 export { pruneRequirementsCache } from './playbook/requirements-cache.js';
 export {
   probeBwrap,

@@ -117,8 +117,14 @@ export function createEmbeddedExecutors(deps: EmbeddedExecutorDeps): EmbeddedExe
           );
         },
         // The dispatch benchmark reads this line: lease, claim and bundle timings, then the moment of spawn.
-        onSpawn: (pid, at) =>
-          deps.logger.info('ansible-playbook started', { run_id: runId, pid, at: at.toISOString(), ...timings }),
+        onSpawn: (pid, at, warm) =>
+          deps.logger.info('ansible-playbook started', {
+            run_id: runId,
+            pid,
+            at: at.toISOString(),
+            warm,
+            ...timings,
+          }),
       });
       await deps.ingest.flush();
     } catch (err) {

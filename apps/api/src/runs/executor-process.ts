@@ -6,7 +6,13 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { RunBundle, RunEvent } from '@baton/contracts';
-import { cleanupLeftoverRuns, runPlaybook, type RunOutcome, type RunPlaybookOptions } from '@baton/executor';
+import {
+  cleanupLeftoverRuns,
+  createWarmLaunches,
+  runPlaybook,
+  type RunOutcome,
+  type RunPlaybookOptions,
+} from '@baton/executor';
 
 /** Set in the executor process's environment: this module then serves runs instead of being a library. */
 const ROLE_VARIABLE = 'BATON_EXECUTOR_PROCESS';
@@ -19,12 +25,12 @@ type ToExecutor =
 /** What the executor process sends back, per run, in order. */
 type FromExecutor =
   | { type: 'event'; runId: string; event: RunEvent }
-  | { type: 'spawn'; runId: string; pid: number; at: number }
+  | { type: 'spawn'; runId: string; pid: number; at: number; warm: boolean }
   | { type: 'done'; runId: string; outcome: RunOutcome }
   | { type: 'failed'; runId: string; message: string };
 
 /** The options that can cross a process boundary (no functions, no signal). */
-export type ExecutorRunOptions = Omit<RunPlaybookOptions, 'onEvent' | 'signal' | 'onSpawn' | 'now'>;
+export type ExecutorRunOptions = Omit<RunPlaybookOptions, 'onEvent' | 'signal' | 'onSpawn' | 'now' | 'launches'>;
 
 /** An Error with the same name on the executor side, so runPlaybook can tell a shutdown from a user's cancel. */
 function revive(reason: { name: string; message: string }): Error {
@@ -36,6 +42,8 @@ function revive(reason: { name: string; message: string }): Error {
 function serveRuns(): void {
   const controllers = new Map<string, AbortController>();
   const post = (message: FromExecutor) => process.send?.(message);
+  // The next run's launch, started ahead in this process (it must be the launch's parent: parent-death signal).
+  const launches = createWarmLaunches();
   process.on('message', (message: ToExecutor) => {
     if (message.type === 'cancel') {
       controllers.get(message.runId)?.abort(revive(message.reason));
@@ -46,9 +54,10 @@ function serveRuns(): void {
     controllers.set(runId, controller);
     runPlaybook(message.bundle, {
       ...message.options,
+      launches,
       signal: controller.signal,
       onEvent: (event) => post({ type: 'event', runId, event }),
-      onSpawn: (pid, at) => post({ type: 'spawn', runId, pid, at: at.getTime() }),
+      onSpawn: (pid, at, warm) => post({ type: 'spawn', runId, pid, at: at.getTime(), warm }),
     })
       .then(
         (outcome) => post({ type: 'done', runId, outcome }),
@@ -58,7 +67,10 @@ function serveRuns(): void {
   });
   // The server is gone: nobody will store these runs' events. Exiting lets the kernel kill each run's launcher
   // and ssh-agent (they were started with a parent-death signal); the next start clears their directories.
-  process.on('disconnect', () => process.exit(1));
+  process.on('disconnect', () => {
+    launches.close();
+    process.exit(1);
+  });
   // This process shares the server's process group: a Ctrl-C or a signal to the whole group must not end it
   // behind the server's back. The server drives its shutdown (cancel with a reason, then disconnect).
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => {});
@@ -149,7 +161,7 @@ export function startExecutorProcess(opts: ExecutorProcessOptions = {}): Executo
         }
         break;
       case 'spawn':
-        run.opts.onSpawn?.(message.pid, new Date(message.at));
+        run.opts.onSpawn?.(message.pid, new Date(message.at), message.warm);
         break;
       case 'done':
       case 'failed':
@@ -215,7 +227,7 @@ export function startExecutorProcess(opts: ExecutorProcessOptions = {}): Executo
           });
         };
         runs.set(runId, { opts, resolve, reject, onAbort });
-        const { onEvent: _e, signal, onSpawn: _s, now: _n, ...options } = opts;
+        const { onEvent: _e, signal, onSpawn: _s, now: _n, launches: _l, ...options } = opts;
         target.send({ type: 'run', runId, bundle, options } satisfies ToExecutor);
         signal?.addEventListener('abort', onAbort, { once: true });
         if (signal?.aborted) onAbort();

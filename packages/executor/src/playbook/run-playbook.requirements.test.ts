@@ -13,6 +13,7 @@ import {
   roleRequirement,
   tempDir,
 } from '../testing/index.js';
+import { createWarmLaunches, type WarmLaunches } from './run-launch.js';
 import { runPlaybook } from './run-playbook.js';
 
 const root = tempDir('baton-run-requirements');
@@ -44,8 +45,9 @@ write(
 repo.git('add', '-A');
 repo.git('commit', '-q', '-m', 'requirements');
 
-async function run(mode: SandboxMode) {
+async function run(mode: SandboxMode, launches?: WarmLaunches) {
   const events: RunEvent[] = [];
+  let warm: boolean | undefined;
   const bundle: RunBundle = {
     run_id: `run_req_${mode}`,
     playbook: {
@@ -66,12 +68,14 @@ async function run(mode: SandboxMode) {
     sandbox: { mode, hidden: [dataDir] },
     requirementsCache: path.join(dataDir, 'requirements'),
     onEvent: (e) => events.push(e),
+    launches,
+    onSpawn: (_pid, _at, w) => (warm = w),
   });
   const log = events
     .filter((e) => e.kind === 'log')
     .map((e) => e.data.text)
     .join('');
-  return { outcome, log };
+  return { outcome, log, warm };
 }
 
 describe('Galaxy requirements in a run', () => {
@@ -98,4 +102,28 @@ describe('Galaxy requirements in a run', () => {
     },
     120_000,
   );
+
+  it('never start in a launch made ahead without their mounts: the run starts its own', async () => {
+    const launches = createWarmLaunches();
+    try {
+      const first = await runPlaybook(
+        {
+          run_id: 'run_inline_first',
+          playbook: { source: 'inline', content: '- hosts: all\n  gather_facts: false\n  tasks: []\n' },
+          inventory: { content: 'localhost ansible_connection=local\n', format: 'ini' },
+          check: false,
+          credentials: [],
+        },
+        { workRoot: root, sandbox: { mode: 'bwrap', hidden: [dataDir] }, onEvent: () => {}, launches },
+      );
+      expect(first.conclusion).toBe('succeeded');
+      const { outcome, log, warm } = await run('bwrap', launches);
+      expect(warm).toBe(false);
+      expect(outcome.conclusion).toBe('succeeded');
+      expect(log).toMatch(/hello from the role/);
+      expect(log).toMatch(/using the cache/);
+    } finally {
+      launches.close();
+    }
+  }, 120_000);
 });

@@ -9,7 +9,7 @@ import fsSync from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { LearnedHostKeys, RunBundle, RunEvent } from '@baton/contracts';
-import type { Sandbox } from '../sandbox/sandbox.js';
+import { type Sandbox, sandboxMounts } from '../sandbox/sandbox.js';
 import type { FetchPolicy } from '../network/fetch-destination.js';
 import {
   canceledFor,
@@ -24,9 +24,10 @@ import {
 import type { RunResources } from './run-credentials.js';
 import { type HostStats, RunEventStream } from './run-event-stream.js';
 import { closeControlSockets, processStartTime, recordRunPids, RUN_DIR_PREFIX, type RunPids } from './run-leftovers.js';
-import { KNOWN_HOSTS_FILE, prepareRun, PROJECT_DIR } from './run-preparation.js';
+import { KNOWN_HOSTS_FILE, prepareRun, PROJECT_DIR, runSandbox } from './run-preparation.js';
 import { confirmedByHosts, learnedHostKeys } from '../known-hosts/host-trust.js';
 import { type AnsibleResult, runAnsible } from './run-process.js';
+import { RunLaunch, type WarmLaunches } from './run-launch.js';
 import { secretsOf } from './run-secrets.js';
 
 export type { HostStats, RunConclusion, RunReason };
@@ -71,8 +72,16 @@ export interface RunPlaybookOptions {
   requirementsTimeoutMs?: number | undefined;
   /** where the checkout and the Galaxy server may be fetched from (BATON_FETCH_DENY_PRIVATE) */
   fetchPolicy?: FetchPolicy | undefined;
-  /** called once the ansible-playbook process exists, with the moment it did (dispatch latency is measured up to here) */
-  onSpawn?: ((pid: number, at: Date) => void) | undefined;
+  /**
+   * called once ansible-playbook starts, with its process (group) id and the moment (dispatch latency is measured up
+   * to here); `warm` when it started in a launch made ahead
+   */
+  onSpawn?: ((pid: number, at: Date, warm: boolean) => void) | undefined;
+  /**
+   * where the next run's launch is started ahead (its process chain and sandbox waiting for the command): each run
+   * takes the waiting one if it fits and starts another once it ended. Unset: each run starts its own.
+   */
+  launches?: WarmLaunches | undefined;
 }
 
 const DEFAULT_INTERRUPT_GRACE_MS = 10_000;
@@ -101,6 +110,28 @@ function describeFailure(err: unknown, dir: string | undefined): string {
       : String(err);
   const oneLine = text.replace(/\s+/g, ' ').trim() || 'unknown error';
   return dir ? oneLine.split(dir).join('<run dir>') : oneLine;
+}
+
+/** A new private run directory, with the record of whose it is (cleanupLeftoverRuns reads it after a crash). */
+function newRunDir(workRoot: string, pids: RunPids): string {
+  const dir = fsSync.mkdtempSync(path.join(workRoot, RUN_DIR_PREFIX));
+  fsSync.chmodSync(dir, 0o700);
+  recordRunPids(dir, pids);
+  return dir;
+}
+
+/** Starts the next run's launch ahead: a run directory of its own, the sandbox these settings give, no command yet. */
+async function launchAhead(workRoot: string, sandbox: Sandbox | undefined): Promise<RunLaunch> {
+  const pids: RunPids = { server_pid: process.pid, server_started: processStartTime(process.pid) };
+  const dir = newRunDir(workRoot, pids);
+  try {
+    const launch = new RunLaunch(dir, await runSandbox(dir, sandbox));
+    if (launch.child.pid !== undefined) recordRunPids(dir, { ...pids, ansible_pgid: launch.child.pid });
+    return launch;
+  } catch (err) {
+    fsSync.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
 }
 
 /** Stops and removes everything the run owned; each step is tried, whatever the others did. */
@@ -156,11 +187,15 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
   const learned: LearnedHostKeys = { inventory: [], project: [] };
   let result: AnsibleResult = { exitCode: null };
   let outcome: RunVerdict;
+  const workRoot = opts.workRoot ?? os.tmpdir();
+  // Runs with the same settings get the same sandbox; the mounts are compared again once the run is prepared.
+  const launchKey = JSON.stringify([workRoot, opts.sandbox ?? null]);
+  // Taken before anything else: its run directory becomes this run's.
+  let ahead = opts.launches?.take(launchKey);
   stream.status({ status: 'running' });
   try {
-    dir = fsSync.mkdtempSync(path.join(opts.workRoot ?? os.tmpdir(), RUN_DIR_PREFIX));
-    fsSync.chmodSync(dir, 0o700);
-    recordRunPids(dir, pids);
+    dir = ahead?.dir ?? newRunDir(workRoot, pids);
+    recordPids(ahead?.child.pid !== undefined ? { ansible_pgid: ahead.child.pid } : {});
     // Before anything can print a path: a checkout error names the project directory too.
     stream.replacePaths(
       await privatePathReplacements(dir, bundle.playbook.source === 'project' ? path.join(dir, PROJECT_DIR) : dir),
@@ -178,15 +213,22 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
     if (opts.signal?.aborted) {
       outcome = canceledFor(opts.signal.reason);
     } else {
-      result = await runAnsible(prepared, stream, {
+      // A launch made ahead serves only if this run needs the very same sandbox (a project's requirements add mounts).
+      const warm = ahead !== undefined && ahead.waiting && ahead.mounts === sandboxMounts(prepared.sandbox);
+      const launch = warm ? ahead! : new RunLaunch(dir, prepared.sandbox);
+      if (!warm) ahead?.discard({ removeDir: false });
+      ahead = undefined;
+      launch.give(prepared);
+      if (launch.child.pid !== undefined) {
+        // The chain leads its own process group (a session of its own, or setpgid).
+        recordPids({ ansible_pgid: launch.child.pid });
+        opts.onSpawn?.(launch.child.pid, new Date(), warm);
+      }
+      result = await runAnsible(launch.child, stream, {
         signal: opts.signal,
         timeoutMs: bundle.timeout_s === undefined ? undefined : bundle.timeout_s * 1000,
         interruptGraceMs: opts.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS,
         terminateGraceMs: opts.terminateGraceMs ?? DEFAULT_TERMINATE_GRACE_MS,
-        onSpawn: (pid, at) => {
-          recordPids({ ansible_pgid: pid }); // the chain leads its own process group (a session of its own, or setpgid)
-          opts.onSpawn?.(pid, at);
-        },
       });
       stream.flush();
       // Only for an inventory that keeps keys, and only what the hosts confirm: the playbook can write the file.
@@ -206,6 +248,8 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
       // The consumer is what broke; the final status below is its last chance.
     }
   }
+  // Unused (the run was canceled or failed before ansible): its processes go; the directory with the run's.
+  ahead?.discard({ removeDir: false });
   const problems = await cleanUp(dir, resources);
   try {
     for (const problem of problems) stream.ownLogLine(`baton: cleanup after the run failed: ${problem}`);
@@ -225,6 +269,7 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
     ...(recorded ? { host_keys: learned } : {}),
     ...(stream.outputTruncated ? { output_truncated: true } : {}),
   });
+  opts.launches?.prepare(launchKey, () => launchAhead(workRoot, opts.sandbox));
   return {
     exitCode: result.exitCode,
     ...outcome,

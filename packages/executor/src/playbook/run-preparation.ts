@@ -1,6 +1,6 @@
 // Everything a run needs before ansible-playbook starts, inside its private 0700 run directory: an empty config,
 // the inventory and extra vars as files, the playbook (inline, or the project checked out at the bundle's
-// commit), the credentials, a minimal environment with our callback plugin, and the command (sandboxed or not).
+// commit), the credentials, a minimal environment with our callback plugin, and the command with its sandbox.
 import fs from 'node:fs/promises';
 import fsSync from 'node:fs';
 import os from 'node:os';
@@ -8,7 +8,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { KnownHostEntry, RunBundle } from '@baton/contracts';
 import { GitError, checkoutCommit } from '../git/git.js';
-import { type Sandbox, sandboxed } from '../sandbox/sandbox.js';
+import type { Sandbox, SandboxSpec } from '../sandbox/sandbox.js';
 import { sshHostKeyOptions } from '../known-hosts/host-trust.js';
 import { checkedFetchAddress, type FetchPolicy } from '../network/fetch-destination.js';
 import { findRequirements, installRequirements, type InstalledRequirements } from './run-requirements.js';
@@ -21,7 +21,13 @@ import {
   withVariables,
 } from './run-credentials.js';
 import { PIDS_FILE } from './run-leftovers.js';
-import { EVENTS_FD, type PreparedRun } from './run-process.js';
+import type { LaunchCommand } from './run-launch.js';
+import { EVENTS_FD } from './run-process.js';
+
+/** A run ready to start: ansible-playbook (or the wrapper that adds env credentials to it) and its sandbox. */
+export interface PreparedRun extends LaunchCommand {
+  sandbox: SandboxSpec;
+}
 
 const INVENTORY_EXTENSION: Record<RunBundle['inventory']['format'], string> = {
   ini: '.ini',
@@ -253,28 +259,36 @@ export async function prepareRun(
 
   const variables = acceptedVariables(creds.variables, env, settings.notice);
   const inner = await withVariables('ansible-playbook', args, variables, fifo);
-  const sandbox = settings.sandbox;
-  const command =
-    sandbox?.mode === 'bwrap'
-      ? sandboxed(inner.command, inner.args, {
-          mode: 'bwrap',
-          // The run directory's parent holds every other run's directory (its ssh-agent socket, its FIFOs); the
-          // system temp directory holds checkouts and other private directories, and becomes a private, writable /tmp.
-          hidden: [
-            ...sandbox.hidden,
-            path.dirname(dir),
-            os.tmpdir(),
-            ...[await localRemoteTemp()].filter((d): d is string => d !== undefined),
-          ],
-          writable: [dir],
-          // pids.json tells the next start-up which processes to kill: the playbook must not be able to rewrite it.
-          // The requirements cache lies inside the data dir, which is hidden.
-          readable: [
-            CALLBACK_PLUGIN_DIR,
-            path.join(dir, PIDS_FILE),
-            ...(requirements ? [requirements.collectionsPath, requirements.rolesPath] : []),
-          ],
-        })
-      : inner;
-  return { ...command, env, cwd };
+  return { ...inner, env, cwd, sandbox: await runSandbox(dir, settings.sandbox, requirements) };
+}
+
+/**
+ * The sandbox of a run in `dir` (mode `off` without one). Also what a launch started ahead for the next run is given
+ * (without requirements): the same settings give the same sandbox.
+ */
+export async function runSandbox(
+  dir: string,
+  sandbox: Sandbox | undefined,
+  requirements?: InstalledRequirements,
+): Promise<SandboxSpec> {
+  if (sandbox?.mode !== 'bwrap') return { mode: 'off', hidden: [], writable: [dir] };
+  return {
+    mode: 'bwrap',
+    // The run directory's parent holds every other run's directory (its ssh-agent socket, its FIFOs); the
+    // system temp directory holds checkouts and other private directories, and becomes a private, writable /tmp.
+    hidden: [
+      ...sandbox.hidden,
+      path.dirname(dir),
+      os.tmpdir(),
+      ...[await localRemoteTemp()].filter((d): d is string => d !== undefined),
+    ],
+    writable: [dir],
+    // pids.json tells the next start-up which processes to kill: the playbook must not be able to rewrite it.
+    // The requirements cache lies inside the data dir, which is hidden.
+    readable: [
+      CALLBACK_PLUGIN_DIR,
+      path.join(dir, PIDS_FILE),
+      ...(requirements ? [requirements.collectionsPath, requirements.rolesPath] : []),
+    ],
+  };
 }

@@ -1,19 +1,11 @@
 // ansible-playbook as a process: started in a process group of its own at the lowest CPU priority, its output
 // streamed, and stopped on cancel or timeout by escalating SIGINT → SIGTERM → SIGKILL on that group.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fsSync from 'node:fs';
 import type { RunEventStream } from './run-event-stream.js';
 
 /** The fd on which the callback plugin writes its JSON lines (stdin, stdout, stderr, then this pipe). */
 export const EVENTS_FD = 3;
-
-export interface PreparedRun {
-  /** what to spawn: ansible-playbook, or bwrap around it */
-  command: string;
-  args: string[];
-  env: NodeJS.ProcessEnv;
-  cwd: string;
-}
 
 export interface AnsibleResult {
   exitCode: number | null;
@@ -25,12 +17,11 @@ export interface RunAnsibleOptions {
   timeoutMs?: number | undefined;
   interruptGraceMs: number;
   terminateGraceMs: number;
-  onSpawn?: ((pid: number, at: Date) => void) | undefined;
 }
 
 const delay = (ms: number) => new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), ms).unref());
 
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+export function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined) return;
   try {
     process.kill(-child.pid, signal);
@@ -137,24 +128,16 @@ export function ownGroupChain(
 }
 
 /**
- * Spawns ansible-playbook in its own process group, streams its output into `stream`, stops it on request.
- * Rejects when it cannot start or when handling its output throws (the event consumer broke): the group is
- * stopped first, so nothing keeps running unwatched.
+ * Watches ansible-playbook, started (see run-launch.ts) in its own process group: streams its output into `stream`
+ * and stops it on request. Rejects when it could not start or when handling its output throws (the event consumer
+ * broke): the group is stopped first, so nothing keeps running unwatched.
  */
 export function runAnsible(
-  prepared: PreparedRun,
+  child: ChildProcess,
   stream: Pick<RunEventStream, 'stdout' | 'ansibleEvents'>,
   opts: RunAnsibleOptions,
 ): Promise<AnsibleResult> {
   return new Promise((resolve, reject) => {
-    const chain = ownGroupChain(prepared.command, prepared.args);
-    const child = spawn(chain.command, chain.args, {
-      cwd: prepared.cwd,
-      env: prepared.env,
-      detached: chain.detached,
-      stdio: ['ignore', 'pipe', 'ignore', 'pipe'],
-    });
-    if (child.pid !== undefined) opts.onSpawn?.(child.pid, new Date());
     let stoppedFor: AnsibleResult['stoppedFor'] | 'broken';
     let failure: unknown;
     const exited = new Promise<'exited'>((r) => child.once('exit', () => r('exited')));

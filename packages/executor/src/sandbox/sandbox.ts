@@ -122,11 +122,25 @@ function mountArgs(spec: SandboxSpec): string[] {
 }
 
 /**
+ * What the sandbox would mount for `spec`, resolved now (the same text for two specs means the same sandbox): a run's
+ * process started ahead is used only if its run still needs exactly this.
+ */
+export function sandboxMounts(spec: SandboxSpec): string {
+  return spec.mode === 'off' ? 'off' : mountArgs(spec).join('\0');
+}
+
+/**
  * `command args` wrapped for the sandbox: spawn the result instead (with the same cwd, env and stdio; inherited
  * file descriptors pass through). With mode `off` it is the command unchanged. Paths are resolved now: a hidden
- * path that does not exist is skipped, a writable or readable one that does not exist throws.
+ * path that does not exist is skipped, a writable or readable one that does not exist throws. `restoreSignals:
+ * false` leaves SIGINT and SIGTERM ignored in the command, for one that restores them itself.
  */
-export function sandboxed(command: string, args: string[], opts: SandboxSpec): { command: string; args: string[] } {
+export function sandboxed(
+  command: string,
+  args: string[],
+  opts: SandboxSpec,
+  { restoreSignals = true }: { restoreSignals?: boolean } = {},
+): { command: string; args: string[] } {
   if (opts.mode === 'off') return { command, args };
   return {
     command: '/bin/sh',
@@ -137,7 +151,7 @@ export function sandboxed(command: string, args: string[], opts: SandboxSpec): {
       ...BASE_ARGS,
       ...mountArgs(opts),
       '--',
-      ...INNER_PREFIX,
+      ...(restoreSignals ? INNER_PREFIX : []),
       command,
       ...args,
     ],

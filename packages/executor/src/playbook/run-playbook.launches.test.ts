@@ -1,0 +1,144 @@
+// runPlaybook with a launch kept ahead: the next run starts in the process and directory made for it, and nothing
+// of a launch outlives its use, a cancel, another kind of run or the pool's close.
+import { afterAll, describe, expect, it } from '@jest/globals';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { RunBundle } from '@baton/contracts';
+import { createRepo, inlineBundle, play, runCollecting, tempDir } from '../testing/index.js';
+import { createWarmLaunches, type WarmLaunches } from './run-launch.js';
+import type { RunPlaybookOptions } from './run-playbook.js';
+
+const workRoot = tempDir('baton-playbook-launches');
+afterAll(() => fs.rmSync(workRoot, { recursive: true, force: true }));
+
+const runDirs = () => fs.readdirSync(workRoot).filter((n) => n.startsWith('baton-run-'));
+/** The process group recorded for a run directory (the launch waiting in it). */
+const recordedGroup = (dir: string) =>
+  (JSON.parse(fs.readFileSync(path.join(workRoot, dir, 'pids.json'), 'utf8')) as { ansible_pgid?: number })
+    .ansible_pgid;
+const groupAlive = (pgid: number) => {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+/** The only run directory's waiting launch, once it is started and leads its process group. */
+async function waitingLaunch(): Promise<{ dir: string; group: number }> {
+  for (let i = 0; i < 100; i++) {
+    const dirs = runDirs();
+    const group = dirs.length === 1 ? recordedGroup(dirs[0]!) : undefined;
+    if (group !== undefined && groupAlive(group)) return { dir: dirs[0]!, group };
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`no launch waits: ${JSON.stringify(runDirs())}`);
+}
+async function expectGroupGone(pgid: number) {
+  for (let i = 0; i < 100 && groupAlive(pgid); i++) await new Promise((r) => setTimeout(r, 20));
+  expect(groupAlive(pgid)).toBe(false);
+}
+
+async function runWith(launches: WarmLaunches, bundle: RunBundle, opts: Partial<RunPlaybookOptions> = {}) {
+  let spawned: { pid: number; warm: boolean } | undefined;
+  const result = await runCollecting(bundle, {
+    workRoot,
+    sandbox: { mode: 'bwrap', hidden: [] },
+    launches,
+    onSpawn: (pid, _at, warm) => (spawned = { pid, warm }),
+    ...opts,
+  });
+  return { ...result, spawned };
+}
+
+describe('runs with a launch kept ahead', () => {
+  it('start the next run in the launch waiting for it, then keep one ready again', async () => {
+    const launches = createWarmLaunches();
+    try {
+      const bundle = inlineBundle(play('    - debug: msg=hello-from-ahead\n    - command: echo changed\n'));
+      const first = await runWith(launches, bundle);
+      expect(first.outcome.conclusion).toBe('succeeded');
+      expect(first.spawned?.warm).toBe(false);
+      // The only directory left is the next run's, with its waiting launch recorded for a crash's clean-up.
+      const { dir: waitingDir, group: waitingGroup } = await waitingLaunch();
+
+      const second = await runWith(launches, bundle);
+      expect(second.spawned).toEqual({ pid: waitingGroup, warm: true });
+      expect(second.outcome).toMatchObject({ exitCode: 0, conclusion: 'succeeded' });
+      expect(second.outcome.stats).toEqual(first.outcome.stats);
+      expect(second.log).toContain('hello-from-ahead');
+      // The same events (log chunks split as output arrives: not compared).
+      const ansibleKinds = (kinds: string[]) => kinds.filter((k) => k !== 'log');
+      expect(ansibleKinds(second.kinds)).toEqual(ansibleKinds(first.kinds));
+      // Its directory went with it; a new launch waits in a new one.
+      const { dir: nextDir, group: nextGroup } = await waitingLaunch();
+      expect(nextDir).not.toBe(waitingDir);
+      launches.close();
+      await expectGroupGone(nextGroup);
+      expect(runDirs()).toEqual([]);
+    } finally {
+      launches.close();
+    }
+  }, 60_000);
+
+  it('a project run starts in it too, in the checkout made after the launch started', async () => {
+    const repo = createRepo(tempDir('baton-launches-repo'));
+    fs.mkdirSync(path.join(repo.dir, 'plays'));
+    fs.writeFileSync(path.join(repo.dir, 'plays', 'hello.yml'), play('    - debug: msg=from-the-project\n'));
+    repo.git('add', '.');
+    repo.git('commit', '-q', '-m', 'a playbook');
+    const project: RunBundle = {
+      ...inlineBundle(''),
+      playbook: { source: 'project', path: 'plays/hello.yml', git: { url: repo.url, commit: repo.head() } },
+    };
+    const launches = createWarmLaunches();
+    try {
+      await runWith(launches, inlineBundle(play('    - debug: msg=one\n')));
+      const { group } = await waitingLaunch();
+      const run = await runWith(launches, project);
+      expect(run.spawned).toEqual({ pid: group, warm: true });
+      expect(run.outcome.conclusion).toBe('succeeded');
+      expect(run.log).toContain('from-the-project');
+      // Events name the playbook relative to the project, as in a run that started its own launch.
+      expect(run.events.find((e) => e.kind === 'playbook_on_start')!.data.playbook).toBe('plays/hello.yml');
+    } finally {
+      launches.close();
+      fs.rmSync(repo.dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('stopped by a cancel before ansible started: the waiting launch goes with the run', async () => {
+    const launches = createWarmLaunches();
+    try {
+      await runWith(launches, inlineBundle(play('    - debug: msg=one\n')));
+      const { group: waitingGroup } = await waitingLaunch();
+      const controller = new AbortController();
+      controller.abort();
+      const canceled = await runWith(launches, inlineBundle(play('    - debug: msg=two\n')), {
+        signal: controller.signal,
+      });
+      expect(canceled.outcome.conclusion).toBe('canceled');
+      expect(canceled.spawned).toBeUndefined();
+      await expectGroupGone(waitingGroup);
+      expect(runDirs().map(recordedGroup)).not.toContain(waitingGroup);
+    } finally {
+      launches.close();
+    }
+  }, 60_000);
+
+  it('a run of another kind (another sandbox) starts its own, and the one waiting goes', async () => {
+    const launches = createWarmLaunches();
+    try {
+      await runWith(launches, inlineBundle(play('    - debug: msg=one\n')));
+      const { group: waitingGroup } = await waitingLaunch();
+      const unsandboxed = await runWith(launches, inlineBundle(play('    - debug: msg=two\n')), {
+        sandbox: { mode: 'off', hidden: [] },
+      });
+      expect(unsandboxed.outcome.conclusion).toBe('succeeded');
+      expect(unsandboxed.spawned?.warm).toBe(false);
+      await expectGroupGone(waitingGroup);
+    } finally {
+      launches.close();
+    }
+  }, 60_000);
+});
