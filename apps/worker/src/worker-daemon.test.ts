@@ -585,6 +585,33 @@ describe('createWorkerDaemon with a queue driven by hand', () => {
     });
   });
 
+  it('logs what runPlaybook could not clean up after the run, with the run id', async () => {
+    await make({
+      runPlaybook: async (bundle, opts) => {
+        opts.onEvent({
+          run_id: bundle.run_id,
+          seq: 1,
+          ts: new Date().toISOString(),
+          kind: 'status',
+          data: { status: 'finished', conclusion: 'succeeded' },
+        });
+        return {
+          exitCode: 0,
+          conclusion: 'succeeded',
+          stats: {},
+          logLines: 0,
+          cleanupProblems: ['removing the run directory: EBUSY'],
+        };
+      },
+    }).start();
+    await queue.give({ runId: 'run_dirty', bundle: sealBundle(inlineBundle(QUICK, { run_id: 'run_dirty' }), KEY) });
+    expect(rec.logs).toContainEqual({
+      level: 'warn',
+      message: 'cleanup after the run failed',
+      meta: { run_id: 'run_dirty', problems: ['removing the run directory: EBUSY'] },
+    });
+  });
+
   it("fails the job when the run's events cannot be flushed, so the queue reports it lost", async () => {
     await make({ events: { push: () => {}, flush: async () => Promise.reject(new Error('stream down')) } }).start();
     const run = queue.give({

@@ -243,7 +243,7 @@ export function createWorkerDaemon(deps: WorkerDaemonDeps): WorkerDaemon {
     let lastSeq = 0;
     let finished = false;
     try {
-      await deps.runPlaybook(bundle, {
+      const outcome = await deps.runPlaybook(bundle, {
         ...deps.playbookOptions,
         signal: held.controller.signal,
         onEvent: (event) => {
@@ -263,6 +263,8 @@ export function createWorkerDaemon(deps: WorkerDaemonDeps): WorkerDaemon {
         onSpawn: (pid, at, warm) =>
           logger.info('ansible-playbook started', { run_id: runId, pid, at: at.toISOString(), warm }),
       });
+      if (outcome.cleanupProblems)
+        logger.warn('cleanup after the run failed', { run_id: runId, problems: outcome.cleanupProblems });
     } catch (err) {
       // runPlaybook reports everything it meets as the run's outcome; reaching here is a bug in the executor.
       logger.error('executor failed', { run_id: runId, last_seq: lastSeq, error: errorText(err) });

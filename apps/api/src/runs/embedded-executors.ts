@@ -104,7 +104,7 @@ export function createEmbeddedExecutors(deps: EmbeddedExecutorDeps): EmbeddedExe
     let lastSeq = 0;
     let finished = false;
     try {
-      await deps.runPlaybook(bundle, {
+      const outcome = await deps.runPlaybook(bundle, {
         ...deps.playbookOptions,
         signal: controller.signal,
         onEvent: (event) => {
@@ -126,6 +126,8 @@ export function createEmbeddedExecutors(deps: EmbeddedExecutorDeps): EmbeddedExe
             ...timings,
           }),
       });
+      if (outcome.cleanupProblems)
+        deps.logger.warn('cleanup after the run failed', { run_id: runId, problems: outcome.cleanupProblems });
       await deps.ingest.flush();
     } catch (err) {
       // runPlaybook reports everything it meets as the run's outcome; reaching here is a bug or a dead database.

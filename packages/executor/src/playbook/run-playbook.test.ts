@@ -377,6 +377,33 @@ describe('runPlaybook when the executor itself fails', () => {
     expect(runDirsLeft()).toEqual([]);
   });
 
+  it('gives the caller what it could not clean up, after a final status that does not wait for the clean-up', async () => {
+    // An immutable file (root may set it, not remove it) makes removing the run directory fail.
+    const { outcome, events, log } = await runIn(
+      inlineBundle(
+        play(
+          '    - file: path={{ playbook_dir }}/stuck state=touch\n    - command: chattr +i {{ playbook_dir }}/stuck\n',
+        ),
+      ),
+    );
+    const left = runDirsLeft();
+    try {
+      expect(outcome.conclusion).toBe('succeeded');
+      expect(finals(events)).toEqual([events.at(-1)]);
+      expect(events.at(-1)!.data).toMatchObject({ status: 'finished', conclusion: 'succeeded' });
+      expect(log).not.toContain('cleanup');
+      expect(outcome.cleanupProblems).toEqual([
+        expect.stringMatching(/^removing the run directory: E[A-Z]+: .*'<run dir>\/stuck'$/),
+      ]);
+      expect(left).toHaveLength(1);
+    } finally {
+      for (const dir of left) {
+        execFileSync('chattr', ['-i', path.join(workRoot, dir, 'stuck')]);
+        fs.rmSync(path.join(workRoot, dir), { recursive: true, force: true });
+      }
+    }
+  });
+
   it('ends error / executor_error when the sandbox cannot be set up', async () => {
     // The run directory's parent is hidden in the sandbox; hiding the root itself is refused.
     const { outcome, events, log } = await runIn(inlineBundle(play('    - ping:\n')), {

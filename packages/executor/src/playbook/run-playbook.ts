@@ -44,6 +44,11 @@ export interface RunOutcome {
   logLines: number;
   /** the log was cut at maxLogBytes (always set by runPlaybook) */
   outputTruncated?: boolean | undefined;
+  /**
+   * what failed while stopping the run's helpers (ssh-agent, control masters, secret FIFOs) and removing its directory,
+   * after its final status: for the server's log, since the run's own log is complete by then
+   */
+  cleanupProblems?: string[] | undefined;
 }
 
 export interface RunPlaybookOptions {
@@ -174,10 +179,14 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
   let dir: string | undefined;
   // Who owns the run and which processes are its, for cleanupLeftoverRuns should this server die mid-run.
   const pids: RunPids = { server_pid: process.pid, server_started: processStartTime(process.pid) };
+  let pidsWritten = '';
   const recordPids = (more: Partial<RunPids>) => {
     Object.assign(pids, more);
+    const text = JSON.stringify(pids);
+    if (!dir || text === pidsWritten) return;
     try {
-      if (dir) recordRunPids(dir, pids);
+      recordRunPids(dir, pids);
+      pidsWritten = text;
     } catch {
       // Only a crash's leftovers would miss it: never a reason to stop (or not stop) a run.
     }
@@ -194,7 +203,11 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
   let ahead = opts.launches?.take(launchKey);
   stream.status({ status: 'running' });
   try {
-    dir = ahead?.dir ?? newRunDir(workRoot, pids);
+    if (ahead) dir = ahead.dir;
+    else {
+      dir = newRunDir(workRoot, pids);
+      pidsWritten = JSON.stringify(pids);
+    }
     recordPids(ahead?.child.pid !== undefined ? { ansible_pgid: ahead.child.pid } : {});
     // Before anything can print a path: a checkout error names the project directory too.
     stream.replacePaths(
@@ -250,9 +263,7 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
   }
   // Unused (the run was canceled or failed before ansible): its processes go; the directory with the run's.
   ahead?.discard({ removeDir: false });
-  const problems = await cleanUp(dir, resources);
   try {
-    for (const problem of problems) stream.ownLogLine(`baton: cleanup after the run failed: ${problem}`);
     const stopped = stoppedLine(result.stoppedFor, outcome, bundle.timeout_s);
     if (stopped) stream.ownLogLine(stopped);
   } catch {
@@ -260,15 +271,22 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
   }
   const stats = stream.statsWithReasons() ?? {};
   const recorded = learned.inventory.length + learned.project.length > 0;
-  stream.status({
-    status: 'finished',
-    conclusion: outcome.conclusion,
-    ...(outcome.reason ? { reason: outcome.reason } : {}),
-    exit_code: result.exitCode,
-    stats,
-    ...(recorded ? { host_keys: learned } : {}),
-    ...(stream.outputTruncated ? { output_truncated: true } : {}),
-  });
+  let cleanupProblems: string[] = [];
+  try {
+    stream.status({
+      status: 'finished',
+      conclusion: outcome.conclusion,
+      ...(outcome.reason ? { reason: outcome.reason } : {}),
+      exit_code: result.exitCode,
+      stats,
+      ...(recorded ? { host_keys: learned } : {}),
+      ...(stream.outputTruncated ? { output_truncated: true } : {}),
+    });
+  } finally {
+    // After the final status, so the run's end reaches its followers without waiting for this (closing ssh control
+    // masters alone takes milliseconds each); what fails here is the caller's to log.
+    cleanupProblems = await cleanUp(dir, resources);
+  }
   opts.launches?.prepare(launchKey, () => launchAhead(workRoot, opts.sandbox));
   return {
     exitCode: result.exitCode,
@@ -276,5 +294,6 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
     stats,
     logLines: stream.logLines,
     outputTruncated: stream.outputTruncated,
+    ...(cleanupProblems.length ? { cleanupProblems } : {}),
   };
 }
