@@ -32,8 +32,10 @@ so both see the same machine, times:
 Prints the totals and their ratio (target 1.05), how many runs started in the launch the executor keeps ahead, and
 for Baton, p50 per step: submit → spawn (the executor's \`ansible-playbook started\` log line; within it the
 POST's answer, submit → lease, the claim, the bundle, and run directory → spawn, which includes the hop to the
-executor process), spawn → playbook_on_start (ansible's start-up with the callback), the playbook (playbook_on_start → playbook_on_stats, event times), stats → finished (the executor's clean-up, the final
-status event's time) and finished → stream end (ingest, store, publish, SSE). --warmup runs of each are not counted.
+executor process), spawn → playbook_on_start (ansible's start-up with the callback), the playbook
+(playbook_on_start → playbook_on_stats, event times), stats → finished (ansible's exit, the final status event's
+time; the run's clean-up comes after it) and finished → stream end (ingest, store, publish, SSE). --warmup runs of
+each are not counted.
 --idle-baseline runs the direct playbook under \`chrt --idle 0\` like the executor does (SCHED_IDLE: on a busy
 machine this alone makes ansible slower; on a quiet one it costs nothing).
 `,
