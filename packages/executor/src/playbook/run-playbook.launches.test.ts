@@ -39,6 +39,16 @@ async function expectGroupGone(pgid: number) {
   expect(groupAlive(pgid)).toBe(false);
 }
 
+/** Processes whose working directory lies under this file's work root (a launch works in its run directory). */
+const processesInWorkRoot = () =>
+  fs.readdirSync('/proc').filter((pid) => {
+    try {
+      return /^\d+$/.test(pid) && fs.readlinkSync(`/proc/${pid}/cwd`).startsWith(workRoot);
+    } catch {
+      return false;
+    }
+  });
+
 async function runWith(launches: WarmLaunches, bundle: RunBundle, opts: Partial<RunPlaybookOptions> = {}) {
   let spawned: { pid: number; warm: boolean } | undefined;
   const result = await runCollecting(bundle, {
@@ -104,6 +114,28 @@ describe('runs with a launch kept ahead', () => {
     } finally {
       launches.close();
       fs.rmSync(repo.dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('a command that cannot be handed over (a NUL in it) ends the run executor_error and leaves no launch waiting', async () => {
+    const launches = createWarmLaunches();
+    try {
+      await runWith(launches, inlineBundle(play('    - debug: msg=one\n')));
+      await waitingLaunch();
+      const nul = inlineBundle(play('    - debug: msg=two\n'), { limit: 'local\0host' });
+      // In the launch made ahead, then (another sandbox) in one of its own.
+      for (const sandbox of [undefined, { mode: 'off' as const, hidden: [] }]) {
+        const bad = await runWith(launches, nul, sandbox ? { sandbox } : {});
+        expect(bad.outcome).toMatchObject({ conclusion: 'error', reason: 'executor_error' });
+        expect(bad.log).toContain('NUL character');
+        expect(bad.spawned).toBeUndefined();
+      }
+      launches.close();
+      for (let i = 0; i < 100 && processesInWorkRoot().length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(processesInWorkRoot()).toEqual([]);
+      expect(runDirs()).toEqual([]);
+    } finally {
+      launches.close();
     }
   }, 60_000);
 

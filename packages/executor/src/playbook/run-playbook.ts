@@ -231,7 +231,12 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
       const launch = warm ? ahead! : new RunLaunch(dir, prepared.sandbox);
       if (!warm) ahead?.discard({ removeDir: false });
       ahead = undefined;
-      launch.give(prepared);
+      try {
+        launch.give(prepared);
+      } catch (err) {
+        launch.discard({ removeDir: false }); // nothing was sent: it would wait for a command forever
+        throw err;
+      }
       if (launch.child.pid !== undefined) {
         // The chain leads its own process group (a session of its own, or setpgid).
         recordPids({ ansible_pgid: launch.child.pid });
