@@ -373,15 +373,18 @@ function manualQueue() {
 /** Held by a test to keep a stopping run from ending (a real ansible takes a while to stop). */
 let stopGate: Promise<void> | undefined;
 
+/** An event as runPlaybook emits it, stamped now. */
+const eventOf = (runId: string, seq: number, kind: RunEvent['kind'], data: RunEvent['data']): RunEvent => ({
+  run_id: runId,
+  seq,
+  ts: new Date().toISOString(),
+  kind,
+  data,
+});
+
 /** A stand-in for runPlaybook: a running event, then waits for the abort and ends with the conclusion it implies. */
 async function fakeRun(bundle: RunBundle, opts: RunPlaybookOptions): Promise<RunOutcome> {
-  opts.onEvent({
-    run_id: bundle.run_id,
-    seq: 1,
-    ts: new Date().toISOString(),
-    kind: 'status',
-    data: { status: 'running' },
-  });
+  opts.onEvent(eventOf(bundle.run_id, 1, 'status', { status: 'running' }));
   if (!opts.signal!.aborted)
     await new Promise((resolve) => opts.signal!.addEventListener('abort', resolve, { once: true }));
   await stopGate;
@@ -390,13 +393,7 @@ async function fakeRun(bundle: RunBundle, opts: RunPlaybookOptions): Promise<Run
     reason === 'WorkerLostAbort'
       ? { conclusion: 'error', reason: 'worker_lost' }
       : { conclusion: 'canceled', reason: reason === 'ShutdownAbort' ? 'shutdown' : 'canceled' };
-  opts.onEvent({
-    run_id: bundle.run_id,
-    seq: 2,
-    ts: new Date().toISOString(),
-    kind: 'status',
-    data: { status: 'finished', ...outcome },
-  });
+  opts.onEvent(eventOf(bundle.run_id, 2, 'status', { status: 'finished', ...outcome }));
   return { exitCode: null, conclusion: outcome.conclusion as RunOutcome['conclusion'], stats: {}, logLines: 0 };
 }
 
@@ -550,20 +547,8 @@ describe('createWorkerDaemon with a queue driven by hand', () => {
   it('finishes the run error / executor_error with the next seq when runPlaybook throws', async () => {
     await make({
       runPlaybook: async (bundle, opts) => {
-        opts.onEvent({
-          run_id: bundle.run_id,
-          seq: 1,
-          ts: new Date().toISOString(),
-          kind: 'status',
-          data: { status: 'running' },
-        });
-        opts.onEvent({
-          run_id: bundle.run_id,
-          seq: 2,
-          ts: new Date().toISOString(),
-          kind: 'log',
-          data: { text: 'x\n', start_line: 1, end_line: 2 },
-        });
+        opts.onEvent(eventOf(bundle.run_id, 1, 'status', { status: 'running' }));
+        opts.onEvent(eventOf(bundle.run_id, 2, 'log', { text: 'x\n', start_line: 1, end_line: 2 }));
         throw new Error('executor bug');
       },
     }).start();
@@ -588,13 +573,7 @@ describe('createWorkerDaemon with a queue driven by hand', () => {
   it('logs what runPlaybook could not clean up after the run, with the run id', async () => {
     await make({
       runPlaybook: async (bundle, opts) => {
-        opts.onEvent({
-          run_id: bundle.run_id,
-          seq: 1,
-          ts: new Date().toISOString(),
-          kind: 'status',
-          data: { status: 'finished', conclusion: 'succeeded' },
-        });
+        opts.onEvent(eventOf(bundle.run_id, 1, 'status', { status: 'finished', conclusion: 'succeeded' }));
         return {
           exitCode: 0,
           conclusion: 'succeeded',

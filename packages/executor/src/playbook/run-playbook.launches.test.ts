@@ -61,6 +61,19 @@ async function runWith(launches: WarmLaunches, bundle: RunBundle, opts: Partial<
   return { ...result, spawned };
 }
 
+/** Runs `test` with a pool where a first run left a launch waiting; the pool is closed whatever happens. */
+async function withWaitingLaunch(
+  test: (launches: WarmLaunches, waiting: { dir: string; group: number }) => Promise<void>,
+) {
+  const launches = createWarmLaunches();
+  try {
+    await runWith(launches, inlineBundle(play('    - debug: msg=one\n')));
+    await test(launches, await waitingLaunch());
+  } finally {
+    launches.close();
+  }
+}
+
 describe('runs with a launch kept ahead', () => {
   it('start the next run in the launch waiting for it, then keep one ready again', async () => {
     const launches = createWarmLaunches();
@@ -93,35 +106,27 @@ describe('runs with a launch kept ahead', () => {
 
   it('a project run starts in it too, in the checkout made after the launch started', async () => {
     const repo = createRepo(tempDir('baton-launches-repo'));
-    fs.mkdirSync(path.join(repo.dir, 'plays'));
-    fs.writeFileSync(path.join(repo.dir, 'plays', 'hello.yml'), play('    - debug: msg=from-the-project\n'));
-    repo.git('add', '.');
-    repo.git('commit', '-q', '-m', 'a playbook');
+    const commit = repo.commitFiles({ 'plays/hello.yml': play('    - debug: msg=from-the-project\n') });
     const project: RunBundle = {
       ...inlineBundle(''),
-      playbook: { source: 'project', path: 'plays/hello.yml', git: { url: repo.url, commit: repo.head() } },
+      playbook: { source: 'project', path: 'plays/hello.yml', git: { url: repo.url, commit } },
     };
-    const launches = createWarmLaunches();
     try {
-      await runWith(launches, inlineBundle(play('    - debug: msg=one\n')));
-      const { group } = await waitingLaunch();
-      const run = await runWith(launches, project);
-      expect(run.spawned).toEqual({ pid: group, warm: true });
-      expect(run.outcome.conclusion).toBe('succeeded');
-      expect(run.log).toContain('from-the-project');
-      // Events name the playbook relative to the project, as in a run that started its own launch.
-      expect(run.events.find((e) => e.kind === 'playbook_on_start')!.data.playbook).toBe('plays/hello.yml');
+      await withWaitingLaunch(async (launches, { group }) => {
+        const run = await runWith(launches, project);
+        expect(run.spawned).toEqual({ pid: group, warm: true });
+        expect(run.outcome.conclusion).toBe('succeeded');
+        expect(run.log).toContain('from-the-project');
+        // Events name the playbook relative to the project, as in a run that started its own launch.
+        expect(run.events.find((e) => e.kind === 'playbook_on_start')!.data.playbook).toBe('plays/hello.yml');
+      });
     } finally {
-      launches.close();
       fs.rmSync(repo.dir, { recursive: true, force: true });
     }
   }, 60_000);
 
   it('a command that cannot be handed over (a NUL in it) ends the run executor_error and leaves no launch waiting', async () => {
-    const launches = createWarmLaunches();
-    try {
-      await runWith(launches, inlineBundle(play('    - debug: msg=one\n')));
-      await waitingLaunch();
+    await withWaitingLaunch(async (launches) => {
       const nul = inlineBundle(play('    - debug: msg=two\n'), { limit: 'local\0host' });
       // In the launch made ahead, then (another sandbox) in one of its own.
       for (const sandbox of [undefined, { mode: 'off' as const, hidden: [] }]) {
@@ -134,16 +139,11 @@ describe('runs with a launch kept ahead', () => {
       for (let i = 0; i < 100 && processesInWorkRoot().length > 0; i++) await new Promise((r) => setTimeout(r, 20));
       expect(processesInWorkRoot()).toEqual([]);
       expect(runDirs()).toEqual([]);
-    } finally {
-      launches.close();
-    }
+    });
   }, 60_000);
 
   it('stopped by a cancel before ansible started: the waiting launch goes with the run', async () => {
-    const launches = createWarmLaunches();
-    try {
-      await runWith(launches, inlineBundle(play('    - debug: msg=one\n')));
-      const { group: waitingGroup } = await waitingLaunch();
+    await withWaitingLaunch(async (launches, { group: waitingGroup }) => {
       const controller = new AbortController();
       controller.abort();
       const canceled = await runWith(launches, inlineBundle(play('    - debug: msg=two\n')), {
@@ -153,24 +153,17 @@ describe('runs with a launch kept ahead', () => {
       expect(canceled.spawned).toBeUndefined();
       await expectGroupGone(waitingGroup);
       expect(runDirs().map(recordedGroup)).not.toContain(waitingGroup);
-    } finally {
-      launches.close();
-    }
+    });
   }, 60_000);
 
   it('a run of another kind (another sandbox) starts its own, and the one waiting goes', async () => {
-    const launches = createWarmLaunches();
-    try {
-      await runWith(launches, inlineBundle(play('    - debug: msg=one\n')));
-      const { group: waitingGroup } = await waitingLaunch();
+    await withWaitingLaunch(async (launches, { group: waitingGroup }) => {
       const unsandboxed = await runWith(launches, inlineBundle(play('    - debug: msg=two\n')), {
         sandbox: { mode: 'off', hidden: [] },
       });
       expect(unsandboxed.outcome.conclusion).toBe('succeeded');
       expect(unsandboxed.spawned?.warm).toBe(false);
       await expectGroupGone(waitingGroup);
-    } finally {
-      launches.close();
-    }
+    });
   }, 60_000);
 });

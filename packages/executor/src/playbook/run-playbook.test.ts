@@ -216,11 +216,8 @@ describe.each(['off', 'bwrap'] as const)('runPlaybook against localhost (sandbox
 
   it('runs a playbook from a project checked out at the bundle commit, and refuses paths outside it', async () => {
     const repo = createRepo(tempDir('baton-playbook-repo'));
-    fs.mkdirSync(path.join(repo.dir, 'plays'));
-    fs.writeFileSync(path.join(repo.dir, 'plays', 'hello.yml'), play('    - debug: msg="from the project"\n'));
-    repo.git('add', '.');
-    repo.git('commit', '-q', '-m', 'add a playbook');
-    const git = { url: repo.url, commit: repo.head() };
+    const commit = repo.commitFiles({ 'plays/hello.yml': play('    - debug: msg="from the project"\n') });
+    const git = { url: repo.url, commit };
     const project = (p: string): RunBundle => ({ ...inlineBundle(''), playbook: { source: 'project', path: p, git } });
 
     const good = await run(project('plays/hello.yml'));

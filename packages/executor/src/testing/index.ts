@@ -23,7 +23,17 @@ export function createRepo(parent: string, name = 'repo') {
     return git('rev-parse', 'HEAD');
   };
   commit();
-  return { dir, url: `file://${dir}`, git, commit, head: (branch = 'main') => git('rev-parse', branch) };
+  /** Writes these files (paths relative to the repository, directories made) and commits them; returns the commit. */
+  const commitFiles = (files: Record<string, string>, message = 'add files') => {
+    for (const [rel, text] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+      fs.writeFileSync(path.join(dir, rel), text);
+    }
+    git('add', '.');
+    git('commit', '-q', '-m', message);
+    return git('rev-parse', 'HEAD');
+  };
+  return { dir, url: `file://${dir}`, git, commit, commitFiles, head: (branch = 'main') => git('rev-parse', branch) };
 }
 
 export function freePort(): Promise<number> {
