@@ -237,6 +237,11 @@ describe('fleet', () => {
       await page.getByLabel('Playbook', { exact: true }).press('Enter');
       await page.getByText('No hosts match these filters').waitFor();
       expect(search(page).get('playbook')).toBe('other.yml');
+      // The empty list's own way out clears every filter, as the bar's button does.
+      await page.getByRole('button', { name: 'clear them all' }).click();
+      await expectHosts(page, 'fleet', hosts as string[]);
+      expect(page.url()).not.toContain('?');
+      expect(await page.getByLabel('Playbook', { exact: true }).inputValue()).toBe('');
 
       // A shared link opens the same filtered view; a bad value shows the API's message next to its control.
       await page.goto(`${ui().base}/ui/fleet?flaky=true&window=5`);

@@ -34,6 +34,19 @@ export function EmptyState({ title, children }: { title: string; children?: Reac
   );
 }
 
+/** The empty list of a filtered view: says so and offers to clear every filter. */
+export function NoMatches({ what, onClear }: { what: string; onClear(): void }) {
+  return (
+    <EmptyState title={`No ${what} match these filters`}>
+      Change a filter above, or{' '}
+      <button type="button" className="btn btn-small" onClick={onClear}>
+        clear them all
+      </button>
+      .
+    </EmptyState>
+  );
+}
+
 export function Loading({ what = 'Loading' }: { what?: string }) {
   return (
     <div className="loading" role="status" aria-live="polite">

@@ -10,7 +10,7 @@ import { PagedTable } from '../../ui/PagedTable';
 import { Time } from '../../ui/Time';
 import { useInventories, useProjects } from '../runs/lookups';
 import { DriftGroupCard, type DriftGroup } from './DriftGroupCard';
-import { ClearFilters, NamedSelect, TextFilter } from './FilterControls';
+import { FilterBar, HOST_FILTER, PLAYBOOK_FILTER } from './FilterControls';
 import { hostPath, useUrlFilters } from './filters';
 import './observation.css';
 
@@ -50,33 +50,16 @@ export default function DriftPage() {
         title="Drift"
         subtitle="What the latest dry run (check mode) of each playbook and inventory found out of its desired state on each host. A later run that finds a resource unchanged clears it."
       />
-      <form className="filters" role="search" aria-label="Filter drift" onSubmit={(e) => e.preventDefault()}>
-        <TextFilter
-          label="Host"
-          name="host"
-          placeholder="host name"
-          value={f.host}
-          onChange={(v) => filters.set('host', v)}
-          error={drift.error}
-        />
-        <NamedSelect
-          label="Inventory"
-          name="inventory"
-          items={inventories.items}
-          value={f.inventory}
-          onChange={(v) => filters.set('inventory', v)}
-          error={drift.error}
-        />
-        <TextFilter
-          label="Playbook"
-          name="playbook"
-          placeholder="site.yml"
-          value={f.playbook}
-          onChange={(v) => filters.set('playbook', v)}
-          error={drift.error}
-        />
-        <ClearFilters shown={filters.any} onClear={filters.clear} />
-      </form>
+      <FilterBar
+        label="Filter drift"
+        filters={filters}
+        error={drift.error}
+        fields={[
+          HOST_FILTER,
+          { kind: 'named', name: 'inventory', label: 'Inventory', items: inventories.items },
+          PLAYBOOK_FILTER,
+        ]}
+      />
 
       <section aria-labelledby="drifting-heading">
         <h2 id="drifting-heading">

@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'react';
 import { Field } from '../../ui/forms';
 import type { Named } from '../runs/lookups';
+import type { useUrlFilters } from './filters';
 
 interface Common {
   label: string;
@@ -89,4 +90,56 @@ export function ClearFilters({ shown, onClear }: { shown: boolean; onClear(): vo
       Clear filters
     </button>
   ) : null;
+}
+
+/** One control of a FilterBar, bound to the query parameter `name`. */
+export type FilterField<K extends string> =
+  | { kind: 'named'; name: K; label: string; items: Named[] }
+  | {
+      kind: 'text';
+      name: K;
+      label: string;
+      placeholder?: string;
+      type?: 'search' | 'number';
+      min?: number;
+      max?: number;
+    }
+  | { kind: 'check'; name: K; label: string };
+
+/** The text filters several pages share. */
+export const PLAYBOOK_FILTER = { kind: 'text', name: 'playbook', label: 'Playbook', placeholder: 'site.yml' } as const;
+export const HOST_FILTER = { kind: 'text', name: 'host', label: 'Host', placeholder: 'host name' } as const;
+
+/** A page's filters as a search form: each field reads and rewrites its parameter; a 400 shows beside its field. */
+export function FilterBar<K extends string>({
+  label,
+  filters,
+  fields,
+  error,
+}: {
+  /** the form's accessible name ("Filter hosts") */
+  label: string;
+  filters: ReturnType<typeof useUrlFilters<K>>;
+  fields: FilterField<K>[];
+  /** the list's error */
+  error: unknown;
+}) {
+  return (
+    <form className="filters" role="search" aria-label={label} onSubmit={(e) => e.preventDefault()}>
+      {fields.map((field) => {
+        const bound = {
+          label: field.label,
+          name: field.name,
+          value: filters.values[field.name],
+          onChange: (v: string) => filters.set(field.name, v),
+        };
+        if (field.kind === 'named')
+          return <NamedSelect key={field.name} {...bound} items={field.items} error={error} />;
+        if (field.kind === 'check') return <CheckFilter key={field.name} {...bound} />;
+        const { kind: _kind, ...text } = field;
+        return <TextFilter key={field.name} {...text} {...bound} error={error} />;
+      })}
+      <ClearFilters shown={filters.any} onClear={filters.clear} />
+    </form>
+  );
 }

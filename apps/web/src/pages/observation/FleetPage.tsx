@@ -3,13 +3,13 @@ import type { FleetHost } from '@baton/contracts';
 import { Link } from 'wouter';
 import { qs } from '../../api/client';
 import { usePagedList } from '../../api/hooks';
-import { EmptyState, PageHeader } from '../../ui/layout';
+import { EmptyState, NoMatches, PageHeader } from '../../ui/layout';
 import { FleetAskBox } from '../ai/FleetAskBox';
 import { PagedTable } from '../../ui/PagedTable';
 import { OutcomeBadge } from '../../ui/Status';
 import { Time } from '../../ui/Time';
 import { useInventories, useProjects } from '../runs/lookups';
-import { CheckFilter, ClearFilters, NamedSelect, TextFilter } from './FilterControls';
+import { FilterBar, PLAYBOOK_FILTER } from './FilterControls';
 import { hostPath, useUrlFilters } from './filters';
 import { FlakyBadge } from './FlakyBadge';
 import { percent } from './format';
@@ -36,45 +36,26 @@ export default function FleetPage() {
         subtitle={`Hosts ranked by failed and unreachable runs over each host's last ${windowRuns === '1' ? 'run' : `${windowRuns} runs`}. Refreshed every ${REFRESH_MS / 1000} s.`}
       />
       <FleetAskBox />
-      <form className="filters" role="search" aria-label="Filter hosts" onSubmit={(e) => e.preventDefault()}>
-        <NamedSelect
-          label="Inventory"
-          name="inventory"
-          items={inventories.items}
-          value={f.inventory}
-          onChange={(v) => filters.set('inventory', v)}
-          error={list.error}
-        />
-        <NamedSelect
-          label="Project"
-          name="project"
-          items={projects.items}
-          value={f.project}
-          onChange={(v) => filters.set('project', v)}
-          error={list.error}
-        />
-        <TextFilter
-          label="Playbook"
-          name="playbook"
-          placeholder="site.yml"
-          value={f.playbook}
-          onChange={(v) => filters.set('playbook', v)}
-          error={list.error}
-        />
-        <TextFilter
-          label="Window (runs per host)"
-          name="window"
-          type="number"
-          min={1}
-          max={MAX_WINDOW}
-          placeholder={String(DEFAULT_WINDOW)}
-          value={f.window}
-          onChange={(v) => filters.set('window', v)}
-          error={list.error}
-        />
-        <CheckFilter label="Flaky hosts only" name="flaky" value={f.flaky} onChange={(v) => filters.set('flaky', v)} />
-        <ClearFilters shown={filters.any} onClear={filters.clear} />
-      </form>
+      <FilterBar
+        label="Filter hosts"
+        filters={filters}
+        error={list.error}
+        fields={[
+          { kind: 'named', name: 'inventory', label: 'Inventory', items: inventories.items },
+          { kind: 'named', name: 'project', label: 'Project', items: projects.items },
+          PLAYBOOK_FILTER,
+          {
+            kind: 'text',
+            name: 'window',
+            label: 'Window (runs per host)',
+            type: 'number',
+            min: 1,
+            max: MAX_WINDOW,
+            placeholder: String(DEFAULT_WINDOW),
+          },
+          { kind: 'check', name: 'flaky', label: 'Flaky hosts only' },
+        ]}
+      />
       <p className="muted obs-note">
         <strong>Flaky</strong>: for the same playbook and inventory, the host&apos;s outcome flipped between success and
         failure at least twice within the window while its failure rate stayed between 10% and 90%.
@@ -87,13 +68,7 @@ export default function FleetPage() {
         testId="fleet"
         empty={
           filters.any ? (
-            <EmptyState title="No hosts match these filters">
-              Change a filter above, or{' '}
-              <button type="button" className="btn btn-small" onClick={filters.clear}>
-                clear them all
-              </button>
-              .
-            </EmptyState>
+            <NoMatches what="hosts" onClear={filters.clear} />
           ) : (
             <EmptyState title="No host has run anything yet">
               Hosts appear here once a run you may see has finished on them: <Link href="/runs/new">submit a run</Link>{' '}

@@ -3,10 +3,10 @@ import type { TaskTrend } from '@baton/contracts';
 import { Link } from 'wouter';
 import { qs } from '../../api/client';
 import { usePagedList } from '../../api/hooks';
-import { EmptyState, PageHeader } from '../../ui/layout';
+import { EmptyState, NoMatches, PageHeader } from '../../ui/layout';
 import { PagedTable } from '../../ui/PagedTable';
 import { useProjects } from '../runs/lookups';
-import { ClearFilters, NamedSelect, TextFilter } from './FilterControls';
+import { FilterBar, HOST_FILTER, PLAYBOOK_FILTER } from './FilterControls';
 import { hostPath, useUrlFilters } from './filters';
 import { seconds } from './format';
 import { Trend } from './Trend';
@@ -41,44 +41,25 @@ export default function TasksPage() {
           </>
         }
       />
-      <form className="filters" role="search" aria-label="Filter tasks" onSubmit={(e) => e.preventDefault()}>
-        <TextFilter
-          label="Playbook"
-          name="playbook"
-          placeholder="site.yml"
-          value={f.playbook}
-          onChange={(v) => filters.set('playbook', v)}
-          error={list.error}
-        />
-        <NamedSelect
-          label="Project"
-          name="project"
-          items={projects.items}
-          value={f.project}
-          onChange={(v) => filters.set('project', v)}
-          error={list.error}
-        />
-        <TextFilter
-          label="Host"
-          name="host"
-          placeholder="host name"
-          value={f.host}
-          onChange={(v) => filters.set('host', v)}
-          error={list.error}
-        />
-        <TextFilter
-          label="Window (runs)"
-          name="window"
-          type="number"
-          min={2}
-          max={MAX_WINDOW}
-          placeholder={String(DEFAULT_WINDOW)}
-          value={f.window}
-          onChange={(v) => filters.set('window', v)}
-          error={list.error}
-        />
-        <ClearFilters shown={filters.any} onClear={filters.clear} />
-      </form>
+      <FilterBar
+        label="Filter tasks"
+        filters={filters}
+        error={list.error}
+        fields={[
+          PLAYBOOK_FILTER,
+          { kind: 'named', name: 'project', label: 'Project', items: projects.items },
+          HOST_FILTER,
+          {
+            kind: 'text',
+            name: 'window',
+            label: 'Window (runs)',
+            type: 'number',
+            min: 2,
+            max: MAX_WINDOW,
+            placeholder: String(DEFAULT_WINDOW),
+          },
+        ]}
+      />
       <PagedTable
         list={list}
         what="Loading tasks"
@@ -87,13 +68,7 @@ export default function TasksPage() {
         testId="tasks"
         empty={
           filters.any ? (
-            <EmptyState title="No tasks match these filters">
-              Change a filter above, or{' '}
-              <button type="button" className="btn btn-small" onClick={filters.clear}>
-                clear them all
-              </button>
-              .
-            </EmptyState>
+            <NoMatches what="tasks" onClear={filters.clear} />
           ) : (
             <EmptyState title="No task durations yet">
               Tasks appear here once a run you may see has finished.

@@ -4,7 +4,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { Link, useSearchParams } from 'wouter';
 import { usePagedList } from '../../api/hooks';
 import { useHasRole } from '../../auth/auth';
-import { EmptyState, PageHeader } from '../../ui/layout';
+import { EmptyState, NoMatches, PageHeader } from '../../ui/layout';
 import { PagedTable } from '../../ui/PagedTable';
 import { FILTER_KEYS, readFilters, runsPath, sinceInstant, withoutFilters } from './filters';
 import { useInventories, useProjects, useTemplates } from './lookups';
@@ -72,13 +72,7 @@ export default function RunsPage() {
         className="runs-table"
         empty={
           filtered ? (
-            <EmptyState title="No runs match these filters">
-              Change a filter above, or{' '}
-              <button type="button" className="btn btn-small" onClick={() => setParams((p) => withoutFilters(p))}>
-                clear them all
-              </button>
-              .
-            </EmptyState>
+            <NoMatches what="runs" onClear={() => setParams((p) => withoutFilters(p))} />
           ) : (
             <EmptyState title="No runs yet">
               {canSubmit ? (
