@@ -1,9 +1,11 @@
 // Embedded executors when a run's bundle cannot be built after their claim: core's one dispatch decision
-// (classifyBundleFailure) ends it missing_input or executor_error, or leaves it to the recovery sweep.
+// (classifyBundleFailure) ends it missing_input or executor_error, or leaves it to the recovery sweep. And after a
+// run: what runPlaybook could not clean up goes to the server's log.
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ConflictError, embeddedWorkerName, newId, RunInputMissingError } from '@baton/core';
 import { DIALECTS, testRunRow } from '@baton/db/testing';
+import { inlineBundle } from '@baton/executor/testing';
 import { createLogger } from '../logger.js';
 import { createHarness, type Harness } from '../testing/harness.js';
 import { createEmbeddedExecutors, type EmbeddedExecutors } from './embedded-executors.js';
@@ -89,5 +91,64 @@ describe.each(DIALECTS)('embedded executors meeting a bundle that cannot be buil
       reason: 'worker_lost',
     });
     expect(playbooks).toBe(0);
+  });
+});
+
+describe.each(DIALECTS)('embedded executors after a run, on %s', (dialect) => {
+  let h: Harness;
+  let executors: EmbeddedExecutors;
+  const warnings: Array<{ message: string; meta: unknown }> = [];
+
+  beforeAll(async () => {
+    h = await createHarness(dialect);
+    const logger = createLogger('error', { silent: true });
+    logger.warn = ((message: string, meta: unknown) => {
+      warnings.push({ message, meta });
+      return logger;
+    }) as typeof logger.warn;
+    executors = createEmbeddedExecutors({
+      queue: h.services.runQueue,
+      ingest: h.services.runIngest,
+      workers: h.services.workers,
+      bundles: { build: async (runId) => ({ ...inlineBundle('- hosts: all\n  tasks: []\n'), run_id: runId }) },
+      // What runPlaybook does around a run whose clean-up failed: a final status, then the problems in its outcome.
+      runPlaybook: async (bundle, opts) => {
+        const event = (seq: number, data: Record<string, unknown>) =>
+          opts.onEvent({ run_id: bundle.run_id, seq, ts: new Date().toISOString(), kind: 'status', data });
+        event(1, { status: 'running' });
+        event(2, { status: 'finished', conclusion: 'succeeded', exit_code: 0, stats: {} });
+        return {
+          exitCode: 0,
+          conclusion: 'succeeded',
+          stats: {},
+          logLines: 0,
+          cleanupProblems: ['removing the run directory: EBUSY'],
+        };
+      },
+      name: embeddedWorkerName(os.hostname(), process.pid),
+      capacity: 1,
+      logger,
+      leaseMs: 30_000,
+    });
+    await executors.start();
+  });
+  afterAll(async () => {
+    await executors.stop(0);
+    await h.close();
+  });
+
+  it("logs what could not be cleaned up with the run id, the run's own end untouched", async () => {
+    const id = newId('run');
+    await h.tdb.db.repos.runs.insert(testRunRow(id, { submitted_by: h.admin.id }));
+    await h.services.runQueue.enqueue({ runId: id });
+    await until(async () => (await h.tdb.db.repos.runs.findById(id))?.status === 'finished', `run ${id} to finish`);
+    await until(async () => warnings.length > 0, 'the warning');
+    expect(await h.tdb.db.repos.runs.findById(id)).toMatchObject({ conclusion: 'succeeded' });
+    expect(warnings).toEqual([
+      {
+        message: 'cleanup after the run failed',
+        meta: { run_id: id, problems: ['removing the run directory: EBUSY'] },
+      },
+    ]);
   });
 });
