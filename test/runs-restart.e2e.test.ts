@@ -116,16 +116,9 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
       BATON_ADMIN_PASSWORD: ADMIN_PASSWORD,
       BATON_EXECUTORS: '2',
     };
-    const marker = path.join(tempDir('baton-restart-'), 'started');
     const first = await serve(env);
     const { token } = await login(first.base, 'admin', ADMIN_PASSWORD);
-    const inv = await call(first, token!, 'POST', '/v1/inventories', { name: 'local', content: LOCAL_INVENTORY });
-    const run = await call(first, token!, 'POST', '/v1/runs', {
-      playbook: `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.shell: echo started >> ${marker}; sleep 8\n`,
-      inventory_id: inv.body.id,
-    });
-    expect(run.status).toBe(201);
-    await waitFor('the task to start', async () => (fs.existsSync(marker) ? true : undefined));
+    const run = await startSleepingRun(first, token!, 8);
     await first.kill();
 
     // A server that cannot listen changes nothing: it never reconciles, so the run is still running in the database.
@@ -141,20 +134,20 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
     } finally {
       await new Promise<void>((resolve) => taken.close(() => resolve()));
     }
-    expect(await storedRun(env, run.body.id)).toMatchObject({ status: 'running', conclusion: null });
+    expect(await storedRun(env, run.id)).toMatchObject({ status: 'running', conclusion: null });
 
     // One executor: a re-dispatch of the lost run would be queued at start-up, ahead of any run submitted later.
     const second = await serve({ ...env, BATON_EXECUTORS: '1' });
     try {
       const again = (await login(second.base, 'admin', ADMIN_PASSWORD)).token!;
-      const lost = (await call(second, again, 'GET', `/v1/runs/${run.body.id}`)).body;
+      const lost = (await call(second, again, 'GET', `/v1/runs/${run.id}`)).body;
       expect(lost).toMatchObject({ status: 'finished', conclusion: 'error', reason: 'worker_lost' });
       const events = (
         await call<Array<{ data: Record<string, unknown> }>>(
           second,
           again,
           'GET',
-          `/v1/runs/${run.body.id}/events?kind=status`,
+          `/v1/runs/${run.id}/events?kind=status`,
         )
       ).body;
       expect(events[events.length - 1]!.data).toMatchObject({
@@ -166,7 +159,7 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
       // would have started and appended a second line.
       const later = await startSleepingRun(second, again, 0);
       expect(await finishedRun(second, again, later.id)).toMatchObject({ conclusion: 'succeeded' });
-      expect(fs.readFileSync(marker, 'utf8')).toBe('started\n');
+      expect(fs.readFileSync(run.marker, 'utf8')).toBe('started\n');
     } finally {
       await second.stop();
     }
@@ -180,15 +173,9 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
       BATON_EXECUTORS: '1',
       BATON_RUN_GRACE_SECONDS: '1',
     };
-    const marker = path.join(tempDir('baton-restart-'), 'started');
     const s = await serve(env);
     const { token } = await login(s.base, 'admin', ADMIN_PASSWORD);
-    const inv = await call(s, token!, 'POST', '/v1/inventories', { name: 'local', content: LOCAL_INVENTORY });
-    const run = await call(s, token!, 'POST', '/v1/runs', {
-      playbook: `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.shell: echo started >> ${marker}; sleep 120\n`,
-      inventory_id: inv.body.id,
-    });
-    await waitFor('the task to start', async () => (fs.existsSync(marker) ? true : undefined));
+    const run = await startSleepingRun(s, token!, 120);
     // Playbooks run in an executor process of the server's, which holds none of its BATON_* settings.
     const executor = childrenOf(s.pid).find((pid) => environOf(pid).includes('BATON_EXECUTOR_PROCESS=1'));
     expect(executor).toBeDefined();
@@ -200,7 +187,7 @@ describe.each(DIALECTS)('baton serve restarts with runs in flight on %s', (diale
     try {
       const again = (await login(after.base, 'admin', ADMIN_PASSWORD)).token!;
       // A shutdown, not a user's cancel: the reason crossed from the server to its executor process.
-      expect((await call(after, again, 'GET', `/v1/runs/${run.body.id}`)).body).toMatchObject({
+      expect((await call(after, again, 'GET', `/v1/runs/${run.id}`)).body).toMatchObject({
         status: 'finished',
         conclusion: 'canceled',
         reason: 'shutdown',

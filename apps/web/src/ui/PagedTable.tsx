@@ -56,3 +56,16 @@ export function PagedTable<T>({ list, what, caption, empty, head, row, className
     </>
   );
 }
+
+/** Column heads of numeric columns (right-aligned, like their cells). */
+export function NumericHeads({ labels }: { labels: readonly string[] }) {
+  return (
+    <>
+      {labels.map((label) => (
+        <th key={label} scope="col" className="num">
+          {label}
+        </th>
+      ))}
+    </>
+  );
+}

@@ -5,7 +5,7 @@ import { qs } from '../../api/client';
 import { usePagedList } from '../../api/hooks';
 import { EmptyState, NoMatches, PageHeader } from '../../ui/layout';
 import { FleetAskBox } from '../ai/FleetAskBox';
-import { PagedTable } from '../../ui/PagedTable';
+import { NumericHeads, PagedTable } from '../../ui/PagedTable';
 import { OutcomeBadge } from '../../ui/Status';
 import { Time } from '../../ui/Time';
 import { useInventories, useProjects } from '../runs/lookups';
@@ -79,24 +79,7 @@ export default function FleetPage() {
         head={
           <>
             <th scope="col">Host</th>
-            <th scope="col" className="num">
-              Runs
-            </th>
-            <th scope="col" className="num">
-              OK
-            </th>
-            <th scope="col" className="num">
-              Changed
-            </th>
-            <th scope="col" className="num">
-              Failed
-            </th>
-            <th scope="col" className="num">
-              Unreachable
-            </th>
-            <th scope="col" className="num">
-              Failure rate
-            </th>
+            <NumericHeads labels={['Runs', 'OK', 'Changed', 'Failed', 'Unreachable', 'Failure rate']} />
             <th scope="col">Last outcome</th>
             <th scope="col">Last seen</th>
             <th scope="col">Flaky</th>

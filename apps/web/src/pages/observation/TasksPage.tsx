@@ -4,7 +4,7 @@ import { Link } from 'wouter';
 import { qs } from '../../api/client';
 import { usePagedList } from '../../api/hooks';
 import { EmptyState, NoMatches, PageHeader } from '../../ui/layout';
-import { PagedTable } from '../../ui/PagedTable';
+import { NumericHeads, PagedTable } from '../../ui/PagedTable';
 import { useProjects } from '../runs/lookups';
 import { FilterBar, HOST_FILTER, PLAYBOOK_FILTER } from './FilterControls';
 import { hostPath, useUrlFilters } from './filters';
@@ -79,24 +79,7 @@ export default function TasksPage() {
           <>
             <th scope="col">Task</th>
             <th scope="col">Playbook:path</th>
-            <th scope="col" className="num">
-              Runs
-            </th>
-            <th scope="col" className="num">
-              Mean
-            </th>
-            <th scope="col" className="num">
-              p50
-            </th>
-            <th scope="col" className="num">
-              p95
-            </th>
-            <th scope="col" className="num">
-              Last
-            </th>
-            <th scope="col" className="num">
-              Trend
-            </th>
+            <NumericHeads labels={['Runs', 'Mean', 'p50', 'p95', 'Last', 'Trend']} />
             <th scope="col">Slowest hosts (p50)</th>
           </>
         }

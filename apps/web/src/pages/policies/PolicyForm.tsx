@@ -4,6 +4,13 @@ import { asApiError, Field, FormError, SubmitRow } from '../../ui/forms';
 import { CheckboxGroup, PickerField } from './pickers';
 import { EXPIRY_UNITS, type ExpiryUnit, ORIGINS, type PolicyDraft, ROLES } from './policy-draft';
 
+/** The objects a policy can match by id: label, and both the API's collection and the draft's key. */
+const MATCHED_OBJECTS = [
+  ['Projects', 'projects'],
+  ['Templates', 'templates'],
+  ['Inventories', 'inventories'],
+] as const;
+
 const FIELDS = ['name', 'description', 'enabled', 'match', 'approvers', 'min_approvals', 'expires_after_s'];
 
 export function PolicyForm({
@@ -59,31 +66,18 @@ export function PolicyForm({
           Every field given must hold; within a field, any item will do. Leave everything empty to hold every run.
         </p>
         <div className="policy-grid">
-          <PickerField
-            label="Projects"
-            name="match.projects"
-            error={error}
-            hint="Ctrl/⌘-click to choose several"
-            collection="projects"
-            value={d.projects}
-            onChange={set('projects')}
-          />
-          <PickerField
-            label="Templates"
-            name="match.templates"
-            error={error}
-            collection="templates"
-            value={d.templates}
-            onChange={set('templates')}
-          />
-          <PickerField
-            label="Inventories"
-            name="match.inventories"
-            error={error}
-            collection="inventories"
-            value={d.inventories}
-            onChange={set('inventories')}
-          />
+          {MATCHED_OBJECTS.map(([label, collection], i) => (
+            <PickerField
+              key={collection}
+              label={label}
+              name={`match.${collection}`}
+              error={error}
+              hint={i === 0 ? 'Ctrl/⌘-click to choose several' : undefined}
+              collection={collection}
+              value={d[collection]}
+              onChange={set(collection)}
+            />
+          ))}
           <Field
             label="Playbooks (globs)"
             name="match.playbooks"

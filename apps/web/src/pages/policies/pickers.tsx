@@ -9,10 +9,6 @@ interface Named {
   username?: string;
 }
 
-/**
- * A multiple select over `/v1/<collection>`; ids already chosen but not (yet) loaded stay listed by id, so editing
- * never drops them. `controlProps` from <Field>.
- */
 /** A MultiPicker as a labelled field, with the API's messages for `name` next to it. */
 export function PickerField({
   label,
@@ -24,7 +20,7 @@ export function PickerField({
   label: string;
   name: string;
   error: unknown;
-  hint?: string;
+  hint?: string | undefined;
 } & Omit<Parameters<typeof MultiPicker>[0], 'controlProps'>) {
   return (
     <Field label={label} name={name} error={error} hint={hint}>
@@ -33,6 +29,10 @@ export function PickerField({
   );
 }
 
+/**
+ * A multiple select over `/v1/<collection>`; ids already chosen but not (yet) loaded stay listed by id, so editing
+ * never drops them. `controlProps` from <Field>.
+ */
 export function MultiPicker({
   collection,
   value,
