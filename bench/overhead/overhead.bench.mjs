@@ -7,12 +7,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
+  commandLine,
+  cpuMs,
   debugPlaybook,
   followRun,
   freshDatabase,
   ms,
   options,
   percentile,
+  processTree,
   startServe,
   tailJsonLog,
 } from '../load/baton-bench.mjs';
@@ -93,6 +96,17 @@ function direct() {
   });
 }
 
+/** CPU used so far, ms: the server, its executor process (a child running executor-process.js), this process. */
+function cpuNow(serverPid) {
+  const executor = processTree(serverPid).find((pid) => commandLine(pid).includes('executor-process'));
+  const own = process.cpuUsage();
+  return {
+    server: cpuMs(serverPid),
+    executor: executor ? cpuMs(executor) : 0,
+    client: (own.user + own.system) / 1000,
+  };
+}
+
 async function viaBaton() {
   const started = performance.now();
   const t0 = Date.now();
@@ -135,7 +149,12 @@ try {
   const plain = [];
   const steps = {};
   let warm = 0;
+  // CPU of the server and its executor process over the counted runs (the launch ahead and ansible are their
+  // children, not counted), and of this client's own process.
+  const serverPid = serve.child.pid;
+  let cpuAtStart;
   for (let i = 0; i < WARMUP + RUNS; i++) {
+    if (i === WARMUP) cpuAtStart = cpuNow(serverPid);
     const b = await viaBaton();
     const d = await direct();
     if (i < WARMUP) continue;
@@ -154,6 +173,12 @@ try {
       `  direct ${(sum(plain) / 1000).toFixed(2)} s (p50 ${ms(percentile(plain, 50))} ms per run)\n` +
       `  ratio ${(sum(baton) / sum(plain)).toFixed(3)} (target 1.05); ${ms((sum(baton) - sum(plain)) / RUNS)} ms more per run\n` +
       `  ${warm} of ${RUNS} runs started in the launch kept ahead (process chain and sandbox waiting)`,
+  );
+  const cpu = cpuNow(serverPid);
+  const perRun = (key) => ms((cpu[key] - cpuAtStart[key]) / RUNS);
+  console.log(
+    `  CPU a run (over both halves of each pair): server ${perRun('server')} ms, executor process ${perRun('executor')} ms, ` +
+      `this client ${perRun('client')} ms`,
   );
   console.log(
     `  baton's steps, p50 ms:\n${Object.entries(steps)
