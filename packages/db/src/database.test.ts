@@ -88,6 +88,25 @@ describe.each(DIALECTS)('database on %s', (dialect) => {
     expect(await t.db.repos.users.findById('usr_TX')).toBeUndefined();
   });
 
+  it("binds a transaction's repositories, made on first use, to that transaction: a copy of them too", async () => {
+    await expect(
+      t.db.transaction(async (r) => {
+        expect(r.users).toBe(r.users);
+        // Spread by test wrappers (run-ingest.faults.test.ts): every repository is an own enumerable property.
+        const copy = { ...r };
+        expect(Object.keys(copy)).toEqual(Object.keys(t.db.repos));
+        expect(Object.keys(copy).length).toBeGreaterThan(20);
+        expect(copy.users).toBe(r.users);
+        await copy.users.insert(user('usr_LAZY', 'lazy-tx'));
+        await copy.teams.insert({ id: 'tea_LAZY', name: 'lazy', created_at: now, created_by: 'usr_LAZY' });
+        expect(await r.users.findById('usr_LAZY')).toMatchObject({ username: 'lazy-tx' });
+        throw new Error('undo');
+      }),
+    ).rejects.toThrow('undo');
+    expect(await t.db.repos.users.findById('usr_LAZY')).toBeUndefined();
+    expect(await t.db.repos.teams.findById('tea_LAZY')).toBeUndefined();
+  });
+
   it('cascades a user’s tokens and memberships when the user goes', async () => {
     const r = t.db.repos;
     await r.users.insert(user('usr_C', 'cascade'));
