@@ -35,9 +35,10 @@ const SITE = `- hosts: all
       check_mode: false
       changed_when: false
     - name: wait a while
-      # None the first run, then 2 s more each run: a loaded machine adds seconds to every task, which made 1.5 s,
-      # 3 s, 4.5 s read as steady once; from none the trend is far above the 5 % the page calls steady.
-      ansible.builtin.command: "sleep {{ ((count.stdout | int) - 1) * 2 }}"
+      # None the first run, then 5 s more each run: a loaded machine adds seconds to every task, which made 1.5 s,
+      # 3 s, 4.5 s read as steady once, and 0, 2, 4 s as faster once on a slow, loaded machine (the first run's task
+      # took longer than the third's 4 s sleep); from none to 10 s the trend is far above the 5 % the page calls steady.
+      ansible.builtin.command: "sleep {{ ((count.stdout | int) - 1) * 5 }}"
       when: inventory_hostname == 'slow.example'
       changed_when: false
       check_mode: false
@@ -388,6 +389,8 @@ describe('drift', () => {
     });
   });
 
+  // A real run of the playbook inside (up to 180 s to finish, as every run here): more than the default 60 s allows
+  // on a slow, loaded machine.
   it('renders the diffs, hides the no_log one, lists hosts not assessed; reconcile proposes a held run, approved it fixes the drift', async () => {
     await withPage(browser(), async (page) => {
       await signIn(page, ui().base, 'obs-operator', operator.password);
@@ -472,5 +475,5 @@ describe('drift', () => {
         'line one\ndesired\nline three\n',
       );
     });
-  });
+  }, 240_000);
 });
