@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { RunBundle, RunEvent } from '@baton/contracts';
 import { type RunOutcome, type RunPlaybookOptions, runPlaybook, sealBundle } from '@baton/executor';
-import { inlineBundle, play, tempDir } from '@baton/executor/testing';
+import { inlineBundle, play, succeededOutcome, tempDir } from '@baton/executor/testing';
 import {
   createInProcessRunQueue,
   type JobHandler,
@@ -574,13 +574,7 @@ describe('createWorkerDaemon with a queue driven by hand', () => {
     await make({
       runPlaybook: async (bundle, opts) => {
         opts.onEvent(eventOf(bundle.run_id, 1, 'status', { status: 'finished', conclusion: 'succeeded' }));
-        return {
-          exitCode: 0,
-          conclusion: 'succeeded',
-          stats: {},
-          logLines: 0,
-          cleanupProblems: ['removing the run directory: EBUSY'],
-        };
+        return succeededOutcome({ cleanupProblems: ['removing the run directory: EBUSY'] });
       },
     }).start();
     await queue.give({ runId: 'run_dirty', bundle: sealBundle(inlineBundle(QUICK, { run_id: 'run_dirty' }), KEY) });

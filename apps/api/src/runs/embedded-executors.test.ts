@@ -5,7 +5,7 @@ import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ConflictError, embeddedWorkerName, newId, RunInputMissingError } from '@baton/core';
 import { DIALECTS, testRunRow } from '@baton/db/testing';
-import { inlineBundle } from '@baton/executor/testing';
+import { inlineBundle, succeededOutcome } from '@baton/executor/testing';
 import { createLogger } from '../logger.js';
 import { createHarness, type Harness } from '../testing/harness.js';
 import { createEmbeddedExecutors, type EmbeddedExecutors } from './embedded-executors.js';
@@ -117,13 +117,7 @@ describe.each(DIALECTS)('embedded executors after a run, on %s', (dialect) => {
           opts.onEvent({ run_id: bundle.run_id, seq, ts: new Date().toISOString(), kind: 'status', data });
         event(1, { status: 'running' });
         event(2, { status: 'finished', conclusion: 'succeeded', exit_code: 0, stats: {} });
-        return {
-          exitCode: 0,
-          conclusion: 'succeeded',
-          stats: {},
-          logLines: 0,
-          cleanupProblems: ['removing the run directory: EBUSY'],
-        };
+        return succeededOutcome({ cleanupProblems: ['removing the run directory: EBUSY'] });
       },
       name: embeddedWorkerName(os.hostname(), process.pid),
       capacity: 1,

@@ -137,5 +137,5 @@ export {
   type TestHttpsServer,
 } from './https-server.js';
 export { expectGitError, gitFirstOnPath, ownTmpdirForGitOperations } from './git-checks.js';
-export { inlineBundle, LOCAL_INVENTORY, play, runCollecting } from './playbook-runs.js';
+export { inlineBundle, LOCAL_INVENTORY, play, runCollecting, succeededOutcome } from './playbook-runs.js';
 export * from './galaxy-repos.js';

@@ -1,6 +1,6 @@
 // Running real playbooks in tests: an inline bundle against this machine, and a run whose events are collected.
 import type { RunBundle, RunEvent } from '@baton/contracts';
-import { runPlaybook, type RunPlaybookOptions } from '../playbook/run-playbook.js';
+import { type RunOutcome, runPlaybook, type RunPlaybookOptions } from '../playbook/run-playbook.js';
 
 export const LOCAL_INVENTORY = 'localhost ansible_connection=local\n';
 
@@ -35,3 +35,12 @@ export async function runCollecting(bundle: RunBundle, opts: Partial<RunPlaybook
     .join('');
   return { outcome, events, log, kinds: events.map((e) => e.kind) };
 }
+
+/** What runPlaybook answers for a run that succeeded, for stand-ins of it; `over` replaces any part. */
+export const succeededOutcome = (over: Partial<RunOutcome> = {}): RunOutcome => ({
+  exitCode: 0,
+  conclusion: 'succeeded',
+  stats: {},
+  logLines: 0,
+  ...over,
+});
