@@ -17,7 +17,9 @@ export default {
     // Transpile only: `pnpm typecheck` (tsc) is the type check.
     '^.+\\.tsx?$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.json', diagnostics: false }],
   },
-  testTimeout: 60_000,
+  // A safety net, not a speed check: tests that wait on real runs have safety nets of their own of up to 180 s, and a
+  // loaded 2-core machine in CI has taken over 60 s for a single real run.
+  testTimeout: 180_000,
   // Three on two cores: a worker waiting on a child process (ansible, a browser, a server) leaves the CPU to the others.
   maxWorkers: 3,
   // Known long files first when Jest has no timings of its own (CI): the run does not end on one of them alone.

@@ -21,11 +21,16 @@ for (const entry of ['apps/api/dist/bundle/cli.js', 'apps/worker/dist/bundle/mai
     throw new Error(`${entry} is missing: run "pnpm build" before the CLI tests`);
 }
 
-/** The parent's environment without any BATON_* variable, so the tests configure every run themselves. */
+/**
+ * The parent's environment without any BATON_* variable, so the tests configure every run themselves. Playbooks run at
+ * normal CPU priority: three test files run beside each other on two cores, and at SCHED_IDLE (the default) a
+ * playbook gets the CPU only when none of them wants it (a run of seconds took minutes). The default is checked by
+ * the executor's and the config's own tests.
+ */
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('BATON_') && k !== 'NODE_OPTIONS') env[k] = v;
-  return { ...env, BATON_LOG_LEVEL: 'info', ...extra };
+  return { ...env, BATON_LOG_LEVEL: 'info', BATON_RUN_PRIORITY: 'normal', ...extra };
 }
 
 const live = new Set<ChildProcess>();

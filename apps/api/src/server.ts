@@ -43,7 +43,7 @@ export async function serve(
   const sandboxMode = await resolveSandboxMode(config.sandbox).catch((err: Error) => {
     throw new ConfigError(err.message);
   });
-  const sandbox: Sandbox = { mode: sandboxMode, hidden: sandboxHiddenPaths(config) };
+  const sandbox: Sandbox = { mode: sandboxMode, hidden: sandboxHiddenPaths(config), priority: config.runPriority };
   // Before the database is even opened: a second server on one SQLite database changes nothing, not even a migration.
   const lockFile = serveLockFile(config.databaseUrl);
   const lock = lockFile ? acquireServeLock(lockFile) : undefined;

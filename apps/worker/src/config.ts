@@ -4,7 +4,14 @@
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { keyFromEnvOrFile, parseWorkerKey, SANDBOX_SETTINGS, type SandboxSetting } from '@baton/executor';
+import {
+  keyFromEnvOrFile,
+  parseWorkerKey,
+  RUN_PRIORITIES,
+  type RunPriority,
+  SANDBOX_SETTINGS,
+  type SandboxSetting,
+} from '@baton/executor';
 import { redisConnectionString } from '@baton/queue';
 
 export const HELP = `Usage: baton worker [--concurrency N] [--labels a,b] [--name NAME]
@@ -28,6 +35,7 @@ Environment:
   BATON_QUEUE_PREFIX        namespace of every Redis key (default baton)
   BATON_WORK_DIR            parent of the private run directories (default the system temp directory)
   BATON_SANDBOX             auto | bwrap | off (default auto)
+  BATON_RUN_PRIORITY        idle | low | normal: the CPU priority of ansible-playbook (default idle)
   BATON_FETCH_DENY_PRIVATE  true: refuse checkouts and Galaxy servers at loopback or private addresses (default false)
   BATON_RUN_GRACE_SECONDS   on stop, how long running runs may go on before they are canceled (default 60)
   BATON_RUN_OUTPUT_LIMIT_MB mebibytes of output a run's log keeps, 1..2047; set it as on the API (default 100)
@@ -49,6 +57,8 @@ export interface WorkerConfig {
   name: string;
   workDir: string;
   sandbox: SandboxSetting;
+  /** BATON_RUN_PRIORITY: the CPU priority of ansible-playbook and ansible-galaxy */
+  runPriority: RunPriority;
   /** BATON_FETCH_DENY_PRIVATE: checkouts and Galaxy servers may not be at loopback or private addresses */
   fetchDenyPrivate: boolean;
   runGraceSeconds: number;
@@ -208,6 +218,12 @@ export function loadWorkerConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       throw new WorkerConfigError(`BATON_SANDBOX: must be one of ${SANDBOX_SETTINGS.join(', ')}`);
     return s as SandboxSetting;
   });
+  const runPriority = check(() => {
+    const s = read('BATON_RUN_PRIORITY') ?? 'idle';
+    if (!(RUN_PRIORITIES as readonly string[]).includes(s))
+      throw new WorkerConfigError(`BATON_RUN_PRIORITY: must be one of ${RUN_PRIORITIES.join(', ')}`);
+    return s as RunPriority;
+  });
   const fetchDenyPrivate = check(() => {
     const v = read('BATON_FETCH_DENY_PRIVATE') ?? 'false';
     if (v !== 'true' && v !== 'false') throw new WorkerConfigError('BATON_FETCH_DENY_PRIVATE: must be true or false');
@@ -251,6 +267,7 @@ export function loadWorkerConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       name: name!,
       workDir,
       sandbox: sandbox!,
+      runPriority: runPriority!,
       fetchDenyPrivate: fetchDenyPrivate!,
       runGraceSeconds: runGraceSeconds!,
       runOutputLimitBytes: runOutputLimitMb! * 1024 * 1024,

@@ -92,7 +92,7 @@ export async function startWorker(config: WorkerConfig, logger: Logger): Promise
   const sandboxMode = await resolveSandboxMode(config.sandbox).catch((err: unknown) => {
     throw err instanceof SandboxUnavailableError ? new WorkerConfigError(err.message) : err;
   });
-  const sandbox: Sandbox = { mode: sandboxMode, hidden: hiddenPaths() };
+  const sandbox: Sandbox = { mode: sandboxMode, hidden: hiddenPaths(), priority: config.runPriority };
   // Run directories of a worker that died here (its ssh-agents, ansible process groups, FIFOs) go first.
   const cleaned = await cleanupLeftoverRuns(config.workDir);
   if (cleaned.length) logger.warn('removed run directories left by a worker that died', { dirs: cleaned });

@@ -40,6 +40,7 @@ export {
   type SandboxSpec,
   SandboxUnavailableError,
 } from './sandbox/sandbox.js';
+export { RUN_PRIORITIES, type RunPriority } from './playbook/run-process.js';
 export {
   normalizePlaybookPath,
   type PlaybookAtBranch,

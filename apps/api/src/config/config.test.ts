@@ -39,6 +39,7 @@ describe('loadConfig', () => {
     expect(c.executors).toBe(2);
     expect(c.workDir).toBe(path.resolve(os.tmpdir()));
     expect(c.sandbox).toBe('auto');
+    expect(c.runPriority).toBe('idle');
     expect(c.runGraceSeconds).toBe(60);
     expect(c.publicUrl).toBe('http://127.0.0.1:8080');
   });
@@ -79,6 +80,7 @@ describe('loadConfig', () => {
       BATON_EXECUTORS: '0',
       BATON_WORK_DIR: '/srv/runs',
       BATON_SANDBOX: 'off',
+      BATON_RUN_PRIORITY: 'low',
       BATON_RUN_GRACE_SECONDS: '5',
       BATON_EXECUTOR_IDLE_SECONDS: '0',
       BATON_WORKER_KEY: WORKER_KEY,
@@ -101,6 +103,7 @@ describe('loadConfig', () => {
       executors: 0,
       workDir: '/srv/runs',
       sandbox: 'off',
+      runPriority: 'low',
       runGraceSeconds: 5,
       executorIdleSeconds: 0,
     });
@@ -200,6 +203,8 @@ describe('loadConfig', () => {
     ['BATON_EXECUTORS', '257'],
     ['BATON_EXECUTORS', 'two'],
     ['BATON_SANDBOX', 'docker'],
+    ['BATON_RUN_PRIORITY', 'high'],
+    ['BATON_RUN_PRIORITY', 'IDLE'],
     ['BATON_RUN_GRACE_SECONDS', '0'],
     ['BATON_RUN_GRACE_SECONDS', '86401'],
     ['BATON_SHUTDOWN_GRACE_SECONDS', '3000000'],

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
-import { keyFromEnvOrFile, parseWorkerKey } from '@baton/executor';
+import { keyFromEnvOrFile, parseWorkerKey, RUN_PRIORITIES, type RunPriority } from '@baton/executor';
 import { z } from 'zod';
 import { loadMetricsToken, MetricsConfigError } from './metrics-config.js';
 import { ConnectionConfigError, type ConnectionSettings, loadConnectionSettings } from './connection-config.js';
@@ -63,6 +63,7 @@ const Env = z.object({
   BATON_EXECUTORS: wholeNumber(0, 256).optional(),
   BATON_WORK_DIR: z.string().min(1).optional(),
   BATON_SANDBOX: z.enum(['auto', 'bwrap', 'off']).default('auto'),
+  BATON_RUN_PRIORITY: z.enum(RUN_PRIORITIES).default('idle'),
   BATON_RUN_GRACE_SECONDS: graceSeconds.default(60),
   // 0: the executor process stays while the server runs.
   BATON_EXECUTOR_IDLE_SECONDS: wholeNumber(0, 86_400).default(60),
@@ -115,6 +116,8 @@ export interface Config {
   /** parent of the private run directories */
   workDir: string;
   sandbox: 'auto' | 'bwrap' | 'off';
+  /** BATON_RUN_PRIORITY: the CPU priority of ansible-playbook and ansible-galaxy */
+  runPriority: RunPriority;
   /** on shutdown, how long running runs may go on before they are canceled */
   runGraceSeconds: number;
   /** embedded mode: the executor process exits after this many seconds without a run (0: it stays) */
@@ -232,6 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     executors: e.BATON_EXECUTORS ?? (connection.redisUrl ? 0 : 2),
     workDir: path.resolve(e.BATON_WORK_DIR ?? os.tmpdir()),
     sandbox: e.BATON_SANDBOX,
+    runPriority: e.BATON_RUN_PRIORITY,
     runGraceSeconds: e.BATON_RUN_GRACE_SECONDS,
     executorIdleSeconds: e.BATON_EXECUTOR_IDLE_SECONDS,
     runOutputLimitBytes: e.BATON_RUN_OUTPUT_LIMIT_MB * 1024 * 1024,

@@ -1,6 +1,6 @@
 // What `baton serve` runs beside the HTTP API in embedded mode: the start-up reconcile, the in-process
 // executors, and the periodic recovery sweep. The harness uses it too, so tests run the same path.
-import { cleanupLeftoverRuns, runPlaybook, type SandboxMode } from '@baton/executor';
+import { cleanupLeftoverRuns, runPlaybook, type Sandbox } from '@baton/executor';
 import type { Logger } from 'winston';
 import type { Services } from '../wiring.js';
 import { createEmbeddedExecutors, type EmbeddedExecutors } from './embedded-executors.js';
@@ -16,7 +16,7 @@ export interface EmbeddedModeOptions {
   requirementsCache?: string | undefined;
   /** BATON_FETCH_DENY_PRIVATE for checkouts and Galaxy servers */
   fetchDenyPrivate?: boolean | undefined;
-  sandbox: { mode: SandboxMode; hidden: string[] };
+  sandbox: Sandbox;
   logger: Logger;
   leaseMs: number;
   sweepIntervalMs?: number | undefined;

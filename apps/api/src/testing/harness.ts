@@ -140,7 +140,8 @@ export async function createHarness(
   const embedded = opts.executors
     ? await startEmbeddedMode(services, {
         executors: opts.executors.count,
-        sandbox: { mode: 'off', hidden: [] },
+        // Normal CPU priority, as cleanEnv in test/support gives servers: beside other test files, SCHED_IDLE starves.
+        sandbox: { mode: 'off', hidden: [], priority: 'normal' },
         logger: createLogger('error', { silent: true }),
         leaseMs: opts.executors.leaseMs ?? DEFAULT_LEASE_MS,
         name: `test-${++counter}`,

@@ -1,5 +1,5 @@
 // A run's process, started before its command is known: the launch chain (own process group, parent-death signal,
-// SCHED_IDLE, see run-process.ts) and the sandbox around a small perl program that waits on stdin for the command,
+// CPU priority, see run-process.ts) and the sandbox around a small perl program that waits on stdin for the command,
 // its environment and its directory, then becomes the command. A run that starts one is given its command at once;
 // one started ahead (WarmLaunches) is already waiting when the next run comes, which takes the chain's and the
 // sandbox's start-up (~6 ms, bench/overhead) off that run's time.
@@ -57,7 +57,7 @@ export class RunLaunch {
     sandbox: SandboxSpec,
   ) {
     const waiter = sandboxed('perl', ['-e', WAITER], sandbox, { restoreSignals: false });
-    const chain = ownGroupChain(waiter.command, waiter.args);
+    const chain = ownGroupChain(waiter.command, waiter.args, { priority: sandbox.priority });
     this.mounts = sandboxMounts(sandbox);
     this.child = spawn(chain.command, chain.args, {
       cwd: dir,

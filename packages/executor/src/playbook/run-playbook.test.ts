@@ -331,6 +331,34 @@ describe('runPlaybook process placement (no controlling terminal here, as under 
     expect(seen).toEqual({ pgid: spawned, sid: groupAndSession('self').sid });
     expect(groupAndSession('self').pgid).not.toBe(spawned);
   });
+
+  it.each(['off', 'bwrap'] as const)(
+    "runs ansible at the sandbox's CPU priority (sandbox %s), SCHED_IDLE without one",
+    async (mode) => {
+      /** Scheduling policy and nice value (fields 41 and 19). */
+      const scheduling = (pid: number | 'self') => {
+        const fields = fs
+          .readFileSync(`/proc/${pid}/stat`, 'utf8')
+          .replace(/^.*\) /, '')
+          .split(' ');
+        return { policy: Number(fields[38]), nice: Number(fields[16]) };
+      };
+      const own = scheduling('self');
+      const seen: Array<{ policy: number; nice: number }> = [];
+      for (const priority of ['low', undefined] as const) {
+        const { outcome } = await runIn(inlineBundle(play('    - command: sleep 1\n')), {
+          sandbox: { mode, hidden: [], priority },
+          onSpawn: (pid) => void setTimeout(() => seen.push(scheduling(pid)), 300),
+        });
+        expect(outcome.conclusion).toBe('succeeded');
+      }
+      // SCHED_BATCH 10 nicer than this process, then SCHED_IDLE.
+      expect(seen).toEqual([
+        { policy: 3, nice: own.nice + 10 },
+        { policy: 5, nice: own.nice },
+      ]);
+    },
+  );
 });
 
 describe('runPlaybook when the executor itself fails', () => {

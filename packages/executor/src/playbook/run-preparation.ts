@@ -271,9 +271,11 @@ export async function runSandbox(
   sandbox: Sandbox | undefined,
   requirements?: InstalledRequirements,
 ): Promise<SandboxSpec> {
-  if (sandbox?.mode !== 'bwrap') return { mode: 'off', hidden: [], writable: [dir] };
+  const priority = sandbox?.priority;
+  if (sandbox?.mode !== 'bwrap') return { mode: 'off', hidden: [], writable: [dir], priority };
   return {
     mode: 'bwrap',
+    priority,
     // The run directory's parent holds every other run's directory (its ssh-agent socket, its FIFOs); the
     // system temp directory holds checkouts and other private directories, and becomes a private, writable /tmp.
     hidden: [

@@ -5,6 +5,7 @@ import { describe, expect, it } from '@jest/globals';
 import { hasControllingTerminal, type LaunchChainOptions, ownGroupChain } from './run-process.js';
 
 const SCHED_IDLE = 5;
+const SCHED_BATCH = 3;
 
 /** Runs `command args` through the chain; its stdout (stderr is ignored, as for ansible), pid and exit code. */
 function launch(
@@ -77,7 +78,23 @@ describe.each([
     // sid, field 6: this session, unless the server has a terminal (then a session of its own)
     expect(Number(fields[3])).toBe(hasControllingTerminal() ? r.pid : Number(ownStat[3]));
     expect(Number(fields[38])).toBe(SCHED_IDLE); // policy: field 41
+    expect(Number(fields[16])).toBe(Number(ownStat[16])); // nice: field 19
   });
+
+  it.each([
+    ['idle', SCHED_IDLE, 0],
+    ['low', SCHED_BATCH, 10],
+    ['normal', Number(ownStat[38]), 0],
+  ] as const)(
+    'execs the command at priority %s: policy %d, %d nicer than this process',
+    async (priority, policy, nicer) => {
+      const r = await launch('/bin/sh', ['-c', 'cat /proc/$$/stat'], { arch, priority });
+      expect(r.code).toBe(0);
+      const fields = statFields(r.out);
+      expect(Number(fields[38])).toBe(policy);
+      expect(Number(fields[16])).toBe(Number(ownStat[16]) + nicer);
+    },
+  );
 
   it('fails with a message on stdout when the command does not exist', async () => {
     const r = await launch('/nonexistent/ansible-playbook', [], { arch });

@@ -69,20 +69,39 @@ const SYSCALLS: Partial<Record<string, { prctl: number; schedSetscheduler: numbe
 };
 
 /**
+ * `BATON_RUN_PRIORITY`, the CPU priority of ansible-playbook and ansible-galaxy. `idle` (SCHED_IDLE) never slows the
+ * API, even under twenty starting playbooks, but a run gets no CPU while anything else on the machine wants it all:
+ * a box shared with CPU-bound work stalls its runs. `low` (SCHED_BATCH, 10 nicer than the server) still yields to the
+ * server and is never starved; `normal` runs as the server does.
+ */
+export const RUN_PRIORITIES = ['idle', 'low', 'normal'] as const;
+export type RunPriority = (typeof RUN_PRIORITIES)[number];
+
+/** Each priority as a scheduling policy (SCHED_IDLE 5, SCHED_BATCH 3; -1 keeps the server's), a nice increment, and
+ * the same as programs for the fallback chain. */
+const SCHEDULING: Record<RunPriority, { policy: number; nice: number; programs: string }> = {
+  idle: { policy: 5, nice: 0, programs: 'chrt --idle 0 ' },
+  low: { policy: 3, nice: 10, programs: 'nice -n 10 chrt --batch 0 ' },
+  normal: { policy: -1, nice: 0, programs: '' },
+};
+
+/**
  * The whole chain in one perl process: what setpriv, sh and chrt did as three more programs (bench/overhead: each
  * exec is a millisecond or more before ansible starts). Arguments: whether to lead a process group of its own, the
- * two syscall numbers, this server's pid, then the command. stderr is joined first, so its own complaints reach the
- * log; the parent is checked after PR_SET_PDEATHSIG is set, so a server that died before is not missed.
+ * two syscall numbers, this server's pid, the scheduling policy and nice increment, then the command. stderr is
+ * joined first, so its own complaints reach the log; the parent is checked after PR_SET_PDEATHSIG is set, so a server
+ * that died before is not missed.
  */
 const LAUNCHER = [
-  'my ($group, $prctl, $sched, $parent) = splice(@ARGV, 0, 4);',
+  'my ($group, $prctl, $sched, $parent, $policy, $nice) = splice(@ARGV, 0, 6);',
   'open(STDERR, ">&", \\*STDOUT) or die "baton: stderr: $!\\n";',
   'if ($group) { setpgrp(0, 0) or die "baton: setpgid: $!\\n" }',
   'syscall($prctl, 1, 9) == 0 or die "baton: prctl: $!\\n";',
   'my $signal = pack("i", 0);',
   'syscall($prctl, 2, $signal) == 0 && unpack("i", $signal) == 9 or die "baton: the death signal did not hold\\n";',
   'getppid() == $parent or die "baton: the server is gone\\n";',
-  'my $param = pack("i", 0); syscall($sched, 0, 5, $param) == 0 or die "baton: sched_setscheduler: $!\\n";',
+  'if ($policy >= 0) { my $param = pack("i", 0); syscall($sched, 0, $policy, $param) == 0 or die "baton: sched_setscheduler: $!\\n" }',
+  'if ($nice) { setpriority(0, 0, getpriority(0, 0) + $nice) or die "baton: setpriority: $!\\n" }',
   'exec { $ARGV[0] } @ARGV or die "baton: cannot run $ARGV[0]: $!\\n";',
 ].join(' ');
 
@@ -91,25 +110,36 @@ export interface LaunchChainOptions {
   arch?: string | undefined;
   /** the process that spawns the chain (this one by default): the chain ends itself if that one is gone */
   parentPid?: number | undefined;
+  /** the command's CPU priority (idle by default) */
+  priority?: RunPriority | undefined;
 }
 
 /**
  * How the executor starts ansible-playbook and ansible-galaxy: the kernel kills the command if this server dies,
- * even of SIGKILL (PR_SET_PDEATHSIG), it runs at the lowest CPU priority (SCHED_IDLE: twenty processes starting at
- * once must not starve the API), with stderr joined to stdout so lines keep their order, and leads a process group of
+ * even of SIGKILL (PR_SET_PDEATHSIG), it runs at the given CPU priority (by default the lowest, SCHED_IDLE: twenty
+ * processes starting at once must not starve the API), with stderr joined to stdout so lines keep their order, and leads a process group of
  * its own (a session of its own only when the server has a terminal, see hasControllingTerminal), which cancel and
  * timeouts signal. Spawn the result with `detached` as given.
  */
 export function ownGroupChain(
   command: string,
   args: string[],
-  { arch = process.arch, parentPid = process.pid }: LaunchChainOptions = {},
+  { arch = process.arch, parentPid = process.pid, priority = 'idle' }: LaunchChainOptions = {},
 ): { command: string; args: string[]; detached: boolean } {
   const ownSession = hasControllingTerminal();
   const calls = process.platform === 'linux' ? SYSCALLS[arch] : undefined;
+  const scheduling = SCHEDULING[priority];
   if (calls) {
     const group = ownSession ? '0' : '1';
-    const launch = [LAUNCHER, group, String(calls.prctl), String(calls.schedSetscheduler), String(parentPid)];
+    const launch = [
+      LAUNCHER,
+      group,
+      String(calls.prctl),
+      String(calls.schedSetscheduler),
+      String(parentPid),
+      String(scheduling.policy),
+      String(scheduling.nice),
+    ];
     return { command: 'perl', args: ['-e', ...launch, command, ...args], detached: ownSession };
   }
   const chain = [
@@ -119,7 +149,7 @@ export function ownGroupChain(
     '--',
     '/bin/sh',
     '-c',
-    `exec chrt --idle 0 "$0" "$@" 2>&1`,
+    `exec ${scheduling.programs}"$0" "$@" 2>&1`,
     command,
     ...args,
   ];

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { type Sandbox, sandboxed } from '../sandbox/sandbox.js';
 import { canceledFor, RunRefused, type RunReason } from './run-conclusion.js';
-import { ownGroupChain } from './run-process.js';
+import { ownGroupChain, type RunPriority } from './run-process.js';
 import { REQUIREMENTS_COMPLETE_MARKER, touchRequirementsEntry } from './requirements-cache.js';
 
 export type RequirementSection = 'roles' | 'collections';
@@ -266,6 +266,7 @@ interface GalaxyProcess {
   timeoutMs: number;
   signal: AbortSignal | undefined;
   lines: LineLog;
+  priority: RunPriority | undefined;
 }
 
 function killGroup(child: ChildProcess): void {
@@ -280,12 +281,12 @@ function killGroup(child: ChildProcess): void {
 
 /**
  * Runs one command the way run-process.ts runs ansible-playbook: a process group of its own (a session of its own
- * only when the server has a terminal), killed by the kernel if this server dies, at the lowest CPU priority, stderr
+ * only when the server has a terminal), killed by the kernel if this server dies, at the runs' CPU priority, stderr
  * joined to stdout so lines keep their order. A timeout or an abort SIGKILLs the whole group.
  */
 function runGalaxy(p: GalaxyProcess): Promise<GalaxyExit> {
   return new Promise((resolve, reject) => {
-    const chain = ownGroupChain(p.command, p.args);
+    const chain = ownGroupChain(p.command, p.args, { priority: p.priority });
     const child = spawn(chain.command, chain.args, {
       cwd: p.cwd,
       env: p.env,
@@ -468,6 +469,7 @@ export async function installRequirements(opts: InstallRequirementsOptions): Pro
           timeoutMs: deadline - Date.now(),
           signal: opts.signal,
           lines,
+          priority: opts.sandbox?.priority,
         });
         if (exit.kind === 'aborted') throw stoppedRefusal(opts.signal?.reason);
         if (exit.kind === 'timeout')

@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { RunPriority } from '../playbook/run-process.js';
 
 export type SandboxMode = 'bwrap' | 'off';
 /** `BATON_SANDBOX`: `auto` is bwrap when it works on this host (probed once), else off. */
@@ -17,6 +18,8 @@ export interface Sandbox {
   mode: SandboxMode;
   /** paths the sandbox must not see: each directory becomes an empty tmpfs, each file an unreadable /dev/null */
   hidden: string[];
+  /** the CPU priority of ansible-playbook and ansible-galaxy (BATON_RUN_PRIORITY; idle when not given) */
+  priority?: RunPriority | undefined;
 }
 
 export interface SandboxSpec extends Sandbox {
