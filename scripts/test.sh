@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 bash scripts/ensure-system.sh || { echo "0 passed, 1 failed"; exit 1; }
 echo "== install"; pnpm install --frozen-lockfile || { echo "0 passed, 1 failed"; exit 1; }
 # The build and the four checks at once: each is one mostly single-threaded process, so on two cores this takes
-# about half the time of running them one after another (the tests need the build, not the checks).
+# about half the time of running them one after another (the tests need the build, not the checks). The build
+# emits without checking types (tsc --noCheck: the same JavaScript, 27 s of CPU instead of 51): typecheck does that.
 checks_dir=$(mktemp -d)
 for check in typecheck lint format cycles; do
   ( pnpm -s "$check" > "$checks_dir/$check.log" 2>&1; echo $? > "$checks_dir/$check.rc" ) &

@@ -304,12 +304,15 @@ describe.each(['off', 'bwrap'] as const)('runPlaybook against localhost (sandbox
 const finals = (events: RunEvent[]) => events.filter((e) => e.kind === 'status' && e.data.status === 'finished');
 
 describe('runPlaybook process placement (no controlling terminal here, as under systemd)', () => {
-  /** Process group and session of a pid, from /proc (fields 5 and 6; the name in parentheses may hold spaces). */
-  const groupAndSession = (pid: number | 'self') => {
-    const fields = fs
+  /** A pid's /proc stat fields after its name in parentheses (which may hold spaces): [0] is field 3. */
+  const statOf = (pid: number | 'self') =>
+    fs
       .readFileSync(`/proc/${pid}/stat`, 'utf8')
       .replace(/^.*\) /, '')
       .split(' ');
+  /** Process group and session (fields 5 and 6). */
+  const groupAndSession = (pid: number | 'self') => {
+    const fields = statOf(pid);
     return { pgid: Number(fields[2]), sid: Number(fields[3]) };
   };
 
@@ -337,10 +340,7 @@ describe('runPlaybook process placement (no controlling terminal here, as under 
     async (mode) => {
       /** Scheduling policy and nice value (fields 41 and 19). */
       const scheduling = (pid: number | 'self') => {
-        const fields = fs
-          .readFileSync(`/proc/${pid}/stat`, 'utf8')
-          .replace(/^.*\) /, '')
-          .split(' ');
+        const fields = statOf(pid);
         return { policy: Number(fields[38]), nice: Number(fields[16]) };
       };
       const own = scheduling('self');
