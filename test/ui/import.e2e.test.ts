@@ -8,7 +8,17 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { ImportReport } from '@baton/contracts';
 import type { Page } from 'playwright-core';
 import { ROOT } from '../support/baton-process.js';
-import { ADMIN_PASSWORD, call, createUser, setupUi, signIn, tokenFor, visited, withPage } from './support/browser.js';
+import {
+  ADMIN_PASSWORD,
+  call,
+  createUser,
+  openPage,
+  setupUi,
+  signIn,
+  tokenFor,
+  visited,
+  withPage,
+} from './support/browser.js';
 
 const { ui, browser } = setupUi();
 
@@ -200,6 +210,28 @@ describe('the import page', () => {
       await visited(page, 'import-wrong-types');
     });
     expect(await names('projects')).toEqual(projectsBefore);
+  });
+
+  it('opens though its stylesheet failed to load once, and loads the stylesheet again', async () => {
+    const { page, problems, close } = await openPage(browser());
+    try {
+      // The import page's own stylesheet (a chunk of its own, loaded when the page is first opened) is cut off once.
+      let asked = 0;
+      await page.route(/\/ui\/assets\/ImportPage-[^/]+\.css$/, (route) =>
+        asked++ === 0 ? route.abort('connectionreset') : route.continue(),
+      );
+      await openImport(page);
+      await page.waitForFunction(() =>
+        Array.from(document.styleSheets).some((s) => s.href !== null && /\/assets\/ImportPage-/.test(s.href)),
+      );
+      expect(asked).toBe(2);
+      await page.getByLabel('File', { exact: true }).waitFor();
+      // Only the browser's own line for the request cut off: no page error, nothing the page logged.
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(/^console error: Failed to load resource: net::ERR_CONNECTION_RESET/);
+    } finally {
+      await close();
+    }
   });
 
   it('is not offered to an operator: no nav entry, and the page says only admins import', async () => {
