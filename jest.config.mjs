@@ -14,8 +14,8 @@ export default {
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {
-    // Transpile only: `pnpm typecheck` (tsc) is the type check.
-    '^.+\\.tsx?$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.json', diagnostics: false }],
+    // Transpile only (Oxc): `pnpm typecheck` (tsc) is the type check.
+    '^.+\\.tsx?$': '<rootDir>/test/support/oxc-transform.mjs',
   },
   // A safety net, not a speed check: tests that wait on real runs have safety nets of their own of up to 180 s, and a
   // loaded 2-core machine in CI has taken over 60 s for a single real run.
