@@ -8,10 +8,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
+  cpuMs,
   debugPlaybook,
   followRun,
   mib,
   options,
+  processTree,
   sleep,
   startBaton,
   startServe,
@@ -20,16 +22,24 @@ import {
 
 const opts = options(
   `
-Usage: pnpm build && node bench/memory/memory.bench.mjs [--settle 5] [--warmup 20] [--executor-idle 60] [--redis redis://127.0.0.1:6379] [--no-worker]
+Usage: pnpm build && node bench/memory/memory.bench.mjs [--settle 5] [--warmup 20] [--executor-idle 60] [--idle-cpu 30] [--redis redis://127.0.0.1:6379] [--no-worker]
 
 Idle RSS of \`baton serve\` (embedded, SQLite in a temp dir) summed over its process tree: after start, after
 --warmup API requests, after one 5-task run (each read --settle seconds after the activity), and once the
 executor process has exited after --executor-idle seconds without runs (BATON_EXECUTOR_IDLE_SECONDS; the server's
-default is 60). Then a queue-mode
+default is 60); then the CPU the idle server uses over --idle-cpu seconds (its own ticks: scheduler, notification
+sender, the event loop's delay sampling). Then a queue-mode
 serve on --redis (a key prefix of its own, deleted at the end) and one \`baton worker\`, after one run each.
 BATON_NODE_FLAGS reaches every node process bin/baton starts (e.g. to try V8 flags).
 `,
-  { settle: '5', warmup: '20', 'executor-idle': '60', redis: 'redis://127.0.0.1:6379', 'no-worker': false },
+  {
+    settle: '5',
+    warmup: '20',
+    'executor-idle': '60',
+    'idle-cpu': '30',
+    redis: 'redis://127.0.0.1:6379',
+    'no-worker': false,
+  },
 );
 const SETTLE_MS = Number(opts.settle) * 1000;
 
@@ -88,6 +98,11 @@ try {
     await sleep(SETTLE_MS);
     const idle = describe('idle, executor exited', embedded.child.pid);
     console.log(`  → embedded serve idle: ${mib(idle)} (target under 120 MB = 114.4 MiB)`);
+    const treeCpu = () => processTree(embedded.child.pid).reduce((sum, pid) => sum + cpuMs(pid), 0);
+    const before = treeCpu();
+    await sleep(Number(opts['idle-cpu']) * 1000);
+    const perSecond = (treeCpu() - before) / Number(opts['idle-cpu']);
+    console.log(`  → embedded serve idle CPU: ${perSecond.toFixed(1)} ms a second over ${opts['idle-cpu']} s`);
   }
 } finally {
   await embedded.stop();

@@ -142,6 +142,14 @@ describe.each(DIALECTS)('GET /metrics after real runs on %s', (dialect) => {
     expect(valueOf(text, 'baton_drifting_resources')).toBe(1);
   });
 
+  it("shows the event loop's delay, which the dashboard graphs, from its samples since start", () => {
+    // Sampled every 100 ms (not every 10: see createMetrics); the runs above took seconds, so there are samples.
+    const lag = (figure: string) => valueOf(text, `baton_nodejs_eventloop_lag_${figure}_seconds`) ?? Number.NaN;
+    expect(lag('p99')).toBeGreaterThan(0);
+    expect(lag('p99')).toBeGreaterThanOrEqual(lag('p50'));
+    expect(lag('max')).toBeGreaterThanOrEqual(lag('p99'));
+  });
+
   it('keeps user counts, user names, run ids and host names out', () => {
     expect(text).not.toMatch(/^(# (HELP|TYPE) )?baton_users\b/m);
     for (const personal of [operator.username, 'root', 'localhost', repo.url, ...runs.map((r) => r.id)])

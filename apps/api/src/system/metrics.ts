@@ -93,7 +93,10 @@ function plainGauge(registry: client.Registry, spec: { name: string; help: strin
 export function createMetrics(gauges: Gauges, runs?: RunMetrics, more: readonly client.Metric[] = []) {
   const registry = new client.Registry();
   // Node's and the process's own metrics: baton_process_cpu_seconds_total, baton_nodejs_eventloop_lag_seconds, …
-  client.collectDefaultMetrics({ register: registry, prefix: 'baton_' });
+  // The event loop's delay is sampled every 100 ms, not prom-client's 10: that timer woke an idle server 100 times a
+  // second (~6 ms of CPU a second on the 2-core CI machine, over half of all it spent idle). A stall of 100 ms or more
+  // is always seen; a shorter one when it spans a sample.
+  client.collectDefaultMetrics({ register: registry, prefix: 'baton_', eventLoopMonitoringPrecision: 100 });
   // prom-client also names three gauges `…_total`, which Prometheus keeps for counters (promtool rejects them); their
   // by-type gauges (nodejs_active_handles{type}, …) stay, and sum() gives the totals.
   for (const name of ['active_handles', 'active_requests', 'active_resources'])
