@@ -15,6 +15,8 @@ const DefaultSequencer = fromJestCore('@jest/test-sequencer').default;
 const KNOWN_LONG = [
   /^test\/cli\.test\.ts$/,
   /^test\/queue-mode\.e2e\.test\.ts$/,
+  // Ten real runs, thirty seconds of them sleeps: ~110 s whatever the machine's load.
+  /^apps\/api\/src\/observation\/observation\.routes\.test\.ts$/,
   // The browser tests: each starts Chromium and `baton serve`.
   /^test\/ui[./]/,
   /^test\/runs-restart\.e2e\.test\.ts$/,
