@@ -22,7 +22,7 @@ import {
 
 const opts = options(
   `
-Usage: pnpm build && node bench/overhead/overhead.bench.mjs [--runs 20] [--tasks 5] [--warmup 2] [--idle-baseline]
+Usage: pnpm build && node bench/overhead/overhead.bench.mjs [--runs 20] [--tasks 5] [--warmup 2] [--pause 500] [--idle-baseline]
                                                            [--database postgres://…]
 
 Starts a real \`baton serve\` (embedded mode, SQLite in a temp dir unless --database) and, alternating run by run
@@ -38,11 +38,12 @@ POST's answer, submit → lease, the claim, the bundle, and run directory → sp
 executor process), spawn → playbook_on_start (ansible's start-up with the callback), the playbook
 (playbook_on_start → playbook_on_stats, event times), stats → finished (ansible's exit, the final status event's
 time; the run's clean-up comes after it) and finished → stream end (ingest, store, publish, SSE). --warmup runs of
-each are not counted.
+each are not counted. Each timed run starts --pause ms after the one before ended, so neither meets the other's
+leftovers (the executor starts the next run's launch as a run ends, and it loads Python libraries ahead).
 --idle-baseline runs the direct playbook under \`chrt --idle 0\` like the executor does (SCHED_IDLE: on a busy
 machine this alone makes ansible slower; on a quiet one it costs nothing).
 `,
-  { runs: '20', tasks: '5', warmup: '2', 'idle-baseline': false, database: undefined },
+  { runs: '20', tasks: '5', warmup: '2', pause: '500', 'idle-baseline': false, database: undefined },
 );
 const RUNS = Number(opts.runs);
 const WARMUP = Number(opts.warmup);
@@ -143,6 +144,9 @@ async function viaBaton() {
   };
 }
 
+/** A pause before each timed run: what the last one left running (the next run's launch loading ahead) is done. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, Number(opts.pause)));
+
 let exitCode = 0;
 try {
   const baton = [];
@@ -155,7 +159,9 @@ try {
   let cpuAtStart;
   for (let i = 0; i < WARMUP + RUNS; i++) {
     if (i === WARMUP) cpuAtStart = cpuNow(serverPid);
+    await settle();
     const b = await viaBaton();
+    await settle();
     const d = await direct();
     if (i < WARMUP) continue;
     baton.push(b.wall);

@@ -110,6 +110,7 @@ async function start(
       workDir: config.workDir,
       requirementsCache: path.join(config.dataDir, 'requirements'),
       fetchDenyPrivate: config.fetchDenyPrivate,
+      preloadPython: config.runPreload,
       outputLimitBytes: config.runOutputLimitBytes,
       logger,
       leaseMs: DEFAULT_LEASE_MS,

@@ -36,6 +36,7 @@ Environment:
   BATON_WORK_DIR            parent of the private run directories (default the system temp directory)
   BATON_SANDBOX             auto | bwrap | off (default auto)
   BATON_RUN_PRIORITY        idle | low | normal: the CPU priority of ansible-playbook (default idle)
+  BATON_RUN_PRELOAD         false: a fresh ansible-playbook for each run, no Python loaded ahead (default true)
   BATON_FETCH_DENY_PRIVATE  true: refuse checkouts and Galaxy servers at loopback or private addresses (default false)
   BATON_RUN_GRACE_SECONDS   on stop, how long running runs may go on before they are canceled (default 60)
   BATON_RUN_OUTPUT_LIMIT_MB mebibytes of output a run's log keeps, 1..2047; set it as on the API (default 100)
@@ -59,6 +60,8 @@ export interface WorkerConfig {
   sandbox: SandboxSetting;
   /** BATON_RUN_PRIORITY: the CPU priority of ansible-playbook and ansible-galaxy */
   runPriority: RunPriority;
+  /** BATON_RUN_PRELOAD: ansible-playbook runs in a Python that loaded ansible's libraries before the run came */
+  runPreload: boolean;
   /** BATON_FETCH_DENY_PRIVATE: checkouts and Galaxy servers may not be at loopback or private addresses */
   fetchDenyPrivate: boolean;
   runGraceSeconds: number;
@@ -224,6 +227,11 @@ export function loadWorkerConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       throw new WorkerConfigError(`BATON_RUN_PRIORITY: must be one of ${RUN_PRIORITIES.join(', ')}`);
     return s as RunPriority;
   });
+  const runPreload = check(() => {
+    const v = read('BATON_RUN_PRELOAD') ?? 'true';
+    if (v !== 'true' && v !== 'false') throw new WorkerConfigError('BATON_RUN_PRELOAD: must be true or false');
+    return v === 'true';
+  });
   const fetchDenyPrivate = check(() => {
     const v = read('BATON_FETCH_DENY_PRIVATE') ?? 'false';
     if (v !== 'true' && v !== 'false') throw new WorkerConfigError('BATON_FETCH_DENY_PRIVATE: must be true or false');
@@ -268,6 +276,7 @@ export function loadWorkerConfig(argv: string[], env: NodeJS.ProcessEnv = proces
       workDir,
       sandbox: sandbox!,
       runPriority: runPriority!,
+      runPreload: runPreload!,
       fetchDenyPrivate: fetchDenyPrivate!,
       runGraceSeconds: runGraceSeconds!,
       runOutputLimitBytes: runOutputLimitMb! * 1024 * 1024,

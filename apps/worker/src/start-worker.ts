@@ -152,6 +152,7 @@ export async function startWorker(config: WorkerConfig, logger: Logger): Promise
       fetchPolicy: { denyPrivate: config.fetchDenyPrivate },
       maxLogBytes: config.runOutputLimitBytes,
       launches,
+      preloadPython: config.runPreload,
     },
     logger,
     graceMs: config.runGraceSeconds * 1000,

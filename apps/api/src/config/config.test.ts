@@ -81,6 +81,7 @@ describe('loadConfig', () => {
       BATON_WORK_DIR: '/srv/runs',
       BATON_SANDBOX: 'off',
       BATON_RUN_PRIORITY: 'low',
+      BATON_RUN_PRELOAD: 'false',
       BATON_RUN_GRACE_SECONDS: '5',
       BATON_EXECUTOR_IDLE_SECONDS: '0',
       BATON_WORKER_KEY: WORKER_KEY,
@@ -104,9 +105,17 @@ describe('loadConfig', () => {
       workDir: '/srv/runs',
       sandbox: 'off',
       runPriority: 'low',
+      runPreload: false,
       runGraceSeconds: 5,
       executorIdleSeconds: 0,
     });
+  });
+
+  it('runs ansible-playbook in a Python loaded ahead unless BATON_RUN_PRELOAD is false', () => {
+    expect(loadConfig({}).runPreload).toBe(true);
+    expect(loadConfig({ BATON_RUN_PRELOAD: 'true' }).runPreload).toBe(true);
+    for (const bad of ['yes', '0', 'False'])
+      expect(configError(() => loadConfig({ BATON_RUN_PRELOAD: bad })).message).toMatch(/BATON_RUN_PRELOAD/);
   });
 
   it('lets the executor process go after 60 s without runs unless BATON_EXECUTOR_IDLE_SECONDS says', () => {

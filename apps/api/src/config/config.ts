@@ -64,6 +64,7 @@ const Env = z.object({
   BATON_WORK_DIR: z.string().min(1).optional(),
   BATON_SANDBOX: z.enum(['auto', 'bwrap', 'off']).default('auto'),
   BATON_RUN_PRIORITY: z.enum(RUN_PRIORITIES).default('idle'),
+  BATON_RUN_PRELOAD: z.enum(['true', 'false']).default('true'),
   BATON_RUN_GRACE_SECONDS: graceSeconds.default(60),
   // 0: the executor process stays while the server runs.
   BATON_EXECUTOR_IDLE_SECONDS: wholeNumber(0, 86_400).default(60),
@@ -118,6 +119,8 @@ export interface Config {
   sandbox: 'auto' | 'bwrap' | 'off';
   /** BATON_RUN_PRIORITY: the CPU priority of ansible-playbook and ansible-galaxy */
   runPriority: RunPriority;
+  /** BATON_RUN_PRELOAD: ansible-playbook runs in a Python that loaded ansible's libraries before the run came */
+  runPreload: boolean;
   /** on shutdown, how long running runs may go on before they are canceled */
   runGraceSeconds: number;
   /** embedded mode: the executor process exits after this many seconds without a run (0: it stays) */
@@ -236,6 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workDir: path.resolve(e.BATON_WORK_DIR ?? os.tmpdir()),
     sandbox: e.BATON_SANDBOX,
     runPriority: e.BATON_RUN_PRIORITY,
+    runPreload: e.BATON_RUN_PRELOAD === 'true',
     runGraceSeconds: e.BATON_RUN_GRACE_SECONDS,
     executorIdleSeconds: e.BATON_EXECUTOR_IDLE_SECONDS,
     runOutputLimitBytes: e.BATON_RUN_OUTPUT_LIMIT_MB * 1024 * 1024,

@@ -16,6 +16,8 @@ export interface EmbeddedModeOptions {
   requirementsCache?: string | undefined;
   /** BATON_FETCH_DENY_PRIVATE for checkouts and Galaxy servers */
   fetchDenyPrivate?: boolean | undefined;
+  /** BATON_RUN_PRELOAD (runPlaybook's preloadPython; default true) */
+  preloadPython?: boolean | undefined;
   sandbox: Sandbox;
   logger: Logger;
   leaseMs: number;
@@ -101,6 +103,7 @@ export async function startEmbeddedMode(services: RunServices, opts: EmbeddedMod
       sandbox: opts.sandbox,
       requirementsCache: opts.requirementsCache,
       fetchPolicy: { denyPrivate: opts.fetchDenyPrivate ?? false },
+      ...(opts.preloadPython !== undefined ? { preloadPython: opts.preloadPython } : {}),
       ...(opts.interruptGraceMs !== undefined ? { interruptGraceMs: opts.interruptGraceMs } : {}),
       ...(opts.terminateGraceMs !== undefined ? { terminateGraceMs: opts.terminateGraceMs } : {}),
       ...(opts.outputLimitBytes !== undefined ? { maxLogBytes: opts.outputLimitBytes } : {}),

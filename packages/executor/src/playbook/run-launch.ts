@@ -1,12 +1,15 @@
 // A run's process, started before its command is known: the launch chain (own process group, parent-death signal,
-// CPU priority, see run-process.ts) and the sandbox around a small perl program that waits on stdin for the command,
+// CPU priority, see run-process.ts) and the sandbox around a small program that waits on stdin for the command,
 // its environment and its directory, then becomes the command. A run that starts one is given its command at once;
 // one started ahead (WarmLaunches) is already waiting when the next run comes, which takes the chain's and the
-// sandbox's start-up (~6 ms, bench/overhead) off that run's time.
+// sandbox's start-up (~6 ms, bench/overhead) off that run's time. The waiter is Python when ansible-playbook is a
+// Python script (launcher/python_launch.py): started ahead, it has loaded ansible's libraries by then (~150 ms).
 import { type ChildProcess, spawn } from 'node:child_process';
 import fsSync from 'node:fs';
+import path from 'node:path';
 import { type SandboxSpec, sandboxed, sandboxMounts } from '../sandbox/sandbox.js';
 import { ownGroupChain, signalGroup } from './run-process.js';
+import { PYTHON_LAUNCHER } from './package-files.js';
 
 /** What a launch becomes. */
 export interface LaunchCommand {
@@ -33,6 +36,61 @@ const WAITER = [
   'exec { $rest[0] } @rest or die "baton: cannot run $rest[0]: $!\\n";',
 ].join(' ');
 
+/** The Python waiter: ansible-playbook's interpreter, the script, and the environment the waiter starts with. */
+export interface PythonLaunch {
+  interpreter: string;
+  script: string;
+  /** what the run's environment will hold of PATH, HOME, TMPDIR, the locale and PYTHON* (it must match exactly) */
+  env: Record<string, string>;
+  /** load ansible's libraries while waiting: for a launch kept ahead (one given its command at once would wait) */
+  ahead: boolean;
+}
+
+/** `command` found on `searchPath` as `which` would: an executable file. */
+function onPath(command: string, searchPath: string): string | undefined {
+  for (const dir of searchPath.split(path.delimiter)) {
+    const candidate = path.resolve(dir || '.', command);
+    try {
+      fsSync.accessSync(candidate, fsSync.constants.X_OK);
+      if (fsSync.statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/**
+ * ansible-playbook on `env.PATH` and the Python its `#!` line names (`#!/usr/bin/python3`, or `#!/usr/bin/env python3`
+ * found on that PATH); undefined for any other form (options after the interpreter would change how it runs). Read
+ * for each launch: an upgrade of ansible or Python between runs is seen.
+ */
+export function ansiblePythonLaunch(env: Record<string, string>, ahead: boolean): PythonLaunch | undefined {
+  const searchPath = env.PATH ?? '';
+  const script = onPath('ansible-playbook', searchPath);
+  if (!script) return undefined;
+  let firstLine: string;
+  try {
+    const fd = fsSync.openSync(script, 'r');
+    const head = Buffer.alloc(256);
+    const length = fsSync.readSync(fd, head, 0, head.length, 0);
+    fsSync.closeSync(fd);
+    firstLine = head.subarray(0, length).toString('utf8').split('\n', 1)[0]!;
+  } catch {
+    return undefined;
+  }
+  const words =
+    /^#!(.*)$/
+      .exec(firstLine)?.[1]
+      ?.trim()
+      .split(/[ \t]+/) ?? [];
+  const named =
+    words.length === 1 ? words[0] : words.length === 2 && words[0] === '/usr/bin/env' ? words[1] : undefined;
+  if (!named || !/^python[0-9.]*$/.test(path.basename(named))) return undefined;
+  const interpreter = named.includes('/') ? named : onPath(named, searchPath);
+  return interpreter ? { interpreter, script, env, ahead } : undefined;
+}
+
 /** The command as the waiter reads it; a NUL anywhere would shift every field after it, as it fails spawn(). */
 function encodeCommand(c: LaunchCommand): Buffer {
   const env = Object.entries(c.env)
@@ -51,18 +109,27 @@ export class RunLaunch {
   private given = false;
   private failed = false;
 
-  /** Starts the chain in `dir` (the run directory), sandboxed by `sandbox`; `sandboxed` throws for a missing path. */
+  /**
+   * Starts the chain in `dir` (the run directory), sandboxed by `sandbox`; `sandboxed` throws for a missing path. With
+   * `python` the waiter is Python (launcher/python_launch.py, which the sandbox must let it read), else perl.
+   */
   constructor(
     readonly dir: string,
     sandbox: SandboxSpec,
+    python?: PythonLaunch,
   ) {
-    const waiter = sandboxed('perl', ['-e', WAITER], sandbox, { restoreSignals: false });
+    const waiter = python
+      ? sandboxed(python.interpreter, [PYTHON_LAUNCHER, python.script, python.ahead ? '1' : '0'], sandbox, {
+          restoreSignals: false,
+        })
+      : sandboxed('perl', ['-e', WAITER], sandbox, { restoreSignals: false });
     const chain = ownGroupChain(waiter.command, waiter.args, { priority: sandbox.priority });
     this.mounts = sandboxMounts(sandbox);
     this.child = spawn(chain.command, chain.args, {
       cwd: dir,
-      // Nothing of the run's: the waiter sets the command's environment itself.
-      env: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin' },
+      // Nothing of the run's (the waiter sets the command's environment itself), except what Python reads as it
+      // starts, which the run's environment repeats.
+      env: python?.env ?? { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin' },
       detached: chain.detached,
       // stdin carries the command; stdout (stderr joined by the launcher) and the events descriptor are the run's.
       stdio: ['pipe', 'pipe', 'ignore', 'pipe'],

@@ -104,6 +104,50 @@ describe('runs with a launch kept ahead', () => {
     }
   }, 60_000);
 
+  it("ansible-playbook runs in the launch's own Python (loaded ahead), in a run's own launch too; an env credential's shell is exec'd; BATON_RUN_PRELOAD=false execs it always", async () => {
+    // A lookup runs in a fork of ansible's controller: its parent's command line is the controller's.
+    const controller = play(
+      `    - debug: msg="controller=[{{ lookup('pipe', 'ps -ww -o args= -p $PPID | head -c 100') }}]"\n`,
+    );
+    const commandLine = (log: string) => /controller=\[(.*?)\s*\]/.exec(log)?.[1];
+    const launches = createWarmLaunches();
+    try {
+      const own = await runWith(launches, inlineBundle(controller));
+      expect(own.spawned?.warm).toBe(false);
+      expect(commandLine(own.log)).toMatch(
+        /^\S*python[0-9.]* \S*\/launcher\/python_launch\.py \S*\/ansible-playbook 0$/,
+      );
+      await waitingLaunch();
+      const ahead = await runWith(launches, inlineBundle(controller));
+      expect(ahead.spawned?.warm).toBe(true);
+      expect(ahead.outcome.conclusion).toBe('succeeded');
+      expect(commandLine(ahead.log)).toMatch(
+        /^\S*python[0-9.]* \S*\/launcher\/python_launch\.py \S*\/ansible-playbook 1$/,
+      );
+      // An env credential's variables come through /bin/sh, which then execs ansible-playbook.
+      const withEnv = await runWith(
+        launches,
+        inlineBundle(controller, { credentials: [{ type: 'env', inputs: { variables: { MY_TOKEN: 'x' } } }] }),
+      );
+      expect(withEnv.outcome.conclusion).toBe('succeeded');
+      expect(commandLine(withEnv.log)).toMatch(/^\S*python[0-9.]* \S*ansible-playbook -i /);
+    } finally {
+      launches.close();
+    }
+    // BATON_RUN_PRELOAD=false: a fresh ansible-playbook, in a launch of its own and in one kept ahead.
+    const fresh = createWarmLaunches();
+    try {
+      for (const warm of [false, true]) {
+        if (warm) await waitingLaunch();
+        const run = await runWith(fresh, inlineBundle(controller), { preloadPython: false });
+        expect(run.spawned?.warm).toBe(warm);
+        expect(commandLine(run.log)).toMatch(/^\S*python[0-9.]* \S*ansible-playbook -i /);
+      }
+    } finally {
+      fresh.close();
+    }
+  }, 60_000);
+
   it('a project run starts in it too, in the checkout made after the launch started', async () => {
     const repo = createRepo(tempDir('baton-launches-repo'));
     const commit = repo.commitFiles({ 'plays/hello.yml': play('    - debug: msg=from-the-project\n') });

@@ -24,10 +24,10 @@ import {
 import type { RunResources } from './run-credentials.js';
 import { type HostStats, RunEventStream } from './run-event-stream.js';
 import { closeControlSockets, processStartTime, recordRunPids, RUN_DIR_PREFIX, type RunPids } from './run-leftovers.js';
-import { KNOWN_HOSTS_FILE, prepareRun, PROJECT_DIR, runSandbox } from './run-preparation.js';
+import { KNOWN_HOSTS_FILE, prepareRun, PROJECT_DIR, pythonStartEnv, runSandbox } from './run-preparation.js';
 import { confirmedByHosts, learnedHostKeys } from '../known-hosts/host-trust.js';
 import { type AnsibleResult, runAnsible } from './run-process.js';
-import { RunLaunch, type WarmLaunches } from './run-launch.js';
+import { ansiblePythonLaunch, RunLaunch, type WarmLaunches } from './run-launch.js';
 import { secretsOf } from './run-secrets.js';
 
 export type { HostStats, RunConclusion, RunReason };
@@ -87,6 +87,12 @@ export interface RunPlaybookOptions {
    * takes the waiting one if it fits and starts another once it ended. Unset: each run starts its own.
    */
   launches?: WarmLaunches | undefined;
+  /**
+   * when ansible-playbook is a Python script, run it in its launch's own Python, which (in a launch kept ahead) has
+   * loaded ansible's libraries before the run came (BATON_RUN_PRELOAD; default true). false: a fresh ansible-playbook
+   * for every run.
+   */
+  preloadPython?: boolean | undefined;
 }
 
 const DEFAULT_INTERRUPT_GRACE_MS = 10_000;
@@ -126,11 +132,19 @@ function newRunDir(workRoot: string, pids: RunPids): string {
 }
 
 /** Starts the next run's launch ahead: a run directory of its own, the sandbox these settings give, no command yet. */
-async function launchAhead(workRoot: string, sandbox: Sandbox | undefined): Promise<RunLaunch> {
+/** The Python waiter for a launch in `dir`, unless turned off or ansible-playbook is no Python script. */
+const pythonLaunch = (dir: string, ahead: boolean, preload: boolean | undefined) =>
+  preload === false ? undefined : ansiblePythonLaunch(pythonStartEnv(dir), ahead);
+
+async function launchAhead(
+  workRoot: string,
+  sandbox: Sandbox | undefined,
+  preload: boolean | undefined,
+): Promise<RunLaunch> {
   const pids: RunPids = { server_pid: process.pid, server_started: processStartTime(process.pid) };
   const dir = newRunDir(workRoot, pids);
   try {
-    const launch = new RunLaunch(dir, await runSandbox(dir, sandbox));
+    const launch = new RunLaunch(dir, await runSandbox(dir, sandbox), pythonLaunch(dir, true, preload));
     if (launch.child.pid !== undefined) recordRunPids(dir, { ...pids, ansible_pgid: launch.child.pid });
     return launch;
   } catch (err) {
@@ -228,7 +242,7 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
     } else {
       // A launch made ahead serves only if this run needs the very same sandbox (a project's requirements add mounts).
       const warm = ahead !== undefined && ahead.waiting && ahead.mounts === sandboxMounts(prepared.sandbox);
-      const launch = warm ? ahead! : new RunLaunch(dir, prepared.sandbox);
+      const launch = warm ? ahead! : new RunLaunch(dir, prepared.sandbox, pythonLaunch(dir, false, opts.preloadPython));
       if (!warm) ahead?.discard({ removeDir: false });
       ahead = undefined;
       try {
@@ -292,7 +306,7 @@ export async function runPlaybook(bundle: RunBundle, opts: RunPlaybookOptions): 
     // masters alone takes milliseconds each); what fails here is the caller's to log.
     cleanupProblems = await cleanUp(dir, resources);
   }
-  opts.launches?.prepare(launchKey, () => launchAhead(workRoot, opts.sandbox));
+  opts.launches?.prepare(launchKey, () => launchAhead(workRoot, opts.sandbox, opts.preloadPython));
   return {
     exitCode: result.exitCode,
     ...outcome,

@@ -5,7 +5,6 @@ import fs from 'node:fs/promises';
 import fsSync from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import type { KnownHostEntry, RunBundle } from '@baton/contracts';
 import { GitError, checkoutCommit } from '../git/git.js';
 import type { Sandbox, SandboxSpec } from '../sandbox/sandbox.js';
@@ -23,6 +22,7 @@ import {
 import { PIDS_FILE } from './run-leftovers.js';
 import type { LaunchCommand } from './run-launch.js';
 import { EVENTS_FD } from './run-process.js';
+import { CALLBACK_PLUGIN_DIR, PYTHON_LAUNCHER_DIR } from './package-files.js';
 
 /** A run ready to start: ansible-playbook (or the wrapper that adds env credentials to it) and its sandbox. */
 export interface PreparedRun extends LaunchCommand {
@@ -34,15 +34,6 @@ const INVENTORY_EXTENSION: Record<RunBundle['inventory']['format'], string> = {
   yaml: '.yaml',
   json: '.json',
 };
-/**
- * The callback plugin ships as a file in the package, beside src/ and dist/. Found through the package's own name
- * rather than this module's location: this code also runs from the apps' bundles (scripts/bundle.mjs), which live
- * elsewhere.
- */
-const CALLBACK_PLUGIN_DIR = path.join(
-  path.dirname(createRequire(import.meta.url).resolve('@baton/executor/package.json')),
-  'callback',
-);
 /** Where a project is checked out inside the run directory. */
 export const PROJECT_DIR = 'project';
 
@@ -146,6 +137,30 @@ async function projectRequirements(
   });
 }
 
+/** A minimal environment: nothing of the server's own (BATON_* keys, cloud credentials…) reaches ansible. */
+function runBaseEnv(dir: string): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    HOME: path.join(dir, 'home'),
+    // Python's tempfile and ssh's helpers: the run directory, the one place the sandbox lets them write.
+    TMPDIR: path.join(dir, 'tmp'),
+    // ansible-core refuses to start unless the locale's encoding is UTF-8.
+    LANG: 'C.UTF-8',
+    LC_ALL: 'C.UTF-8',
+  };
+}
+
+// Lines reach the pipe as ansible prints them, so the log streams live.
+const PYTHON_ENV = { PYTHONUNBUFFERED: '1' };
+
+/**
+ * What a run in `dir` will give ansible-playbook of what Python reads as it starts: the environment its launch's
+ * Python waiter starts with (run-launch.ts), which the run's must then match.
+ */
+export function pythonStartEnv(dir: string): Record<string, string> {
+  return { ...runBaseEnv(dir), ...PYTHON_ENV };
+}
+
 export async function prepareRun(
   bundle: RunBundle,
   dir: string,
@@ -200,16 +215,7 @@ export async function prepareRun(
     requirements = await projectRequirements(bundle.playbook, project, dir, settings);
   }
 
-  // A minimal environment: nothing of the server's own (BATON_* keys, cloud credentials…) reaches ansible.
-  const baseEnv: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-    HOME: home,
-    // Python's tempfile and ssh's helpers: the run directory, the one place the sandbox lets them write.
-    TMPDIR: localTemp,
-    // ansible-core refuses to start unless the locale's encoding is UTF-8.
-    LANG: 'C.UTF-8',
-    LC_ALL: 'C.UTF-8',
-  };
+  const baseEnv: NodeJS.ProcessEnv = runBaseEnv(dir);
   // Inline inventories have no stored keys: first contact accepts, and what ssh records dies with the run.
   const hostKeys = bundle.inventory.host_keys ?? { checking: 'accept_new' as const, known_hosts: '' };
   fsSync.writeFileSync(path.join(dir, KNOWN_HOSTS_FILE), hostKeys.known_hosts, { mode: 0o600 });
@@ -246,8 +252,7 @@ export async function prepareRun(
     ...(requirements
       ? { ANSIBLE_COLLECTIONS_PATH: requirements.collectionsPath, ANSIBLE_ROLES_PATH: requirements.rolesPath }
       : {}),
-    // Lines reach the pipe as ansible prints them, so the log streams live.
-    PYTHONUNBUFFERED: '1',
+    ...PYTHON_ENV,
   };
 
   const args = ['-i', inventory, '-e', `@${extraVars}`, ...creds.args];
@@ -289,6 +294,7 @@ export async function runSandbox(
     // The requirements cache lies inside the data dir, which is hidden.
     readable: [
       CALLBACK_PLUGIN_DIR,
+      PYTHON_LAUNCHER_DIR,
       path.join(dir, PIDS_FILE),
       ...(requirements ? [requirements.collectionsPath, requirements.rolesPath] : []),
     ],
