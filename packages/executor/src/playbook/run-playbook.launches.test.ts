@@ -107,7 +107,7 @@ describe('runs with a launch kept ahead', () => {
   it("ansible-playbook runs in the launch's own Python (loaded ahead), in a run's own launch too; an env credential's shell is exec'd; BATON_RUN_PRELOAD=false execs it always", async () => {
     // A lookup runs in a fork of ansible's controller: its parent's command line is the controller's.
     const controller = play(
-      `    - debug: msg="controller=[{{ lookup('pipe', 'ps -ww -o args= -p $PPID | head -c 100') }}]"\n`,
+      `    - debug: msg="controller=[{{ lookup('pipe', 'ps -ww -o args= -p $PPID | head -c 400') }}]"\n`,
     );
     const commandLine = (log: string) => /controller=\[(.*?)\s*\]/.exec(log)?.[1];
     const launches = createWarmLaunches();
