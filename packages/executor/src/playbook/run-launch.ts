@@ -3,7 +3,7 @@
 // its environment and its directory, then becomes the command. A run that starts one is given its command at once;
 // one started ahead (WarmLaunches) is already waiting when the next run comes, which takes the chain's and the
 // sandbox's start-up (~6 ms, bench/overhead) off that run's time. The waiter is Python when ansible-playbook is a
-// Python script (launcher/python_launch.py): started ahead, it has loaded ansible's libraries by then (~150 ms).
+// Python script (launcher/python_launch.py): started ahead, it has loaded ansible's libraries by then (~130 ms).
 import { type ChildProcess, spawn } from 'node:child_process';
 import fsSync from 'node:fs';
 import path from 'node:path';

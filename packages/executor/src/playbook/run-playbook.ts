@@ -131,11 +131,11 @@ function newRunDir(workRoot: string, pids: RunPids): string {
   return dir;
 }
 
-/** Starts the next run's launch ahead: a run directory of its own, the sandbox these settings give, no command yet. */
 /** The Python waiter for a launch in `dir`, unless turned off or ansible-playbook is no Python script. */
 const pythonLaunch = (dir: string, ahead: boolean, preload: boolean | undefined) =>
   preload === false ? undefined : ansiblePythonLaunch(pythonStartEnv(dir), ahead);
 
+/** Starts the next run's launch ahead: a run directory of its own, the sandbox these settings give, no command yet. */
 async function launchAhead(
   workRoot: string,
   sandbox: Sandbox | undefined,
