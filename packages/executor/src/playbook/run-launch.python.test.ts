@@ -88,16 +88,20 @@ type Report = {
 };
 const reportOf = (out: string): Report => JSON.parse(out.split('\n').find((l) => l.startsWith('{'))!) as Report;
 
-/** Starts a launch in a new directory, lets it load, hands it `command` (built for that directory), reports. */
+/**
+ * Starts a launch in a new directory, waits `settleMs` (the launch loads meanwhile, as one kept ahead does before its
+ * run comes; without a wait it loads before it reads the command anyway), hands it `command` (built for that
+ * directory), reports.
+ */
 async function launched(
   mode: 'off' | 'bwrap',
   command: (dir: string) => LaunchCommand,
-  { ahead = true }: { ahead?: boolean } = {},
+  { ahead = true, settleMs = 0 }: { ahead?: boolean; settleMs?: number } = {},
 ) {
   const dir = newDir();
   const launch = new RunLaunch(dir, specFor(mode, dir), pythonFor(dir, ahead));
   const result = ended(launch);
-  await sleep(ahead ? 600 : 0);
+  await sleep(settleMs);
   // What prepareRun makes once the run comes, after the launch started.
   for (const d of ['home', 'tmp', 'project']) fs.mkdirSync(path.join(dir, d));
   launch.give(command(dir));
@@ -113,12 +117,16 @@ const runEnv = (dir: string, more: Record<string, string> = {}) => ({
 
 describe.each(['off', 'bwrap'] as const)('the Python waiter (sandbox %s)', (mode) => {
   it('runs the script in its own process with the libraries loaded ahead, as `python3 script` would see it', async () => {
-    const { dir, out, code } = await launched(mode, (d) => ({
-      command: 'report-playbook',
-      args: ['two words', 'ünïcode', '--', 'x'],
-      env: runEnv(d),
-      cwd: path.join(d, 'project'),
-    }));
+    const { dir, out, code } = await launched(
+      mode,
+      (d) => ({
+        command: 'report-playbook',
+        args: ['two words', 'ünïcode', '--', 'x'],
+        env: runEnv(d),
+        cwd: path.join(d, 'project'),
+      }),
+      { settleMs: 600 },
+    );
     expect(code).toBe(0);
     const report = reportOf(out);
     expect(report.preloaded).toEqual(['jinja2', 'yaml']);
