@@ -13,8 +13,8 @@
 import os
 import sys
 
-# What ansible-core 2.14–2.17 imports on a plain run, outside the ansible package (python3 -X importtime): the libraries
-# a module of ansible imports itself; their own imports come with them. One that is missing or fails is skipped:
+# What ansible-core imports on a plain run outside the ansible package (2.14, python3 -X importtime): the libraries a
+# module of ansible imports itself; their own imports come with them. One that is missing or fails is skipped:
 # ansible then meets the same failure itself, as it would without this.
 PRELOAD = (
     'yaml', 'jinja2', 'jinja2.nativetypes', 'jinja2.sandbox', 'markupsafe',
@@ -87,7 +87,7 @@ def in_process(script, start_env, env, found):
     return not any(name == 'ansible' or name.startswith('ansible.') for name in sys.modules)
 
 
-def run_script(script, found, env, args):
+def run_script(found, env, args):
     import importlib
     import runpy
     import signal
@@ -131,7 +131,7 @@ def main():
         fail(f'cannot enter the run directory: {err.strerror}')
     found = resolve(argv[0], env.get('PATH', os.defpath))
     if in_process(script, start_env, env, found):
-        run_script(script, found, env, argv[1:])
+        run_script(found, env, argv[1:])
     else:
         exec_command(env, argv)
 
