@@ -50,4 +50,4 @@ for (const app of APPS) {
   await bundle.close();
 }
 
-compileCallbackPlugin();
+await compileCallbackPlugin();

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { probeBwrap, type SandboxSpec } from '../sandbox/sandbox.js';
 import { tempDir } from '../testing/index.js';
+import { ansiblePython } from './ansible-python.js';
 import { PYTHON_LAUNCHER } from './package-files.js';
 import { ansiblePythonLaunch, type LaunchCommand, type PythonLaunch, RunLaunch } from './run-launch.js';
 
@@ -245,6 +246,19 @@ describe("ansible-playbook's Python", () => {
     ['a Python through env that is not on PATH', '#!/usr/bin/env python9.99'],
   ])('is none for a script whose first line is %s: the perl waiter then', (_what, shebang) => {
     expect(ansiblePythonLaunch({ PATH: pathWith(shebang) }, true)).toBeUndefined();
+  });
+
+  it('for the build (which compiles the callback plugin with it), is named with options too, `env -S` forms included', () => {
+    expect(ansiblePython(pathWith('#!/usr/bin/python3 -s'))).toMatchObject({
+      interpreter: '/usr/bin/python3',
+      alone: false,
+    });
+    expect(ansiblePython(pathWith('#!/usr/bin/env -S PYTHONHASHSEED=0 python3 -E'))).toMatchObject({
+      interpreter: '/usr/bin/python3',
+      alone: false,
+    });
+    expect(ansiblePython(pathWith('#!/usr/bin/env python3'))).toMatchObject({ alone: true });
+    expect(ansiblePython(pathWith('#!/bin/sh -e'))).toBeUndefined();
   });
 
   it('is none when ansible-playbook is missing or not executable', () => {

@@ -6,10 +6,10 @@
 // Python script (launcher/python_launch.py): started ahead, it has loaded ansible's libraries by then (~130 ms).
 import { type ChildProcess, spawn } from 'node:child_process';
 import fsSync from 'node:fs';
-import path from 'node:path';
 import { type SandboxSpec, sandboxed, sandboxMounts } from '../sandbox/sandbox.js';
 import { ownGroupChain, signalGroup } from './run-process.js';
 import { PYTHON_LAUNCHER } from './package-files.js';
+import { ansiblePython } from './ansible-python.js';
 
 /** What a launch becomes. */
 export interface LaunchCommand {
@@ -46,49 +46,13 @@ export interface PythonLaunch {
   ahead: boolean;
 }
 
-/** `command` found on `searchPath` as `which` would: an executable file. */
-function onPath(command: string, searchPath: string): string | undefined {
-  for (const dir of searchPath.split(path.delimiter)) {
-    const candidate = path.resolve(dir || '.', command);
-    try {
-      fsSync.accessSync(candidate, fsSync.constants.X_OK);
-      if (fsSync.statSync(candidate).isFile()) return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
 /**
- * ansible-playbook on `env.PATH` and the Python its `#!` line names (`#!/usr/bin/python3`, or `#!/usr/bin/env python3`
- * found on that PATH); undefined for any other form (options after the interpreter would change how it runs). Read
- * for each launch: an upgrade of ansible or Python between runs is seen.
+ * The Python waiter for a launch, when ansible-playbook on `env.PATH` is a Python script whose `#!` line is the
+ * interpreter alone. Read for each launch: an upgrade of ansible or Python between runs is seen.
  */
 export function ansiblePythonLaunch(env: Record<string, string>, ahead: boolean): PythonLaunch | undefined {
-  const searchPath = env.PATH ?? '';
-  const script = onPath('ansible-playbook', searchPath);
-  if (!script) return undefined;
-  let firstLine: string;
-  try {
-    const fd = fsSync.openSync(script, 'r');
-    const head = Buffer.alloc(256);
-    const length = fsSync.readSync(fd, head, 0, head.length, 0);
-    fsSync.closeSync(fd);
-    firstLine = head.subarray(0, length).toString('utf8').split('\n', 1)[0]!;
-  } catch {
-    return undefined;
-  }
-  const words =
-    /^#!(.*)$/
-      .exec(firstLine)?.[1]
-      ?.trim()
-      .split(/[ \t]+/) ?? [];
-  const named =
-    words.length === 1 ? words[0] : words.length === 2 && words[0] === '/usr/bin/env' ? words[1] : undefined;
-  if (!named || !/^python[0-9.]*$/.test(path.basename(named))) return undefined;
-  const interpreter = named.includes('/') ? named : onPath(named, searchPath);
-  return interpreter ? { interpreter, script, env, ahead } : undefined;
+  const found = ansiblePython(env.PATH ?? '');
+  return found?.alone ? { interpreter: found.interpreter, script: found.script, env, ahead } : undefined;
 }
 
 /** The command as the waiter reads it; a NUL anywhere would shift every field after it, as it fails spawn(). */
