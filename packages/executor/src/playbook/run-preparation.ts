@@ -138,7 +138,7 @@ async function projectRequirements(
 }
 
 /** A minimal environment: nothing of the server's own (BATON_* keys, cloud credentials…) reaches ansible. */
-function runBaseEnv(dir: string): Record<string, string> {
+function runBaseEnv(dir: string): Record<'PATH' | 'HOME' | 'TMPDIR' | 'LANG' | 'LC_ALL', string> {
   return {
     PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     HOME: path.join(dir, 'home'),
@@ -167,9 +167,10 @@ export async function prepareRun(
   res: RunResources,
   settings: RunSettings,
 ): Promise<PreparedRun> {
-  const home = path.join(dir, 'home');
+  const baseEnv = runBaseEnv(dir);
+  const home = baseEnv.HOME;
   const controlDir = path.join(dir, 'cp');
-  const localTemp = path.join(dir, 'tmp');
+  const localTemp = baseEnv.TMPDIR;
   // The few small files of a run are written synchronously: each await would wait behind whatever else the
   // server's event loop is doing, and twenty runs starting together would add up to the dispatch latency.
   for (const d of [home, controlDir, localTemp]) fsSync.mkdirSync(d, { mode: 0o700 });
@@ -215,7 +216,6 @@ export async function prepareRun(
     requirements = await projectRequirements(bundle.playbook, project, dir, settings);
   }
 
-  const baseEnv: NodeJS.ProcessEnv = runBaseEnv(dir);
   // Inline inventories have no stored keys: first contact accepts, and what ssh records dies with the run.
   const hostKeys = bundle.inventory.host_keys ?? { checking: 'accept_new' as const, known_hosts: '' };
   fsSync.writeFileSync(path.join(dir, KNOWN_HOSTS_FILE), hostKeys.known_hosts, { mode: 0o600 });
